@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Installs everything Tessera needs to build and test on Debian 12:
+#  * Debian packages (compilers, MPI, HDF5, oneDNN, Catch2, JSON, CLI11, ...);
+#  * Kokkos + Kokkos Kernels 3.4.1, built from Debian's Trilinos 13.2 *source* package
+#    into a fixed prefix outside the repository (default /opt/tessera-deps/<variant>).
+# Idempotent: a second run finds the stamp files and returns in seconds.
+#
+# Usage: scripts/install_deps.sh [--cuda] [--prefix DIR] [--jobs N] [--no-apt]
+set -euo pipefail
+
+variant=openmp
+prefix_root=${TESSERA_DEPS_ROOT:-/opt/tessera-deps}
+jobs=$(nproc)
+do_apt=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --cuda) variant=cuda ;;
+    --prefix) prefix_root=$2; shift ;;
+    --jobs) jobs=$2; shift ;;
+    --no-apt) do_apt=0 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install_deps.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+prefix=$prefix_root/$variant
+src_root=$prefix_root/src
+log() { printf '[install_deps %(%H:%M:%S)T] %s\n' -1 "$*"; }
+sudo_if_needed() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
+
+apt_packages=(
+  build-essential cmake ninja-build ccache pkg-config dpkg-dev git
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
+  libdnnl-dev libopenblas-dev libhwloc-dev
+  catch2 nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
+  python3-numpy python3-h5py python3-torch
+)
+
+# deb-src entries mirror the machine's own apt sources (deb822 *.sources and one-line
+# sources.list), so no host is ever written down here.
+write_deb_src() {
+  local out=/etc/apt/sources.list.d/tessera-deb-src.sources
+  [[ -f $out ]] && return 0
+  local tmp; tmp=$(mktemp)
+  shopt -s nullglob
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [[ $f == "$out" ]] && continue
+    # Keep only stanzas whose Types include deb; rewrite them as deb-src.
+    awk 'BEGIN { RS = ""; ORS = "\n\n" }
+         { n = split($0, lines, "\n"); keep = 0
+           for (i = 1; i <= n; i++) if (lines[i] ~ /^Types:/ && lines[i] ~ /[ \t]deb([ \t]|$)/) keep = 1
+           if (keep) { sub(/Types:[^\n]*/, "Types: deb-src"); print } }' "$f" >>"$tmp"
+  done
+  if [[ -f /etc/apt/sources.list ]]; then
+    grep -E '^[[:space:]]*deb[[:space:]]' /etc/apt/sources.list | sed -E 's/^([[:space:]]*)deb([[:space:]])/\1deb-src\2/' \
+      >"${tmp}.list" || true
+    [[ -s ${tmp}.list ]] && sudo_if_needed cp "${tmp}.list" /etc/apt/sources.list.d/tessera-deb-src.list
+  fi
+  if [[ -s $tmp ]]; then sudo_if_needed cp "$tmp" "$out"; fi
+  rm -f "$tmp" "${tmp}.list"
+}
+
+if [[ $do_apt -eq 1 ]]; then
+  missing=()
+  for p in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    log "installing Debian packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    sudo_if_needed apt-get update -qq
+    sudo_if_needed apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    log "Debian packages already installed"
+  fi
+fi
+
+# --- Kokkos + Kokkos Kernels from the Trilinos 13.2 source package -------------------
+fetch_trilinos_source() {
+  local dest=$src_root
+  if [[ -d $dest/kokkos && -d $dest/kokkos-kernels ]]; then return 0; fi
+  mkdir -p "$dest/download"
+  if ! ls "$dest"/download/trilinos_*.orig.tar.* >/dev/null 2>&1; then
+    write_deb_src
+    sudo_if_needed apt-get update -qq
+    log "downloading the Trilinos source package"
+    (cd "$dest/download" && apt-get source --download-only trilinos >/dev/null)
+  fi
+  local tarball; tarball=$(ls "$dest"/download/trilinos_*.orig.tar.* | head -n1)
+  log "extracting packages/kokkos and packages/kokkos-kernels from $(basename "$tarball")"
+  local top; top=$( (tar tf "$tarball" || true) | head -n1 | cut -d/ -f1)
+  tar xf "$tarball" -C "$dest" --wildcards "$top/packages/kokkos/*" "$top/packages/kokkos-kernels/*"
+  mv "$dest/$top/packages/kokkos" "$dest/kokkos"
+  mv "$dest/$top/packages/kokkos-kernels" "$dest/kokkos-kernels"
+  rm -rf "${dest:?}/$top"
+  # CUDA 13 fixes are applied to a copy at build time, so the pristine tree serves both variants.
+}
+
+build_kokkos() {
+  local stamp=$prefix/.kokkos.stamp
+  [[ -f $stamp ]] && { log "Kokkos ($variant) already in $prefix"; return 0; }
+  local src=$src_root/kokkos build=$prefix_root/build/kokkos-$variant
+  local -a opts=(-DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_OPENMP=ON)
+  if [[ $variant == cuda ]]; then
+    src=$src_root/kokkos-cuda
+    rm -rf "$src"; cp -r "$src_root/kokkos" "$src"
+    "$(dirname "$0")/patch_kokkos_cuda13.sh" "$src"
+    opts+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON -DKokkos_ARCH_AMPERE80=ON
+           -DCMAKE_CXX_COMPILER="$src/bin/nvcc_wrapper")
+    export NVCC_WRAPPER_DEFAULT_COMPILER=${CXX:-g++}
+    export PATH=/usr/local/cuda/bin:$PATH
+  fi
+  log "building Kokkos 3.4.1 ($variant)"
+  rm -rf "$build"
+  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
+    -DCMAKE_CXX_STANDARD=17 -DBUILD_SHARED_LIBS=ON -DKokkos_ENABLE_TESTS=OFF "${opts[@]}" >"$build.log" 2>&1 \
+    || { tail -n 40 "$build.log"; exit 1; }
+  cmake --build "$build" -j "$jobs" >>"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
+  cmake --install "$build" >>"$build.log" 2>&1
+  touch "$stamp"
+}
+
+build_kokkos_kernels() {
+  local stamp=$prefix/.kokkos-kernels.stamp
+  [[ -f $stamp ]] && { log "Kokkos Kernels ($variant) already in $prefix"; return 0; }
+  local build=$prefix_root/build/kokkos-kernels-$variant
+  local -a opts=(-DKokkosKernels_ENABLE_TPL_BLAS=ON)
+  local cxx=${CXX:-g++}
+  if [[ $variant == cuda ]]; then
+    opts+=(-DKokkosKernels_ENABLE_TPL_CUBLAS=ON)
+    cxx=$prefix/bin/nvcc_wrapper
+    export NVCC_WRAPPER_DEFAULT_COMPILER=${CXX:-g++}
+    export PATH=/usr/local/cuda/bin:$PATH
+  fi
+  log "building Kokkos Kernels 3.4.1 ($variant, float-only ETI; takes minutes)"
+  rm -rf "$build"
+  cmake -S "$src_root/kokkos-kernels" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_STANDARD=17 \
+    -DBUILD_SHARED_LIBS=ON -DKokkos_ROOT="$prefix" \
+    -DKokkosKernels_INST_FLOAT=ON -DKokkosKernels_INST_DOUBLE=OFF \
+    -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF \
+    -DKokkosKernels_INST_LAYOUTRIGHT=ON -DKokkosKernels_INST_LAYOUTLEFT=OFF \
+    -DKokkosKernels_INST_ORDINAL_INT=ON -DKokkosKernels_INST_ORDINAL_INT64_T=OFF \
+    -DKokkosKernels_INST_OFFSET_INT=ON -DKokkosKernels_INST_OFFSET_SIZE_T=ON \
+    -DKokkosKernels_ENABLE_TESTS=OFF -DKokkosKernels_ENABLE_EXAMPLES=OFF \
+    "${opts[@]}" >"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
+  cmake --build "$build" -j "$jobs" >>"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
+  cmake --install "$build" >>"$build.log" 2>&1
+  touch "$stamp"
+}
+
+mkdir -p "$prefix" "$prefix_root/build"
+fetch_trilinos_source
+build_kokkos
+build_kokkos_kernels
+log "dependencies ready in $prefix (pass -DCMAKE_PREFIX_PATH=$prefix to CMake)"
