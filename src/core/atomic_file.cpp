@@ -1,0 +1,54 @@
+#include "tessera/core/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera {
+namespace {
+std::string directory_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+std::string errno_text() { return std::strerror(errno); }
+}  // namespace
+
+void write_all(std::FILE* f, const void* data, size_t bytes, const std::string& path) {
+  if (bytes && std::fwrite(data, 1, bytes, f) != bytes) throw IoError(path + ": write failed: " + errno_text());
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw IoError(path + ": cannot create the temporary file " + tmp + ": " + errno_text());
+  try {
+    write(f);
+    if (std::fflush(f) != 0) throw IoError(path + ": flush failed: " + errno_text());
+    if (::fsync(::fileno(f)) != 0) throw IoError(path + ": fsync failed: " + errno_text());
+  } catch (...) {
+    std::fclose(f);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::fclose(f) != 0) {
+    std::remove(tmp.c_str());
+    throw IoError(path + ": close failed: " + errno_text());
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = errno_text();
+    std::remove(tmp.c_str());
+    throw IoError(path + ": cannot rename the temporary file into place: " + why);
+  }
+  const int dir = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+}
+
+}  // namespace tessera
