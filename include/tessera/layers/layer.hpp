@@ -1,0 +1,76 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/core/tensor.hpp"
+#include "tessera/dist/distribution.hpp"
+#include "tessera/layers/parameter.hpp"
+#include "tessera/ops/backend.hpp"
+
+namespace tessera::layers {
+
+enum class Mode { training, inference };
+
+/// What a layer is told about where it runs, once, at setup.
+struct LayerContext {
+  const ops::OpFactory* ops = nullptr;
+  dist::Distribution distribution;
+  uint64_t seed = 0;
+};
+
+/// Per-step information a layer may need (dropout masks differ per step).
+struct StepInfo {
+  Mode mode = Mode::training;
+  int64_t step = 0;
+};
+
+/// A node of the model graph. Shapes are channels-last and include the batch dimension.
+/// Lifecycle: output_shape → setup (once: declare parameters) → reshape (whenever the input
+/// shapes change, e.g. a smaller last batch: create ops) → forward/backward per step.
+class Layer {
+ public:
+  explicit Layer(std::string name) : name_(std::move(name)) {}
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  const std::string& name() const { return name_; }
+  /// The type name used in the model spec ("conv3d", "relu", ...).
+  virtual std::string type() const = 0;
+  /// Number of inputs; -1 means two or more.
+  virtual int num_inputs() const { return 1; }
+
+  /// Validates the input shapes and returns the output shape; throws ShapeError naming the
+  /// layer when they do not fit.
+  virtual Shape output_shape(const std::vector<Shape>& inputs) const = 0;
+  /// Stores the context, declares parameters, then reshapes for `inputs`.
+  void setup(const std::vector<Shape>& inputs, const LayerContext& ctx, ParameterRegistry& params);
+  /// (Re)creates whatever depends on the input shapes, such as backend ops. Called by setup
+  /// and whenever the input shapes change.
+  virtual void reshape(const std::vector<Shape>& inputs);
+
+  virtual void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) = 0;
+  /// Writes (overwrites) the gradient of each input whose `grad_inputs[i]` is not empty, and
+  /// the gradients of this layer's parameters. `output` is this layer's forward output.
+  virtual void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
+                        const std::vector<Tensor>& grad_inputs, const StepInfo& step) = 0;
+
+  /// "kokkos", "onednn", ... for the ops this layer created (empty for pure Kokkos layers).
+  virtual std::string backend() const { return ""; }
+  /// Forward FLOPs per sample of compute-bound work (for throughput reports).
+  virtual double forward_flops(const std::vector<Shape>& /*inputs*/) const { return 0.0; }
+
+ protected:
+  virtual void declare_parameters(const std::vector<Shape>& /*inputs*/, ParameterRegistry& /*params*/) {}
+  const LayerContext& context() const { return ctx_; }
+  const ops::OpFactory& op_factory() const { return *ctx_.ops; }
+  std::string where() const { return "layer '" + name_ + "' (" + type() + ")"; }
+
+ private:
+  std::string name_;
+  LayerContext ctx_;
+};
+
+}  // namespace tessera::layers

@@ -1,0 +1,37 @@
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "tessera/core/tensor.hpp"
+
+namespace tessera::layers {
+
+/// How a parameter is initialised. Random kinds draw from the counter-based RNG keyed by the
+/// parameter's full name, so the values do not depend on rank count or thread count.
+enum class Init { zeros, ones, he_normal, glorot_uniform };
+
+/// One named parameter (trainable weight) or buffer (state such as running statistics).
+/// `value` and `grad` are valid once the owning store is finalised; buffers have no grad.
+struct Parameter {
+  std::string name;  // "<layer>.<param>", unique in a model
+  Shape shape;
+  Init init = Init::zeros;
+  int64_t fan_in = 1, fan_out = 1;
+  bool trainable = true;
+  Tensor value;
+  Tensor grad;
+};
+
+/// Where layers declare their parameters; the model's ParameterStore implements it and lays
+/// all of them out in one contiguous buffer (so gradients can be reduced in a few buckets).
+class ParameterRegistry {
+ public:
+  virtual ~ParameterRegistry() = default;
+  /// The returned pointer stays valid for the registry's lifetime.
+  virtual Parameter* declare(const std::string& name, const Shape& shape, Init init, int64_t fan_in,
+                             int64_t fan_out) = 0;
+  /// Non-trainable state saved in checkpoints (e.g. batch-norm running mean).
+  virtual Parameter* declare_buffer(const std::string& name, const Shape& shape, Init init) = 0;
+};
+
+}  // namespace tessera::layers

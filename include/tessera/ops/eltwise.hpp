@@ -1,0 +1,26 @@
+#pragma once
+#include <string>
+
+#include "tessera/core/tensor.hpp"
+
+namespace tessera::ops {
+
+enum class EltwiseKind { relu, leaky_relu, elu };
+
+/// A pointwise activation; `alpha` is LeakyReLU's negative slope or ELU's scale.
+struct EltwiseDesc {
+  EltwiseKind kind = EltwiseKind::relu;
+  float alpha = 0.0f;
+  std::string str() const;
+};
+
+class EltwiseOp {
+ public:
+  virtual ~EltwiseOp() = default;
+  virtual std::string backend() const = 0;
+  virtual void forward(const Tensor& x, const Tensor& y) = 0;
+  /// dx = f'(x)·dy, from the forward input x.
+  virtual void backward(const Tensor& x, const Tensor& dy, const Tensor& dx) = 0;
+};
+
+}  // namespace tessera::ops

@@ -1,0 +1,13 @@
+#include "tessera/layers/layer.hpp"
+
+namespace tessera::layers {
+
+void Layer::setup(const std::vector<Shape>& inputs, const LayerContext& ctx, ParameterRegistry& params) {
+  ctx_ = ctx;
+  declare_parameters(inputs, params);
+  reshape(inputs);
+}
+
+void Layer::reshape(const std::vector<Shape>& /*inputs*/) {}
+
+}  // namespace tessera::layers
