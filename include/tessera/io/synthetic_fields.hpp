@@ -1,0 +1,44 @@
+#pragma once
+#include <array>
+
+#include "tessera/io/dataset.hpp"
+
+namespace tessera::io {
+
+/// Synthetic cosmology-like volumes whose statistics are set by four parameters, the
+/// regression targets, each drawn uniformly from [-1, 1] per sample:
+///   θ0 amplitude      — the field's standard deviation, exp(0.5·θ0);
+///   θ1 correlation    — the Gaussian smoothing length of the initial noise, 1 + 0.5·θ1 voxels;
+///   θ2 mean density   — an offset θ2;
+///   θ3 growth rate    — channel c (a "redshift") scales the field by exp(0.4·θ3·(c − (C−1)/2)).
+/// All channels share one noise realisation (the same initial conditions seen at several
+/// epochs), smoothed with periodic boundaries and normalised to unit variance before scaling,
+/// so amplitude and correlation length are not confounded. Every sample is a pure function of
+/// (seed, index): the dataset needs no storage and any rank can produce any sample.
+class SyntheticFields final : public Dataset {
+ public:
+  struct Options {
+    int64_t samples = 512;
+    int64_t size = 16;      // voxels per side
+    int64_t channels = 4;
+    uint64_t seed = 0;
+    uint64_t index_offset = 0;  // validation sets use a disjoint range of indices
+  };
+  explicit SyntheticFields(const Options& options);
+
+  std::string describe() const override;
+  int64_t size() const override { return options_.samples; }
+  Shape sample_shape() const override { return Shape{options_.size, options_.size, options_.size, options_.channels}; }
+  Shape target_shape() const override { return Shape{4}; }
+  void load(const std::vector<int64_t>& indices, const Tensor& inputs, const Tensor& targets) override;
+
+  /// The four parameters of sample `index`.
+  std::array<float, 4> parameters(int64_t index) const;
+
+ private:
+  Options options_;
+  Tensor noise_, smoothed_, tmp_;  // per-sample scratch, reused across loads
+  Kokkos::View<float*, MemSpace> weights_;
+};
+
+}  // namespace tessera::io

@@ -1,0 +1,79 @@
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/core/config.hpp"
+#include "tessera/core/tensor.hpp"
+#include "tessera/layers/layer.hpp"
+#include "tessera/model/parameter_store.hpp"
+
+namespace tessera::model {
+
+/// Options that come from the command line rather than the model spec.
+struct BuildOptions {
+  std::string backend = "auto";  // default op backend for layers that do not name one
+  uint64_t seed = 0;
+  int ranks = 1;                 // ranks launched; every layer's distribution must use them all
+};
+
+/// A directed acyclic graph of layers, built from the "model" section of a spec:
+///   {"input": {"channels": 4, "size": [32, 32, 32]},
+///    "layers": [{"name": "conv1", "type": "conv3d", "filters": 16, "padding": 1}, ...]}
+/// Each layer consumes the previous one unless it names its "inputs" (earlier layers, or
+/// "input" for the model input); the last layer is the output. Residual adds and U-Net
+/// concats are just layers with several inputs.
+class Model {
+ public:
+  static std::unique_ptr<Model> from_json(ConfigObject& spec, const BuildOptions& options);
+
+  /// Per-sample input shape, channels-last: [D, H, W, C], [H, W, C] or [F].
+  const Shape& sample_shape() const { return sample_shape_; }
+  /// The output shape for a batch of `batch` samples.
+  Shape output_shape(int64_t batch) const;
+
+  /// Runs every layer on `input` ([N, ...sample_shape]); returns the last layer's output.
+  /// The returned tensor stays valid until the next forward.
+  const Tensor& forward(const Tensor& input, const layers::StepInfo& step);
+  /// Back-propagates `grad_output` (same shape as the output) and writes every parameter's
+  /// gradient. Must follow a forward in training mode.
+  void backward(const Tensor& grad_output, const layers::StepInfo& step);
+
+  ParameterStore& parameters() { return params_; }
+  const ParameterStore& parameters() const { return params_; }
+  size_t num_layers() const { return nodes_.size(); }
+  const layers::Layer& layer(size_t i) const { return *nodes_[i].layer; }
+  /// A table: layer, type, output shape, parameters, backend.
+  std::string summary() const;
+  /// Forward FLOPs per sample of the compute-bound layers.
+  double forward_flops_per_sample() const;
+
+ private:
+  struct Node {
+    std::unique_ptr<layers::Layer> layer;
+    std::vector<int> inputs;  // node indices; -1 is the model input
+    int consumers = 0;
+    std::vector<Shape> input_shapes;
+    Tensor output, grad, scratch;
+  };
+  static constexpr int kModelInput = -1;
+
+  void reshape_for(const Shape& input_shape);
+  Shape shape_of(int node, const Shape& input_shape) const;
+
+  Shape sample_shape_;
+  Shape current_input_shape_;
+  std::vector<Node> nodes_;
+  std::vector<std::unique_ptr<ops::OpFactory>> factories_;
+  ParameterStore params_;
+  Tensor input_;  // the input of the last forward, for backward
+  std::vector<char> grad_written_;
+};
+
+/// Creates a layer of a spec `type` ("conv3d", "relu", ...); throws ConfigError naming the
+/// path and listing the known types when it is unknown.
+std::unique_ptr<layers::Layer> make_layer(const std::string& type, const std::string& name, ConfigObject& cfg);
+/// The layer types the model spec accepts.
+std::vector<std::string> layer_types();
+
+}  // namespace tessera::model
