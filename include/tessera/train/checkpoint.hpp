@@ -1,0 +1,31 @@
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "tessera/model/parameter_store.hpp"
+#include "tessera/optim/optimizer.hpp"
+
+namespace tessera::train {
+
+/// Where training stands. With the seed, this is the whole random state: data order is a
+/// function of (seed, epoch) and dropout masks of (seed, step), so no generator state needs
+/// saving.
+struct TrainingProgress {
+  int64_t step = 0;  // optimizer steps taken
+  uint64_t seed = 0;
+};
+
+/// Checkpoint file: the 8-byte magic "TSRACKPT", a little-endian uint64 header length, a JSON
+/// header (format version, progress, every tensor's name and size, an FNV-1a checksum of the
+/// payload), then the raw float32 payload: trainable parameters, buffers, optimizer state.
+/// Written atomically (temporary file, fsync, rename), so the previous checkpoint survives a
+/// crash mid-write.
+void save_checkpoint(const std::string& path, const model::ParameterStore& params, optim::Optimizer& optimizer,
+                     const TrainingProgress& progress);
+
+/// Restores parameters, buffers and optimizer state. Throws IoError naming the file for a
+/// missing, truncated or corrupt file, and Error naming the first mismatching tensor when the
+/// checkpoint belongs to another model or optimizer.
+TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore& params, optim::Optimizer& optimizer);
+
+}  // namespace tessera::train

@@ -1,0 +1,78 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/io/dataset.hpp"
+#include "tessera/layers/loss.hpp"
+#include "tessera/model/model.hpp"
+#include "tessera/optim/lr_schedule.hpp"
+#include "tessera/optim/optimizer.hpp"
+#include "tessera/train/checkpoint.hpp"
+
+namespace tessera::train {
+
+/// The "training" section of a run config, overridable from the command line.
+struct TrainingOptions {
+  int64_t epochs = 1;
+  int64_t batch_size = 8;
+  int64_t max_steps = 0;        // stop after this many optimizer steps in all (0: run all epochs)
+  uint64_t seed = 0;
+  int64_t log_every = 10;       // steps between logged (averaged) losses
+  std::string metrics_file;     // JSON-lines log, empty: none
+  std::string checkpoint_file;  // written every `checkpoint_every` steps and at the end, empty: none
+  int64_t checkpoint_every = 0;
+  std::string resume_file;      // checkpoint to start from, empty: fresh start
+  bool progress = true;
+  bool profile = false;
+
+  /// Reads {"epochs", "batch_size", "max_steps", "seed", "log_every", "checkpoint":
+  /// {"path", "every_steps"}}.
+  static TrainingOptions from_json(ConfigObject& cfg);
+};
+
+/// What a run produced, for the caller and for tests.
+struct TrainingReport {
+  std::vector<double> logged_losses;  // mean training loss of each logging window
+  std::vector<double> step_losses;    // every step's training loss
+  double validation_loss = -1.0;      // last validation (−1: none)
+  double validation_baseline = -1.0;  // loss of predicting the mean target (regression)
+  double validation_accuracy = -1.0;  // classification only
+  int64_t steps = 0;
+  double samples_per_second = 0.0;
+};
+
+/// Runs epochs of synchronous mini-batch training: shuffle (from seed and epoch), forward,
+/// loss, backward, optimizer step; logs, validates each epoch and checkpoints.
+class Trainer {
+ public:
+  Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& optimizer, io::DataSplit& data,
+          const TrainingOptions& options, const nlohmann::json& optimizer_config);
+  TrainingReport run();
+
+  int64_t steps_per_epoch() const { return steps_per_epoch_; }
+  /// The order in which epoch `epoch` visits the training samples (a permutation that depends
+  /// only on the seed and the epoch).
+  std::vector<int64_t> epoch_order(int64_t epoch) const;
+
+ private:
+  struct Validation {
+    double loss = 0.0, baseline = -1.0, accuracy = -1.0;
+  };
+  Validation validate();
+
+  model::Model& model_;
+  layers::Loss& loss_;
+  optim::Optimizer& optimizer_;
+  io::DataSplit& data_;
+  TrainingOptions options_;
+  std::unique_ptr<optim::LrSchedule> schedule_;
+  int64_t steps_per_epoch_ = 0;
+  Tensor inputs_, targets_, grad_;
+};
+
+/// Peak resident memory of this process in MiB.
+double peak_rss_mb();
+
+}  // namespace tessera::train

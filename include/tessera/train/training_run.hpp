@@ -1,0 +1,47 @@
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/train/trainer.hpp"
+
+namespace tessera::train {
+
+/// Command-line settings that override or complete a run config.
+struct RunOverrides {
+  std::optional<int64_t> epochs, batch_size, max_steps, checkpoint_every;
+  std::optional<uint64_t> seed;
+  std::string backend = "auto";
+  std::string metrics_file, checkpoint_file, resume_file;
+  bool progress = true;
+  bool profile = false;
+};
+
+/// A training run assembled from a run config:
+///   {"model": {...}, "loss": {...}, "optimizer": {..., "schedule": {...}},
+///    "data": {...}, "training": {...}}
+/// Every section is validated strictly; errors name the JSON path.
+class TrainingRun {
+ public:
+  TrainingRun(const nlohmann::json& config, const RunOverrides& overrides);
+  TrainingReport run() { return trainer_->run(); }
+
+  model::Model& model() { return *model_; }
+  Trainer& trainer() { return *trainer_; }
+  const TrainingOptions& options() const { return options_; }
+  /// A few lines describing model, data, optimizer and threads, for the console.
+  std::string describe() const;
+
+ private:
+  nlohmann::json config_, optimizer_config_;
+  TrainingOptions options_;
+  std::unique_ptr<model::Model> model_;
+  std::unique_ptr<layers::Loss> loss_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  io::DataSplit data_;
+  std::unique_ptr<Trainer> trainer_;
+};
+
+}  // namespace tessera::train

@@ -1,0 +1,34 @@
+#include <Kokkos_Core.hpp>
+
+#include <sstream>
+
+#include "commands.hpp"
+#include "tessera/build_info.hpp"
+#include "tessera/core/log.hpp"
+#include "tessera/ops/backend.hpp"
+
+namespace tessera::cli {
+
+int run_info() {
+  std::ostringstream s;
+  s << "tessera " << TESSERA_VERSION << " (" << TESSERA_BUILD_TYPE << ", " << TESSERA_CXX_COMPILER << ")\n";
+  s << "kokkos:         " << KOKKOS_VERSION / 10000 << "." << (KOKKOS_VERSION / 100) % 100 << "."
+    << KOKKOS_VERSION % 100 << ", default execution space " << Kokkos::DefaultExecutionSpace::name()
+    << " with concurrency " << Kokkos::DefaultExecutionSpace().concurrency() << "\n";
+  s << "kokkos kernels: " << TESSERA_KOKKOSKERNELS_VERSION << "\n";
+  s << "op backends:    auto";
+  for (const auto& b : ops::available_backends()) s << ", " << b;
+  s << "\n";
+  s << "onednn:         " << (TESSERA_ENABLE_ONEDNN ? "compiled in" : "not compiled in (TESSERA_ENABLE_ONEDNN=OFF)") << "\n";
+  s << "cudnn:          " << (TESSERA_ENABLE_CUDNN ? "compiled in" : "not compiled in (TESSERA_ENABLE_CUDNN=OFF)") << "\n";
+  s << "hdf5:           " << (TESSERA_ENABLE_HDF5 ? "compiled in" : "not compiled in (TESSERA_ENABLE_HDF5=OFF)") << "\n";
+  s << "mpi:            not compiled in (single-process build)\n";
+  s << "kokkos config:\n";
+  std::ostringstream k;
+  Kokkos::print_configuration(k, false);
+  s << k.str();
+  log::info(s.str());
+  return 0;
+}
+
+}  // namespace tessera::cli

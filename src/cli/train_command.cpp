@@ -1,0 +1,76 @@
+#include <cstdio>
+
+#include "commands.hpp"
+#include "tessera/core/config.hpp"
+#include "tessera/core/log.hpp"
+
+namespace tessera::cli {
+
+CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
+  auto* cmd = app.add_subcommand("train", "Train a model described by a JSON run config "
+                                          "(sections: model, loss, optimizer, data, training; see docs/config.md).");
+  cmd->add_option("config", a.config, "Run config (JSON)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--epochs", a.epochs, "Override training.epochs")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch-size", a.batch_size, "Override training.batch_size (the global mini-batch)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-steps", a.max_steps, "Stop after this many optimizer steps in all (0: all epochs)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", a.seed, "Override training.seed (initialisation, data order, dropout)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--backend", a.overrides.backend,
+                  "Default op backend for layers that do not name one: auto (fastest available, falling back "
+                  "to kokkos per layer) or a compiled-in backend (see `tessera info`)")
+      ->capture_default_str();
+  cmd->add_option("--metrics", a.overrides.metrics_file, "Write a JSON-lines metrics log to this file");
+  cmd->add_option("--checkpoint", a.overrides.checkpoint_file,
+                  "Checkpoint file, written atomically at the end (and every --checkpoint-every steps)");
+  cmd->add_option("--checkpoint-every", a.checkpoint_every, "Steps between checkpoints (0: only at the end)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--resume", a.overrides.resume_file, "Resume from this checkpoint")->check(CLI::ExistingFile);
+  cmd->add_flag("--profile", a.overrides.profile,
+                "Time every layer's forward and backward (with fences) and print the breakdown at the end");
+  cmd->add_flag("--no-progress", a.no_progress, "No progress bar or per-step lines");
+  cmd->add_flag("--quiet", a.quiet, "Only errors and the final summary");
+  return cmd;
+}
+
+int run_train(TrainArgs& a) {
+  if (a.epochs > 0) a.overrides.epochs = a.epochs;
+  if (a.batch_size > 0) a.overrides.batch_size = a.batch_size;
+  if (a.max_steps >= 0) a.overrides.max_steps = a.max_steps;
+  if (a.checkpoint_every >= 0) a.overrides.checkpoint_every = a.checkpoint_every;
+  if (a.seed >= 0) a.overrides.seed = static_cast<uint64_t>(a.seed);
+  a.overrides.progress = !(a.no_progress || a.quiet);
+
+  const auto config = read_json_file(a.config);
+  train::TrainingRun run(config, a.overrides);
+  if (!a.quiet) {
+    log::info("tessera train " + a.config);
+    log::info(run.model().summary());
+    log::info(run.describe());
+  }
+  const auto report = run.run();
+  char line[256];
+  std::snprintf(line, sizeof line, "done: %lld steps, %.2f samples/s", static_cast<long long>(report.steps),
+                report.samples_per_second);
+  std::string summary = line;
+  if (!report.logged_losses.empty()) {
+    std::snprintf(line, sizeof line, ", training loss %.4f -> %.4f", report.logged_losses.front(),
+                  report.logged_losses.back());
+    summary += line;
+  }
+  if (report.validation_loss >= 0) {
+    std::snprintf(line, sizeof line, ", validation loss %.4f", report.validation_loss);
+    summary += line;
+    if (report.validation_baseline > 0) {
+      std::snprintf(line, sizeof line, " (%.1fx below predicting the mean)",
+                    report.validation_baseline / std::max(report.validation_loss, 1e-12));
+      summary += line;
+    }
+  }
+  std::snprintf(line, sizeof line, ", peak RSS %.0f MiB", train::peak_rss_mb());
+  log::info(summary + line);
+  return 0;
+}
+
+}  // namespace tessera::cli

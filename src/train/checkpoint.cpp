@@ -1,0 +1,125 @@
+#include "tessera/train/checkpoint.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/core/atomic_file.hpp"
+#include "tessera/core/error.hpp"
+
+namespace tessera::train {
+namespace {
+constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'C', 'K', 'P', 'T'};
+constexpr int kFormatVersion = 1;
+
+uint64_t fnv1a(const std::vector<float>& data, uint64_t h = 0xcbf29ce484222325ull) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  for (size_t i = 0; i < data.size() * sizeof(float); ++i) {
+    h ^= bytes[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+struct Block {
+  std::string name;
+  Tensor tensor;
+};
+
+std::vector<Block> blocks_of(const model::ParameterStore& params, optim::Optimizer& optimizer) {
+  std::vector<Block> blocks;
+  for (const auto& p : params.all()) blocks.push_back({(p->trainable ? "param:" : "buffer:") + p->name, p->value});
+  for (auto& [name, t] : optimizer.state()) blocks.push_back({"optimizer:" + name, t});
+  return blocks;
+}
+}  // namespace
+
+void save_checkpoint(const std::string& path, const model::ParameterStore& params, optim::Optimizer& optimizer,
+                     const TrainingProgress& progress) {
+  const auto blocks = blocks_of(params, optimizer);
+  std::vector<std::vector<float>> host;
+  uint64_t checksum = 0xcbf29ce484222325ull;
+  nlohmann::json header;
+  header["format"] = "tessera-checkpoint";
+  header["version"] = kFormatVersion;
+  header["step"] = progress.step;
+  header["seed"] = progress.seed;
+  header["optimizer"] = optimizer.type();
+  header["optimizer_steps"] = optimizer.steps();
+  header["tensors"] = nlohmann::json::array();
+  for (const auto& b : blocks) {
+    host.push_back(b.tensor.to_host());
+    checksum = fnv1a(host.back(), checksum);
+    header["tensors"].push_back({{"name", b.name}, {"shape", b.tensor.shape().dims()}});
+  }
+  header["checksum"] = checksum;
+  const std::string text = header.dump();
+  const uint64_t length = text.size();
+  write_file_atomically(path, [&](std::FILE* f) {
+    write_all(f, kMagic, sizeof kMagic, path);
+    write_all(f, &length, sizeof length, path);
+    write_all(f, text.data(), text.size(), path);
+    for (const auto& h : host) write_all(f, h.data(), h.size() * sizeof(float), path);
+  });
+}
+
+TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore& params, optim::Optimizer& optimizer) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path + ": cannot open the checkpoint for reading");
+  char magic[8];
+  uint64_t length = 0;
+  if (!in.read(magic, sizeof magic) || std::memcmp(magic, kMagic, sizeof magic) != 0)
+    throw IoError(path + ": not a Tessera checkpoint (bad magic bytes)");
+  if (!in.read(reinterpret_cast<char*>(&length), sizeof length) || length > (1u << 28))
+    throw IoError(path + ": corrupt checkpoint header length");
+  std::string text(length, '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(length))) throw IoError(path + ": truncated checkpoint header");
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw IoError(path + ": corrupt checkpoint header: " + e.what());
+  }
+  if (header.value("format", "") != "tessera-checkpoint" || header.value("version", 0) != kFormatVersion)
+    throw IoError(path + ": unsupported checkpoint format or version");
+  if (header.value("optimizer", "") != optimizer.type())
+    throw Error(path + ": checkpoint was written with optimizer '" + header.value("optimizer", "") +
+                "', this run uses '" + optimizer.type() + "'");
+
+  const auto blocks = blocks_of(params, optimizer);
+  const auto& tensors = header.at("tensors");
+  if (tensors.size() != blocks.size())
+    throw Error(path + ": checkpoint holds " + std::to_string(tensors.size()) + " tensors, this model and optimizer have " +
+                std::to_string(blocks.size()) + " (a different model?)");
+  std::vector<std::vector<float>> host;
+  uint64_t checksum = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const std::string name = tensors[i].at("name").get<std::string>();
+    const Shape shape(tensors[i].at("shape").get<std::vector<int64_t>>());
+    if (name != blocks[i].name || shape != blocks[i].tensor.shape())
+      throw Error(path + ": checkpoint tensor " + std::to_string(i) + " is '" + name + "' " + shape.str() +
+                  ", the model expects '" + blocks[i].name + "' " + blocks[i].tensor.shape().str());
+    std::vector<float> data(static_cast<size_t>(shape.numel()));
+    if (!in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float))))
+      throw IoError(path + ": truncated checkpoint (payload of '" + name + "' is incomplete)");
+    checksum = fnv1a(data, checksum);
+    host.push_back(std::move(data));
+  }
+  if (in.peek() != std::char_traits<char>::eof()) throw IoError(path + ": trailing bytes after the checkpoint payload");
+  if (checksum != header.at("checksum").get<uint64_t>())
+    throw IoError(path + ": checksum mismatch: the checkpoint payload is corrupt");
+  // Only now, with everything read and verified, overwrite the live tensors.
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    Tensor t = blocks[i].tensor;
+    t.copy_from_host(host[i]);
+  }
+  optimizer.set_steps(header.at("optimizer_steps").get<int64_t>());
+  TrainingProgress progress;
+  progress.step = header.at("step").get<int64_t>();
+  progress.seed = header.at("seed").get<uint64_t>();
+  return progress;
+}
+
+}  // namespace tessera::train

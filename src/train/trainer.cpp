@@ -1,0 +1,262 @@
+#include "tessera/train/trainer.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/log.hpp"
+#include "tessera/core/profiling.hpp"
+#include "tessera/core/rng.hpp"
+#include "tessera/train/metrics_log.hpp"
+#include "tessera/train/progress.hpp"
+
+namespace tessera::train {
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+Shape batch_shape(int64_t batch, const Shape& sample) {
+  std::vector<int64_t> dims{batch};
+  for (auto d : sample.dims()) dims.push_back(d);
+  return Shape(dims);
+}
+
+std::string format(const char* fmt, double a, double b, double c) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c);
+  return buf;
+}
+}  // namespace
+
+TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
+  TrainingOptions o;
+  o.epochs = cfg.integer_in("epochs", 1, 1 << 30, 1);
+  o.batch_size = cfg.integer_in("batch_size", 1, 1 << 30, 8);
+  o.max_steps = cfg.integer_in("max_steps", 0, int64_t{1} << 50, 0);
+  o.seed = static_cast<uint64_t>(cfg.integer_in("seed", 0, int64_t{1} << 62, 0));
+  o.log_every = cfg.integer_in("log_every", 1, 1 << 30, 10);
+  if (cfg.has("checkpoint")) {
+    auto ck = cfg.object("checkpoint");
+    o.checkpoint_file = ck.string("path");
+    o.checkpoint_every = ck.integer_in("every_steps", 0, int64_t{1} << 50, 0);
+    ck.finish();
+  }
+  cfg.finish();
+  return o;
+}
+
+Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& optimizer, io::DataSplit& data,
+                 const TrainingOptions& options, const nlohmann::json& optimizer_config)
+    : model_(model), loss_(loss), optimizer_(optimizer), data_(data), options_(options) {
+  if (!data_.train) throw Error("training needs a training dataset");
+  if (data_.train->sample_shape() != model_.sample_shape())
+    throw ConfigError("$.data", "samples have shape " + data_.train->sample_shape().str() +
+                                    " (D, H, W, C) but the model input is " + model_.sample_shape().str());
+  const Shape out = model_.output_shape(1);
+  const Shape want_target = loss_.target_shape(out);
+  const Shape have_target = batch_shape(1, data_.train->target_shape());
+  if (want_target.numel() != have_target.numel())
+    throw ConfigError("$.loss", "loss '" + loss_.type() + "' on model output " + out.str() + " needs targets " +
+                                    want_target.str() + " per sample, the data provides " + have_target.str());
+  steps_per_epoch_ = data_.train->size() / options_.batch_size;
+  if (steps_per_epoch_ == 0)
+    throw ConfigError("$.training.batch_size", "batch size " + std::to_string(options_.batch_size) +
+                                                   " exceeds the " + std::to_string(data_.train->size()) +
+                                                   " training samples");
+  optimizer_.bind(model_.parameters().values(), model_.parameters().grads());
+  const int64_t total = options_.epochs * steps_per_epoch_;
+  if (optimizer_config.contains("schedule")) {
+    ConfigObject sched(optimizer_config.at("schedule"), "$.optimizer.schedule");
+    schedule_ = optim::LrSchedule::from_json(sched, optimizer_.base_lr(), total);
+  } else {
+    schedule_ = optim::LrSchedule::constant(optimizer_.base_lr());
+  }
+  inputs_ = Tensor(batch_shape(options_.batch_size, model_.sample_shape()), "tessera::batch_inputs");
+  targets_ = Tensor(batch_shape(options_.batch_size, data_.train->target_shape()), "tessera::batch_targets");
+  grad_ = Tensor(model_.output_shape(options_.batch_size), "tessera::loss_grad");
+}
+
+std::vector<int64_t> Trainer::epoch_order(int64_t epoch) const {
+  std::vector<int64_t> order(static_cast<size_t>(data_.train->size()));
+  std::iota(order.begin(), order.end(), 0);
+  // Fisher–Yates from the counter-based generator: the order depends on (seed, epoch) only.
+  const uint64_t stream = 0x73687566666c65ull ^ static_cast<uint64_t>(epoch);
+  for (size_t i = order.size(); i > 1; --i) {
+    const uint64_t j = rng::bits(options_.seed, stream, i) % i;
+    std::swap(order[i - 1], order[j]);
+  }
+  return order;
+}
+
+Trainer::Validation Trainer::validate() {
+  Validation v;
+  auto& ds = *data_.validation;
+  const int64_t n = ds.size(), b = options_.batch_size;
+  double loss_sum = 0.0;
+  int64_t correct = 0, predictions = 0;
+  std::vector<double> target_sum, target_sq;
+  Tensor inputs, targets, no_grad;
+  for (int64_t start = 0; start < n; start += b) {
+    const int64_t rows = std::min(b, n - start);
+    std::vector<int64_t> idx(static_cast<size_t>(rows));
+    std::iota(idx.begin(), idx.end(), start);
+    ensure_shape(inputs, batch_shape(rows, ds.sample_shape()), "tessera::val_inputs");
+    ensure_shape(targets, batch_shape(rows, ds.target_shape()), "tessera::val_targets");
+    ds.load(idx, inputs, targets);
+    const Tensor& out = model_.forward(inputs, {layers::Mode::inference, 0});
+    const auto sums = loss_.evaluate(out, targets.reshaped(loss_.target_shape(out.shape())), n, no_grad);
+    loss_sum += sums.loss_sum;
+    correct += sums.correct;
+    predictions += sums.predictions;
+    if (loss_.type() == "mse") {
+      const auto t = targets.to_host();
+      const size_t per = static_cast<size_t>(ds.target_shape().numel());
+      target_sum.resize(per, 0.0);
+      target_sq.resize(per, 0.0);
+      for (size_t i = 0; i < t.size(); ++i) {
+        target_sum[i % per] += t[i];
+        target_sq[i % per] += static_cast<double>(t[i]) * t[i];
+      }
+    }
+  }
+  v.loss = loss_sum / static_cast<double>(n);
+  if (!target_sum.empty()) {
+    // MSE of always predicting the validation set's mean target: the bar a model must beat.
+    double baseline = 0.0;
+    for (size_t k = 0; k < target_sum.size(); ++k) {
+      const double mean = target_sum[k] / static_cast<double>(n);
+      baseline += target_sq[k] / static_cast<double>(n) - mean * mean;
+    }
+    v.baseline = baseline / static_cast<double>(target_sum.size());
+  }
+  if (predictions > 0) v.accuracy = static_cast<double>(correct) / static_cast<double>(predictions);
+  return v;
+}
+
+TrainingReport Trainer::run() {
+  TrainingReport report;
+  MetricsLog metrics(options_.metrics_file);
+  ProgressReporter progress(options_.progress, options_.log_every);
+  int64_t step = 0;
+  if (!options_.resume_file.empty()) {
+    const auto restored = load_checkpoint(options_.resume_file, model_.parameters(), optimizer_);
+    if (restored.seed != options_.seed)
+      log::warn("checkpoint was written with seed " + std::to_string(restored.seed) + ", this run uses " +
+                std::to_string(options_.seed) + ": the data order will differ from the original run");
+    step = restored.step;
+    log::info("resumed from " + options_.resume_file + " at step " + std::to_string(step));
+  }
+  const int64_t total_steps = options_.epochs * steps_per_epoch_;
+  const int64_t last_step = options_.max_steps > 0 ? std::min(options_.max_steps, total_steps) : total_steps;
+  metrics.write({{"event", "start"},
+                 {"dataset", data_.train->describe()},
+                 {"batch_size", options_.batch_size},
+                 {"steps_per_epoch", steps_per_epoch_},
+                 {"total_steps", last_step},
+                 {"start_step", step},
+                 {"optimizer", optimizer_.str()},
+                 {"schedule", schedule_->str()},
+                 {"threads", ExecSpace().concurrency()}});
+
+  Profiler::instance().enable(options_.profile);
+  const auto run_start = Clock::now();
+  auto window_start = Clock::now();
+  double window_loss = 0.0;
+  int64_t window_steps = 0, trained_samples = 0;
+  const int64_t b = options_.batch_size;
+  std::vector<int64_t> order;
+  int64_t order_epoch = -1;
+
+  while (step < last_step) {
+    const int64_t epoch = step / steps_per_epoch_, in_epoch = step % steps_per_epoch_;
+    if (epoch != order_epoch) {
+      order = epoch_order(epoch);
+      order_epoch = epoch;
+    }
+    std::vector<int64_t> idx(order.begin() + in_epoch * b, order.begin() + (in_epoch + 1) * b);
+    const layers::StepInfo info{layers::Mode::training, step};
+    const float lr = static_cast<float>(schedule_->lr(step));
+    double loss_value;
+    {
+      ProfileRegion region("step");
+      {
+        ProfileRegion r("data");
+        data_.train->load(idx, inputs_, targets_);
+      }
+      const Tensor& out = model_.forward(inputs_, info);
+      {
+        ProfileRegion r("loss");
+        loss_value = loss_.evaluate(out, targets_.reshaped(loss_.target_shape(out.shape())), b, grad_).loss_sum /
+                     static_cast<double>(b);
+      }
+      model_.backward(grad_, info);
+      ProfileRegion r("optimizer");
+      optimizer_.step(lr);
+    }
+    if (!std::isfinite(loss_value))
+      throw Error("training diverged: the loss is " + std::to_string(loss_value) + " at step " +
+                  std::to_string(step) + " (try a lower learning rate)");
+    ++step;
+    trained_samples += b;
+    report.step_losses.push_back(loss_value);
+    window_loss += loss_value;
+    ++window_steps;
+
+    const bool epoch_end = step % steps_per_epoch_ == 0;
+    if (step % options_.log_every == 0 || epoch_end || step == last_step) {
+      const double elapsed = seconds_since(window_start);
+      const double mean = window_loss / static_cast<double>(window_steps);
+      const double rate = static_cast<double>(window_steps * b) / std::max(elapsed, 1e-9);
+      report.logged_losses.push_back(mean);
+      metrics.write({{"event", "train"}, {"step", step}, {"epoch", epoch}, {"loss", mean}, {"lr", lr},
+                     {"samples_per_s", rate}, {"elapsed_s", seconds_since(run_start)}});
+      progress.step(epoch, options_.epochs, step - epoch * steps_per_epoch_, steps_per_epoch_, step,
+                    format("loss %.4f  lr %.2e  %.1f samples/s", mean, lr, rate));
+      window_loss = 0.0;
+      window_steps = 0;
+      window_start = Clock::now();
+    }
+    if (!options_.checkpoint_file.empty() && options_.checkpoint_every > 0 && step % options_.checkpoint_every == 0)
+      save_checkpoint(options_.checkpoint_file, model_.parameters(), optimizer_, {step, options_.seed});
+    if ((epoch_end || step == last_step) && data_.validation) {
+      const auto v = validate();
+      report.validation_loss = v.loss;
+      report.validation_baseline = v.baseline;
+      report.validation_accuracy = v.accuracy;
+      progress.finish_line();
+      std::string line = "epoch " + std::to_string(epoch + 1) + ": validation loss " + format("%.4f", v.loss, 0, 0);
+      if (v.baseline >= 0)
+        line += format(" (predicting the mean: %.4f, ratio %.3f)", v.baseline, v.loss / std::max(v.baseline, 1e-12), 0);
+      if (v.accuracy >= 0) line += format(", accuracy %.2f%%", 100.0 * v.accuracy, 0, 0);
+      log::info(line);
+      nlohmann::json rec{{"event", "validation"}, {"step", step}, {"epoch", epoch}, {"loss", v.loss}};
+      if (v.baseline >= 0) rec["baseline_loss"] = v.baseline;
+      if (v.accuracy >= 0) rec["accuracy"] = v.accuracy;
+      metrics.write(rec);
+    }
+  }
+  progress.finish_line();
+  const double total_time = seconds_since(run_start);
+  if (!options_.checkpoint_file.empty())
+    save_checkpoint(options_.checkpoint_file, model_.parameters(), optimizer_, {step, options_.seed});
+  report.steps = step;
+  report.samples_per_second = static_cast<double>(trained_samples) / std::max(total_time, 1e-9);
+  metrics.write({{"event", "end"}, {"steps", step}, {"elapsed_s", total_time},
+                 {"samples_per_s", report.samples_per_second}, {"peak_rss_mb", peak_rss_mb()}});
+  if (options_.profile) log::info("profile (" + format("%.3f s", total_time, 0, 0) + "):\n" +
+                                  Profiler::instance().report(total_time));
+  return report;
+}
+
+double peak_rss_mb() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+}  // namespace tessera::train

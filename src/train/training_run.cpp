@@ -1,0 +1,64 @@
+#include "tessera/train/training_run.hpp"
+
+#include "tessera/core/config.hpp"
+#include "tessera/core/error.hpp"
+
+namespace tessera::train {
+
+TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : config_(config) {
+  ConfigObject root(config_, "$");
+  root.string("name", "");
+  root.string("description", "");
+
+  auto training = root.has("training") ? root.object("training") : ConfigObject(nlohmann::json::object(), "$.training");
+  options_ = TrainingOptions::from_json(training);
+  if (o.epochs) options_.epochs = *o.epochs;
+  if (o.batch_size) options_.batch_size = *o.batch_size;
+  if (o.max_steps) options_.max_steps = *o.max_steps;
+  if (o.seed) options_.seed = *o.seed;
+  if (o.checkpoint_every) options_.checkpoint_every = *o.checkpoint_every;
+  if (!o.checkpoint_file.empty()) options_.checkpoint_file = o.checkpoint_file;
+  options_.metrics_file = o.metrics_file;
+  options_.resume_file = o.resume_file;
+  options_.progress = o.progress;
+  options_.profile = o.profile;
+  if (options_.epochs < 1) throw ConfigError("--epochs", "must be at least 1");
+  if (options_.batch_size < 1) throw ConfigError("--batch-size", "must be at least 1");
+
+  model::BuildOptions build;
+  build.backend = o.backend;
+  build.seed = options_.seed;
+  auto model_cfg = root.object("model");
+  model_ = model::Model::from_json(model_cfg, build);
+
+  auto loss_cfg = root.object("loss");
+  loss_ = layers::Loss::from_json(loss_cfg);
+
+  // The schedule sits inside "optimizer" in the file but is read by the trainer, which knows
+  // the total number of steps.
+  optimizer_config_ = root.has("optimizer") ? root.raw().at("optimizer") : nlohmann::json::object();
+  nlohmann::json optimizer_only = optimizer_config_;
+  if (optimizer_only.is_object()) optimizer_only.erase("schedule");
+  root.object("optimizer");  // marks the key as read; the object itself is validated below
+  ConfigObject opt_cfg(optimizer_only, "$.optimizer");
+  optimizer_ = optim::Optimizer::from_json(opt_cfg);
+
+  auto data_cfg = root.object("data");
+  data_ = io::make_datasets(data_cfg, options_.seed);
+  root.finish();
+
+  trainer_ = std::make_unique<Trainer>(*model_, *loss_, *optimizer_, data_, options_, optimizer_config_);
+}
+
+std::string TrainingRun::describe() const {
+  std::string s = "data:      " + data_.train->describe() + "\n";
+  if (data_.validation) s += "validation: " + data_.validation->describe() + "\n";
+  s += "optimizer: " + optimizer_->str() + "\n";
+  s += "training:  " + std::to_string(options_.epochs) + " epoch(s) of " +
+       std::to_string(trainer_->steps_per_epoch()) + " steps, batch " + std::to_string(options_.batch_size) +
+       ", seed " + std::to_string(options_.seed) + "\n";
+  s += "threads:   " + std::to_string(ExecSpace().concurrency()) + " (" + ExecSpace::name() + ")\n";
+  return s;
+}
+
+}  // namespace tessera::train
