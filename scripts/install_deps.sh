@@ -133,14 +133,14 @@ build_kokkos_kernels() {
     export NVCC_WRAPPER_DEFAULT_COMPILER=${CXX:-g++}
     export PATH=/usr/local/cuda/bin:$PATH
   fi
-  log "building Kokkos Kernels 3.4.1 ($variant, float-only ETI; takes minutes)"
+  log "building Kokkos Kernels 3.4.1 ($variant, float-only ETI, LayoutLeft and LayoutRight; takes minutes)"
   rm -rf "$build"
   cmake -S "$src_root/kokkos-kernels" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_STANDARD=17 \
     -DBUILD_SHARED_LIBS=ON -DKokkos_ROOT="$prefix" \
     -DKokkosKernels_INST_FLOAT=ON -DKokkosKernels_INST_DOUBLE=OFF \
     -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF \
-    -DKokkosKernels_INST_LAYOUTRIGHT=ON -DKokkosKernels_INST_LAYOUTLEFT=OFF \
+    -DKokkosKernels_INST_LAYOUTRIGHT=ON -DKokkosKernels_INST_LAYOUTLEFT=ON \
     -DKokkosKernels_INST_ORDINAL_INT=ON -DKokkosKernels_INST_ORDINAL_INT64_T=OFF \
     -DKokkosKernels_INST_OFFSET_INT=ON -DKokkosKernels_INST_OFFSET_SIZE_T=ON \
     -DKokkosKernels_ENABLE_TESTS=OFF -DKokkosKernels_ENABLE_EXAMPLES=OFF \

@@ -1,0 +1,91 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "tessera/io/synthetic_fields.hpp"
+
+using namespace tessera;
+
+namespace {
+io::SyntheticFields make(int64_t samples, int64_t size, uint64_t seed) {
+  io::SyntheticFields::Options o;
+  o.samples = samples;
+  o.size = size;
+  o.channels = 4;
+  o.seed = seed;
+  return io::SyntheticFields(o);
+}
+
+/// Mean and variance of channel c of one sample, and the mean squared difference between
+/// neighbouring voxels along W (small for long correlation lengths).
+struct Stats {
+  double mean = 0, var = 0, roughness = 0;
+};
+Stats stats(const std::vector<float>& x, int64_t s, int64_t channels, int64_t c) {
+  Stats st;
+  const int64_t v = s * s * s;
+  for (int64_t i = 0; i < v; ++i) st.mean += x[static_cast<size_t>(i * channels + c)];
+  st.mean /= static_cast<double>(v);
+  for (int64_t i = 0; i < v; ++i) {
+    const double d = x[static_cast<size_t>(i * channels + c)] - st.mean;
+    st.var += d * d;
+    const int64_t next = (i % s == s - 1) ? i - (s - 1) : i + 1;
+    const double g = x[static_cast<size_t>(next * channels + c)] - x[static_cast<size_t>(i * channels + c)];
+    st.roughness += g * g;
+  }
+  st.var /= static_cast<double>(v);
+  st.roughness /= static_cast<double>(v);
+  return st;
+}
+}  // namespace
+
+TEST_CASE("Synthetic fields are a pure function of seed and index", "[io][synthetic]") {
+  auto a = make(8, 8, 3), b = make(8, 8, 3), c = make(8, 8, 4);
+  Tensor xa(Shape{2, 8, 8, 8, 4}), ya(Shape{2, 4}), xb(Shape{2, 8, 8, 8, 4}), yb(Shape{2, 4});
+  a.load({5, 1}, xa, ya);
+  b.load({1, 5}, xb, yb);
+  const auto ha = xa.to_host(), hb = xb.to_host();
+  const size_t per = 8 * 8 * 8 * 4;
+  CHECK(std::equal(ha.begin(), ha.begin() + per, hb.begin() + per));  // sample 5 in either row
+  CHECK(ya.to_host()[0] == yb.to_host()[4]);
+  c.load({5, 1}, xb, yb);
+  CHECK(xb.to_host() != ha);
+  CHECK_THROWS(a.load({8}, xa, ya));
+}
+
+TEST_CASE("Synthetic field statistics follow their parameters", "[io][synthetic]") {
+  const int64_t s = 16;
+  auto ds = make(64, s, 11);
+  Tensor x(Shape{1, s, s, s, 4}), y(Shape{1, 4});
+  int checked = 0;
+  for (int64_t i = 0; i < 64; ++i) {
+    const auto theta = ds.parameters(i);
+    for (float t : theta) REQUIRE((t >= -1.0f && t <= 1.0f));
+    ds.load({i}, x, y);
+    const auto h = x.to_host();
+    const auto st0 = stats(h, s, 4, 0), st3 = stats(h, s, 4, 3);
+    // Mean offset θ2 up to the sampling noise of a correlated field: the sample mean of
+    // Gaussian-smoothed noise has variance amp²·(2√π·σ)³/volume; allow 4 standard errors.
+    const double sigma = 1.0 + 0.5 * theta[1];
+    const double std_error = std::exp(0.5 * theta[0]) * std::sqrt(std::pow(2.0 * std::sqrt(M_PI) * sigma, 3) / (s * s * s));
+    CHECK(st0.mean == Approx(theta[2]).margin(4.0 * std_error));
+    // Channel 3 over channel 0 has the growth ratio exp(0.4·θ3·3) in standard deviation.
+    CHECK(std::sqrt(st3.var / st0.var) == Approx(std::exp(1.2 * theta[3])).epsilon(1e-3));
+    ++checked;
+  }
+  CHECK(checked == 64);
+
+  // Over many samples, a longer correlation length (θ1) means a smoother field at equal variance.
+  double smooth = 0, rough = 0;
+  int n_smooth = 0, n_rough = 0;
+  for (int64_t i = 0; i < 64; ++i) {
+    const auto theta = ds.parameters(i);
+    ds.load({i}, x, y);
+    const auto st = stats(x.to_host(), s, 4, 0);
+    const double r = st.roughness / st.var;
+    if (theta[1] > 0.3) { smooth += r; ++n_smooth; }
+    if (theta[1] < -0.3) { rough += r; ++n_rough; }
+  }
+  REQUIRE((n_smooth > 5 && n_rough > 5));
+  CHECK(smooth / n_smooth < 0.5 * rough / n_rough);
+}
