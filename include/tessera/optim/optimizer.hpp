@@ -1,0 +1,54 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessera/core/config.hpp"
+#include "tessera/core/tensor.hpp"
+
+namespace tessera::optim {
+
+/// Updates a flat parameter buffer from its flat gradient buffer. The model's ParameterStore
+/// keeps every trainable value in one contiguous tensor and every gradient in another, so a
+/// step is one elementwise kernel however many layers the model has. Gradients are only read.
+class Optimizer {
+ public:
+  virtual ~Optimizer();
+
+  /// "sgd" or "adam"; what a checkpoint records to check it is restored into the same kind.
+  virtual std::string type() const = 0;
+  /// Binds to the parameter and gradient buffers (equal numel; both empty is allowed) and
+  /// allocates zeroed state. Rebinding discards the state and resets the step counter.
+  virtual void bind(const Tensor& values, const Tensor& grads) = 0;
+  /// One update with learning rate `lr` (the schedule's value for this step); then steps() grows by 1.
+  virtual void step(float lr) = 0;
+  /// Named state tensors aliasing the optimizer's own storage, so a checkpoint reads them to
+  /// save and deep-copies into them to restore (together with set_steps). Empty before bind,
+  /// and for plain SGD, which has no state.
+  virtual std::vector<std::pair<std::string, Tensor>> state() = 0;
+  /// Updates applied so far (Adam's bias correction and SGD's first momentum step depend on it).
+  virtual int64_t steps() const = 0;
+  virtual void set_steps(int64_t steps) = 0;
+  /// The learning rate from the configuration, which a schedule scales over time.
+  virtual double base_lr() const = 0;
+  /// One line for logs: "sgd lr=0.001 momentum=0.9 nesterov=false weight_decay=0".
+  virtual std::string str() const = 0;
+
+  /// Reads {"type": "sgd"|"adam", "lr": ..., ...} and checks that nothing else is in the
+  /// object; a missing, unknown or out-of-range key is a ConfigError naming its JSON path.
+  static std::unique_ptr<Optimizer> from_json(ConfigObject& cfg);
+};
+
+namespace detail {
+/// Throws ShapeError unless values and grads hold equally many elements; returns that count
+/// (0 for two empty tensors).
+int64_t check_bind(const std::string& optimizer, const Tensor& values, const Tensor& grads);
+/// A zeroed state tensor of `numel` elements (a valid zero-length tensor when numel is 0).
+Tensor make_state(int64_t numel, const std::string& label);
+/// Formats a hyper-parameter for str(): shortest form that reads back the same double.
+std::string format_number(double value);
+}  // namespace detail
+
+}  // namespace tessera::optim

@@ -1,0 +1,56 @@
+#include "tessera/optim/optimizer.hpp"
+
+#include <sstream>
+
+#include "tessera/core/error.hpp"
+#include "tessera/optim/adam.hpp"
+#include "tessera/optim/sgd.hpp"
+
+namespace tessera::optim {
+
+Optimizer::~Optimizer() = default;
+
+std::unique_ptr<Optimizer> Optimizer::from_json(ConfigObject& cfg) {
+  const std::string type = cfg.string("type");
+  std::unique_ptr<Optimizer> optimizer;
+  if (type == "sgd") {
+    optimizer = Sgd::from_json(cfg);
+  } else if (type == "adam") {
+    optimizer = Adam::from_json(cfg);
+  } else {
+    throw ConfigError(cfg.path_of("type"), "unknown optimizer \"" + type + "\" (known: sgd, adam)");
+  }
+  cfg.finish();
+  return optimizer;
+}
+
+namespace detail {
+
+int64_t check_bind(const std::string& optimizer, const Tensor& values, const Tensor& grads) {
+  // A default Tensor has rank 0 and so numel 1; a model without trainable parameters hands
+  // over two such empty tensors, which bind to zero elements.
+  const int64_t n_values = values.empty() ? 0 : values.numel();
+  const int64_t n_grads = grads.empty() ? 0 : grads.numel();
+  require_shape(n_values == n_grads, optimizer + ": cannot bind parameters " + values.shape().str() + " (" +
+                                         std::to_string(n_values) + " elements) to gradients " + grads.shape().str() +
+                                         " (" + std::to_string(n_grads) + " elements)");
+  return n_values;
+}
+
+Tensor make_state(int64_t numel, const std::string& label) { return Tensor(Shape{numel}, label); }
+
+std::string format_number(double value) {
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::ostringstream s;
+    s.precision(precision);
+    s << value;
+    if (std::stod(s.str()) == value) return s.str();
+  }
+  std::ostringstream s;
+  s.precision(17);
+  s << value;
+  return s.str();
+}
+
+}  // namespace detail
+}  // namespace tessera::optim

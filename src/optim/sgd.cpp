@@ -1,0 +1,95 @@
+#include "tessera/optim/sgd.hpp"
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::optim {
+namespace {
+
+void check_options(const SgdOptions& o, const std::string& where) {
+  auto fail = [&](const std::string& key, const std::string& problem) {
+    throw ConfigError(where + "." + key, problem);
+  };
+  if (!(o.lr > 0.0)) fail("lr", "the learning rate must be positive, got " + detail::format_number(o.lr));
+  if (!(o.momentum >= 0.0 && o.momentum < 1.0))
+    fail("momentum", "must be in [0, 1), got " + detail::format_number(o.momentum));
+  if (!(o.dampening >= 0.0 && o.dampening <= 1.0))
+    fail("dampening", "must be in [0, 1], got " + detail::format_number(o.dampening));
+  if (!(o.weight_decay >= 0.0))
+    fail("weight_decay", "must be non-negative, got " + detail::format_number(o.weight_decay));
+  // As in torch.optim.SGD: Nesterov's look-ahead is defined for undamped momentum only.
+  if (o.nesterov && o.momentum == 0.0) fail("nesterov", "Nesterov momentum needs momentum > 0");
+  if (o.nesterov && o.dampening != 0.0)
+    fail("nesterov", "Nesterov momentum needs dampening 0, got " + detail::format_number(o.dampening));
+}
+
+}  // namespace
+
+Sgd::Sgd(const SgdOptions& options, const std::string& where) : options_(options) { check_options(options_, where); }
+
+std::unique_ptr<Sgd> Sgd::from_json(ConfigObject& cfg) {
+  SgdOptions o;
+  o.lr = cfg.number("lr");
+  o.momentum = cfg.number("momentum", o.momentum);
+  o.dampening = cfg.number("dampening", o.dampening);
+  o.nesterov = cfg.boolean("nesterov", o.nesterov);
+  o.weight_decay = cfg.number("weight_decay", o.weight_decay);
+  return std::make_unique<Sgd>(o, cfg.path());
+}
+
+void Sgd::bind(const Tensor& values, const Tensor& grads) {
+  numel_ = detail::check_bind("sgd", values, grads);
+  values_ = values;
+  grads_ = grads;
+  momentum_ = options_.momentum > 0.0 ? detail::make_state(numel_, "tessera::sgd_momentum") : Tensor();
+  steps_ = 0;
+  bound_ = true;
+}
+
+void Sgd::step(float lr) {
+  if (!bound_) throw Error("sgd: step() called before bind()");
+  if (numel_ > 0) {
+    const DeviceView<float> p = values_.view();
+    const DeviceView<float> g = grads_.view();
+    const DeviceView<float> buf = momentum_.view();
+    const float weight_decay = static_cast<float>(options_.weight_decay);
+    const float momentum = static_cast<float>(options_.momentum);
+    const float undamped = static_cast<float>(1.0 - options_.dampening);
+    const bool use_momentum = options_.momentum > 0.0;
+    const bool nesterov = options_.nesterov;
+    // torch.optim.SGD starts the buffer at the first gradient, undamped, not at zero.
+    const bool first = steps_ == 0;
+    Kokkos::parallel_for(
+        "tessera::sgd_step", RangePolicy(0, numel_), KOKKOS_LAMBDA(const int64_t i) {
+          float d = g(i);
+          if (weight_decay != 0.0f) d += weight_decay * p(i);
+          if (use_momentum) {
+            const float b = first ? d : momentum * buf(i) + undamped * d;
+            buf(i) = b;
+            d = nesterov ? d + momentum * b : b;
+          }
+          p(i) -= lr * d;
+        });
+  }
+  ++steps_;
+}
+
+std::vector<std::pair<std::string, Tensor>> Sgd::state() {
+  if (!bound_ || options_.momentum == 0.0) return {};
+  return {{"sgd.momentum", momentum_}};
+}
+
+void Sgd::set_steps(int64_t steps) {
+  if (steps < 0) throw Error("sgd: the step counter cannot be negative, got " + std::to_string(steps));
+  steps_ = steps;
+}
+
+std::string Sgd::str() const {
+  std::string s = "sgd lr=" + detail::format_number(options_.lr) +
+                  " momentum=" + detail::format_number(options_.momentum) +
+                  " nesterov=" + (options_.nesterov ? "true" : "false") +
+                  " weight_decay=" + detail::format_number(options_.weight_decay);
+  if (options_.dampening != 0.0) s += " dampening=" + detail::format_number(options_.dampening);
+  return s;
+}
+
+}  // namespace tessera::optim
