@@ -1,0 +1,60 @@
+#pragma once
+// Pointwise activations, templated on the element type so tests can check them in double.
+#include <cstdint>
+
+#include "tessera/core/kokkos_compat.hpp"
+#include "tessera/ops/eltwise.hpp"
+
+namespace tessera::kokkos_backend {
+
+/// f and f' of one activation, evaluated on device. x = 0 takes the negative branch, so the
+/// derivative there is 0 for ReLU, alpha for LeakyReLU and alpha for ELU (the one-sided
+/// values on the left, as PyTorch uses).
+template <class T>
+struct ActivationFunction {
+  ops::EltwiseKind kind;
+  T alpha;
+
+  KOKKOS_INLINE_FUNCTION T value(T x) const {
+    if (x > T(0)) return x;
+    switch (kind) {
+      case ops::EltwiseKind::leaky_relu:
+        return alpha * x;
+      case ops::EltwiseKind::elu:
+        return alpha * (math::exp(x) - T(1));
+      default:
+        return T(0);
+    }
+  }
+  KOKKOS_INLINE_FUNCTION T derivative(T x) const {
+    if (x > T(0)) return T(1);
+    switch (kind) {
+      case ops::EltwiseKind::leaky_relu:
+        return alpha;
+      case ops::EltwiseKind::elu:
+        return alpha * math::exp(x);
+      default:
+        return T(0);
+    }
+  }
+};
+
+/// y = f(x) over the first n elements.
+template <class T>
+void eltwise_forward(const ActivationFunction<T>& f, const Kokkos::View<const T*, Kokkos::LayoutRight, MemSpace>& x,
+                     int64_t n, const Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>& y) {
+  Kokkos::parallel_for(
+      "tessera::eltwise_forward", RangePolicy(0, n), KOKKOS_LAMBDA(const int64_t i) { y(i) = f.value(x(i)); });
+}
+
+/// dx = f'(x)·dy over the first n elements.
+template <class T>
+void eltwise_backward(const ActivationFunction<T>& f, const Kokkos::View<const T*, Kokkos::LayoutRight, MemSpace>& x,
+                      const Kokkos::View<const T*, Kokkos::LayoutRight, MemSpace>& dy, int64_t n,
+                      const Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>& dx) {
+  Kokkos::parallel_for(
+      "tessera::eltwise_backward", RangePolicy(0, n),
+      KOKKOS_LAMBDA(const int64_t i) { dx(i) = f.derivative(x(i)) * dy(i); });
+}
+
+}  // namespace tessera::kokkos_backend

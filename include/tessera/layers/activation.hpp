@@ -1,0 +1,42 @@
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/core/config.hpp"
+#include "tessera/layers/layer.hpp"
+#include "tessera/ops/eltwise.hpp"
+
+namespace tessera::layers {
+
+/// A pointwise activation of any shape: "relu", "leaky_relu" (key "alpha", the negative
+/// slope, 0.01) or "elu" (key "alpha", 1.0). Backward uses the forward input.
+class Activation final : public Layer {
+ public:
+  Activation(std::string name, ops::EltwiseDesc desc);
+  /// One factory per kind: Activation::from_json<ops::EltwiseKind::relu> etc.
+  template <ops::EltwiseKind Kind>
+  static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
+
+  std::string type() const override;
+  const ops::EltwiseDesc& desc() const { return desc_; }
+  Shape output_shape(const std::vector<Shape>& inputs) const override;
+  void reshape(const std::vector<Shape>& inputs) override;
+  void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
+  void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
+                const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
+  std::string backend() const override;
+
+ private:
+  ops::EltwiseDesc desc_;
+  std::unique_ptr<ops::EltwiseOp> op_;
+};
+
+extern template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::relu>(const std::string&, ConfigObject&,
+                                                                                     int);
+extern template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::leaky_relu>(const std::string&,
+                                                                                           ConfigObject&, int);
+extern template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::elu>(const std::string&, ConfigObject&,
+                                                                                    int);
+
+}  // namespace tessera::layers

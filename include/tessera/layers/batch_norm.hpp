@@ -1,0 +1,48 @@
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/core/config.hpp"
+#include "tessera/layers/layer.hpp"
+
+namespace tessera::layers {
+
+/// Batch normalisation over every dimension but the channel (last) one of a rank-2, 4 or 5
+/// channels-last activation ("batch_norm"; keys "momentum" 0.1, "epsilon" 1e-5).
+/// Training mode normalises with the batch statistics and updates the running statistics the
+/// PyTorch way: running = (1 − momentum)·running + momentum·batch, with the unbiased batch
+/// variance. Inference mode normalises with the running statistics.
+/// Parameters `<name>.gamma`, `<name>.beta`; buffers `<name>.running_mean`, `<name>.running_var`.
+class BatchNorm final : public Layer {
+ public:
+  BatchNorm(std::string name, double momentum, double epsilon);
+  static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
+
+  std::string type() const override { return "batch_norm"; }
+  Shape output_shape(const std::vector<Shape>& inputs) const override;
+  void reshape(const std::vector<Shape>& inputs) override;
+  void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
+  void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
+                const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
+  std::string backend() const override;
+
+  double momentum() const { return momentum_; }
+  double epsilon() const { return epsilon_; }
+
+ protected:
+  void declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) override;
+
+ private:
+  double momentum_, epsilon_;
+  int64_t channels_ = 0, rows_ = 0;
+  Parameter* gamma_ = nullptr;
+  Parameter* beta_ = nullptr;
+  Parameter* running_mean_ = nullptr;
+  Parameter* running_var_ = nullptr;
+  std::unique_ptr<ops::BatchNormOp> op_;
+  // Per-channel state of the last forward, which backward reuses.
+  Tensor sums_, mean_, invstd_, grad_sums_;
+};
+
+}  // namespace tessera::layers

@@ -1,0 +1,43 @@
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/core/config.hpp"
+#include "tessera/layers/layer.hpp"
+
+namespace tessera::layers {
+
+/// Fully connected layer ("dense"; keys "units" (required), "bias" true): y = x·wᵀ + b for an
+/// input [N, features]; a spatial input needs a "flatten" layer first. Parameters
+/// `<name>.weight` [units, features] (the PyTorch Linear layout) and `<name>.bias` [units].
+class Dense final : public Layer {
+ public:
+  Dense(std::string name, int64_t units, bool bias);
+  static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
+
+  std::string type() const override { return "dense"; }
+  int64_t units() const { return units_; }
+  bool has_bias() const { return bias_enabled_; }
+  Shape output_shape(const std::vector<Shape>& inputs) const override;
+  void reshape(const std::vector<Shape>& inputs) override;
+  void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
+  void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
+                const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
+  std::string backend() const override;
+  /// 2·features·units per sample.
+  double forward_flops(const std::vector<Shape>& inputs) const override;
+
+ protected:
+  void declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) override;
+
+ private:
+  int64_t units_;
+  bool bias_enabled_;
+  int64_t in_features_ = 0;
+  Parameter* weight_ = nullptr;
+  Parameter* bias_ = nullptr;
+  std::unique_ptr<ops::InnerProductOp> op_;
+};
+
+}  // namespace tessera::layers

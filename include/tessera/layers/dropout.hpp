@@ -1,0 +1,33 @@
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/core/config.hpp"
+#include "tessera/layers/layer.hpp"
+
+namespace tessera::layers {
+
+/// Inverted dropout ("dropout"; key "rate", 0.5, in [0, 1)): in training each element is
+/// zeroed with probability `rate` and the rest scaled by 1/(1 − rate); in inference it is the
+/// identity. The mask is a pure function of (context seed, layer name, step, element index),
+/// so backward regenerates it instead of storing it and a rerun of a step reproduces it.
+class Dropout final : public Layer {
+ public:
+  Dropout(std::string name, float rate);
+  static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
+
+  std::string type() const override { return "dropout"; }
+  float rate() const { return rate_; }
+  Shape output_shape(const std::vector<Shape>& inputs) const override;
+  void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
+  void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
+                const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
+
+ private:
+  uint64_t stream(const StepInfo& step) const;
+
+  float rate_;
+};
+
+}  // namespace tessera::layers

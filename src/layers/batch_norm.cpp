@@ -1,0 +1,121 @@
+#include "tessera/layers/batch_norm.hpp"
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::layers {
+
+BatchNorm::BatchNorm(std::string name, double momentum, double epsilon)
+    : Layer(std::move(name)), momentum_(momentum), epsilon_(epsilon) {}
+
+std::unique_ptr<Layer> BatchNorm::from_json(const std::string& name, ConfigObject& cfg, int /*spatial_rank*/) {
+  const double momentum = cfg.number_in("momentum", 0.0, 1.0, 0.1);
+  const double epsilon = cfg.number_in("epsilon", 0.0, 1.0, 1e-5);
+  if (!(epsilon > 0.0)) throw ConfigError(cfg.path_of("epsilon"), "must be positive");
+  return std::make_unique<BatchNorm>(name, momentum, epsilon);
+}
+
+Shape BatchNorm::output_shape(const std::vector<Shape>& inputs) const {
+  require_shape(inputs.size() == 1, where() + ": expected one input, got " + std::to_string(inputs.size()));
+  const Shape& s = inputs[0];
+  require_shape(s.rank() == 2 || s.rank() == 4 || s.rank() == 5,
+                where() + ": expected an input [N, C], [N, H, W, C] or [N, D, H, W, C], got " + s.str());
+  return s;
+}
+
+void BatchNorm::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
+  const Shape s = output_shape(inputs);
+  channels_ = s[s.rank() - 1];
+  const Shape per_channel{channels_};
+  gamma_ = params.declare(name() + ".gamma", per_channel, Init::ones, channels_, channels_);
+  beta_ = params.declare(name() + ".beta", per_channel, Init::zeros, channels_, channels_);
+  running_mean_ = params.declare_buffer(name() + ".running_mean", per_channel, Init::zeros);
+  running_var_ = params.declare_buffer(name() + ".running_var", per_channel, Init::ones);
+}
+
+void BatchNorm::reshape(const std::vector<Shape>& inputs) {
+  const Shape s = output_shape(inputs);
+  require_shape(s[s.rank() - 1] == channels_, where() + ": input " + s.str() + " does not have the " +
+                                                  std::to_string(channels_) + " channels it was set up with");
+  rows_ = s.numel() / channels_;
+  ops::BatchNormGeometry g;
+  g.rows = rows_;
+  g.channels = channels_;
+  g.epsilon = static_cast<float>(epsilon_);
+  op_ = op_factory().batch_norm(g, name());
+  ensure_shape(sums_, Shape{2 * channels_}, "tessera::batch_norm_sums");
+  ensure_shape(grad_sums_, Shape{2 * channels_}, "tessera::batch_norm_grad_sums");
+  ensure_shape(mean_, Shape{channels_}, "tessera::batch_norm_mean");
+  ensure_shape(invstd_, Shape{channels_}, "tessera::batch_norm_invstd");
+}
+
+std::string BatchNorm::backend() const { return op_ ? op_->backend() : ""; }
+
+namespace {
+
+// Free functions rather than members: CUDA's extended lambdas may not live in private members.
+
+/// mean/invstd from the per-channel sums over `count` rows, and the PyTorch update of the
+/// running statistics (with the unbiased batch variance).
+void batch_statistics(const Tensor& sums_t, double count, double momentum, double epsilon, const Tensor& mean_t,
+                      const Tensor& invstd_t, const Tensor& running_mean_t, const Tensor& running_var_t) {
+  const auto sums = sums_t.view();
+  const auto mean = mean_t.view();
+  const auto invstd = invstd_t.view();
+  const auto running_mean = running_mean_t.view();
+  const auto running_var = running_var_t.view();
+  const int64_t channels = mean_t.numel();
+  const double unbias = count / (count - 1.0);
+  Kokkos::parallel_for(
+      "tessera::batch_norm_batch_statistics", RangePolicy(0, channels), KOKKOS_LAMBDA(const int64_t c) {
+        const double m = static_cast<double>(sums(c)) / count;
+        // E[x²] − mean² can round below zero for a (nearly) constant channel.
+        const double var = math::max(static_cast<double>(sums(channels + c)) / count - m * m, 0.0);
+        mean(c) = static_cast<float>(m);
+        invstd(c) = static_cast<float>(1.0 / math::sqrt(var + epsilon));
+        running_mean(c) = static_cast<float>((1.0 - momentum) * running_mean(c) + momentum * m);
+        running_var(c) = static_cast<float>((1.0 - momentum) * running_var(c) + momentum * var * unbias);
+      });
+}
+
+void running_statistics(const Tensor& running_mean_t, const Tensor& running_var_t, double epsilon, const Tensor& mean_t,
+                        const Tensor& invstd_t) {
+  const auto mean = mean_t.view();
+  const auto invstd = invstd_t.view();
+  const auto running_mean = running_mean_t.view();
+  const auto running_var = running_var_t.view();
+  Kokkos::parallel_for(
+      "tessera::batch_norm_running_statistics", RangePolicy(0, mean_t.numel()), KOKKOS_LAMBDA(const int64_t c) {
+        mean(c) = running_mean(c);
+        invstd(c) = static_cast<float>(1.0 / math::sqrt(static_cast<double>(running_var(c)) + epsilon));
+      });
+}
+
+}  // namespace
+
+void BatchNorm::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) {
+  const Tensor& x = inputs.at(0);
+  if (step.mode == Mode::training) {
+    require_shape(rows_ > 1,
+                  where() + ": training needs more than one value per channel, got input " + x.shape().str());
+    op_->statistics(x, sums_);
+    batch_statistics(sums_, static_cast<double>(rows_), momentum_, epsilon_, mean_, invstd_, running_mean_->value,
+                     running_var_->value);
+  } else {
+    running_statistics(running_mean_->value, running_var_->value, epsilon_, mean_, invstd_);
+  }
+  op_->normalize(x, mean_, invstd_, gamma_->value, beta_->value, output);
+}
+
+void BatchNorm::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
+                         const std::vector<Tensor>& grad_inputs, const StepInfo& step) {
+  const Tensor& x = inputs.at(0);
+  op_->backward_statistics(x, grad_output, mean_, invstd_, grad_sums_);
+  // Σdy is the gradient of beta and Σdy·x̂ that of gamma.
+  deep_copy(beta_->grad, grad_sums_.slice(0, Shape{channels_}));
+  deep_copy(gamma_->grad, grad_sums_.slice(channels_, Shape{channels_}));
+  if (!grad_inputs.at(0).empty())
+    op_->backward_data(x, grad_output, mean_, invstd_, gamma_->value, grad_sums_, static_cast<double>(rows_),
+                       step.mode == Mode::training, grad_inputs[0]);
+}
+
+}  // namespace tessera::layers

@@ -1,0 +1,59 @@
+#include "tessera/layers/dense.hpp"
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::layers {
+
+Dense::Dense(std::string name, int64_t units, bool bias) : Layer(std::move(name)), units_(units), bias_enabled_(bias) {}
+
+std::unique_ptr<Layer> Dense::from_json(const std::string& name, ConfigObject& cfg, int /*spatial_rank*/) {
+  const int64_t units = cfg.integer("units");
+  if (units < 1) throw ConfigError(cfg.path_of("units"), "must be at least 1, got " + std::to_string(units));
+  const bool bias = cfg.boolean("bias", true);
+  return std::make_unique<Dense>(name, units, bias);
+}
+
+Shape Dense::output_shape(const std::vector<Shape>& inputs) const {
+  require_shape(inputs.size() == 1, where() + ": expected one input, got " + std::to_string(inputs.size()));
+  const Shape& s = inputs[0];
+  require_shape(s.rank() == 2,
+                where() + ": expected an input [N, features], got " + s.str() + "; add a \"flatten\" layer before it");
+  return Shape{s[0], units_};
+}
+
+void Dense::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
+  output_shape(inputs);
+  in_features_ = inputs[0][1];
+  weight_ = params.declare(name() + ".weight", Shape{units_, in_features_}, Init::he_normal, in_features_, units_);
+  if (bias_enabled_) bias_ = params.declare(name() + ".bias", Shape{units_}, Init::zeros, in_features_, units_);
+}
+
+void Dense::reshape(const std::vector<Shape>& inputs) {
+  output_shape(inputs);
+  require_shape(inputs[0][1] == in_features_, where() + ": input " + inputs[0].str() + " does not have the " +
+                                                  std::to_string(in_features_) + " features it was set up with");
+  ops::InnerProductGeometry g;
+  g.batch = inputs[0][0];
+  g.in_features = in_features_;
+  g.out_features = units_;
+  op_ = op_factory().inner_product(g, name());
+}
+
+std::string Dense::backend() const { return op_ ? op_->backend() : ""; }
+
+double Dense::forward_flops(const std::vector<Shape>& inputs) const {
+  const int64_t in = inputs.empty() || inputs[0].rank() != 2 ? in_features_ : inputs[0][1];
+  return 2.0 * static_cast<double>(in) * static_cast<double>(units_);
+}
+
+void Dense::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
+  op_->forward(inputs.at(0), weight_->value, bias_ ? bias_->value : Tensor(), output);
+}
+
+void Dense::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
+                     const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
+  op_->backward_weights(inputs.at(0), grad_output, weight_->grad, bias_ ? bias_->grad : Tensor());
+  if (!grad_inputs.at(0).empty()) op_->backward_data(grad_output, weight_->value, grad_inputs[0]);
+}
+
+}  // namespace tessera::layers

@@ -1,0 +1,47 @@
+#include "tessera/layers/dropout.hpp"
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/rng.hpp"
+#include "tessera/ops/elementwise.hpp"
+
+namespace tessera::layers {
+
+Dropout::Dropout(std::string name, float rate) : Layer(std::move(name)), rate_(rate) {}
+
+std::unique_ptr<Layer> Dropout::from_json(const std::string& name, ConfigObject& cfg, int /*spatial_rank*/) {
+  const double rate = cfg.number_in("rate", 0.0, 1.0, 0.5);
+  if (rate >= 1.0) throw ConfigError(cfg.path_of("rate"), "must be below 1 (a rate of 1 drops everything)");
+  return std::make_unique<Dropout>(name, static_cast<float>(rate));
+}
+
+Shape Dropout::output_shape(const std::vector<Shape>& inputs) const {
+  require_shape(inputs.size() == 1, where() + ": expected one input, got " + std::to_string(inputs.size()));
+  return inputs[0];
+}
+
+uint64_t Dropout::stream(const StepInfo& step) const {
+  // The step is folded into the stream (the seed stays the run's), so each (layer, step)
+  // draws an unrelated mask.
+  return rng::mix(rng::stream_of(name()) + rng::mix(static_cast<uint64_t>(step.step)));
+}
+
+void Dropout::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) {
+  if (step.mode == Mode::inference || rate_ == 0.0f) {
+    deep_copy(output, inputs.at(0));
+    return;
+  }
+  ops::dropout_forward(inputs.at(0), rate_, context().seed, stream(step), output);
+}
+
+void Dropout::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*output*/, const Tensor& grad_output,
+                       const std::vector<Tensor>& grad_inputs, const StepInfo& step) {
+  const Tensor& dx = grad_inputs.at(0);
+  if (dx.empty()) return;
+  if (step.mode == Mode::inference || rate_ == 0.0f) {
+    deep_copy(dx, grad_output);
+    return;
+  }
+  ops::dropout_backward(grad_output, rate_, context().seed, stream(step), dx);
+}
+
+}  // namespace tessera::layers

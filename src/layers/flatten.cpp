@@ -1,0 +1,29 @@
+#include "tessera/layers/flatten.hpp"
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::layers {
+
+std::unique_ptr<Layer> Flatten::from_json(const std::string& name, ConfigObject& /*cfg*/, int /*spatial_rank*/) {
+  return std::make_unique<Flatten>(name);
+}
+
+Shape Flatten::output_shape(const std::vector<Shape>& inputs) const {
+  require_shape(inputs.size() == 1, where() + ": expected one input, got " + std::to_string(inputs.size()));
+  const Shape& s = inputs[0];
+  require_shape(s.rank() >= 1, where() + ": cannot flatten a scalar");
+  const int64_t n = s[0];
+  return Shape{n, n == 0 ? 0 : s.numel() / n};
+}
+
+void Flatten::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
+  // Channels-last row-major data is already in flattened order: a plain copy.
+  deep_copy(output, inputs.at(0));
+}
+
+void Flatten::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*output*/, const Tensor& grad_output,
+                       const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
+  if (!grad_inputs.at(0).empty()) deep_copy(grad_inputs[0], grad_output);
+}
+
+}  // namespace tessera::layers

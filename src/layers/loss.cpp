@@ -1,0 +1,85 @@
+#include "tessera/layers/loss.hpp"
+
+#include <vector>
+
+#include "tessera/core/error.hpp"
+#include "tessera/ops/elementwise.hpp"
+
+namespace tessera::layers {
+namespace {
+
+void require_batch(const Shape& prediction, int64_t global_batch, const std::string& loss) {
+  require_shape(prediction.rank() >= 2 && prediction[0] > 0,
+                loss + " loss: expected predictions [N, ...] with N > 0, got " + prediction.str());
+  require_shape(global_batch >= prediction[0], loss + " loss: global batch " + std::to_string(global_batch) +
+                                                   " is smaller than this process's " + std::to_string(prediction[0]) +
+                                                   " samples");
+}
+
+class MeanSquaredError final : public Loss {
+ public:
+  std::string type() const override { return "mse"; }
+  Shape target_shape(const Shape& prediction) const override { return prediction; }
+
+  LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad) override {
+    const Shape& p = prediction.shape();
+    require_batch(p, global_batch, type());
+    require_shape(target.shape() == p,
+                  "mse loss: target of shape " + target.shape().str() + " does not match prediction " + p.str());
+    const double per_sample = static_cast<double>(p.numel() / p[0]);
+    LossSums sums;
+    sums.loss_sum = ops::mse_loss(prediction, target, per_sample,
+                                  static_cast<float>(1.0 / static_cast<double>(global_batch)), grad);
+    return sums;
+  }
+};
+
+class SoftmaxCrossEntropy final : public Loss {
+ public:
+  std::string type() const override { return "softmax_cross_entropy"; }
+
+  Shape target_shape(const Shape& prediction) const override {
+    std::vector<int64_t> dims = prediction.dims();
+    if (!dims.empty()) dims.pop_back();
+    return Shape(dims);
+  }
+
+  LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad) override {
+    const Shape& p = prediction.shape();
+    require_batch(p, global_batch, type());
+    require_shape(fits(p, target.shape()), "softmax_cross_entropy loss: target of shape " + target.shape().str() +
+                                               " does not hold one class index per row of logits " + p.str() +
+                                               " (expected " + target_shape(p).str() + ")");
+    const int64_t rows = p.numel() / p[p.rank() - 1];
+    const double rows_per_sample = static_cast<double>(rows / p[0]);
+    LossSums sums;
+    sums.loss_sum =
+        ops::softmax_cross_entropy(prediction, target, rows_per_sample,
+                                   static_cast<float>(1.0 / static_cast<double>(global_batch)), grad, sums.correct);
+    sums.predictions = rows;
+    return sums;
+  }
+
+ private:
+  // Labels are either the logits' shape without the class dimension, or that with a trailing 1.
+  bool fits(const Shape& prediction, const Shape& target) const {
+    const Shape rows = target_shape(prediction);
+    if (target == rows) return true;
+    std::vector<int64_t> with_one = rows.dims();
+    with_one.push_back(1);
+    return target == Shape(with_one);
+  }
+};
+
+}  // namespace
+
+Loss::~Loss() = default;
+
+std::unique_ptr<Loss> Loss::from_json(ConfigObject& cfg) {
+  const std::string type = cfg.string("type");
+  if (type == "mse") return std::make_unique<MeanSquaredError>();
+  if (type == "softmax_cross_entropy") return std::make_unique<SoftmaxCrossEntropy>();
+  throw ConfigError(cfg.path_of("type"), "unknown loss \"" + type + "\"; expected one of: mse, softmax_cross_entropy");
+}
+
+}  // namespace tessera::layers

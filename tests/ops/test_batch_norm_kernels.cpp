@@ -1,0 +1,197 @@
+// The batch-norm kernels in double: statistics and normalisation against a host reference,
+// every gradient against central finite differences.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include "support/double_views.hpp"
+#include "support/gradient_check.hpp"
+#include "tessera/backends/kokkos/batch_norm_kernels.hpp"
+#include "tessera/backends/kokkos/kokkos_backend.hpp"
+#include "tessera/core/error.hpp"
+
+namespace kb = tessera::kokkos_backend;
+using tessera::testing::check_gradient;
+using tessera::testing::device_copy;
+using tessera::testing::DoubleView;
+using tessera::testing::host_copy;
+using tessera::testing::random_vector;
+
+namespace {
+
+constexpr double epsilon = 1e-5;
+
+/// The batch-statistics pipeline of the layer, run on the kernels in double.
+struct BatchNormDouble {
+  int64_t rows, channels;
+  kb::ChannelSumWorkspace workspace;
+
+  BatchNormDouble(int64_t r, int64_t c) : rows(r), channels(c), workspace(kb::make_channel_sum_workspace(r, c)) {}
+
+  std::vector<double> sums(const std::vector<double>& x) const {
+    DoubleView s("sums", static_cast<size_t>(2 * channels));
+    kb::batch_norm_statistics<double>(device_copy(x), rows, channels, workspace, s);
+    return host_copy(s);
+  }
+  /// mean and invstd from the sums, as the layer computes them.
+  void moments(const std::vector<double>& x, std::vector<double>& mean, std::vector<double>& invstd) const {
+    const auto s = sums(x);
+    mean.assign(static_cast<size_t>(channels), 0.0);
+    invstd.assign(static_cast<size_t>(channels), 0.0);
+    for (int64_t c = 0; c < channels; ++c) {
+      const size_t k = static_cast<size_t>(c);
+      mean[k] = s[k] / static_cast<double>(rows);
+      const double var = s[k + static_cast<size_t>(channels)] / static_cast<double>(rows) - mean[k] * mean[k];
+      invstd[k] = 1.0 / std::sqrt(var + epsilon);
+    }
+  }
+  std::vector<double> normalize(const std::vector<double>& x, const std::vector<double>& mean,
+                                const std::vector<double>& invstd, const std::vector<double>& gamma,
+                                const std::vector<double>& beta) const {
+    DoubleView y("y", x.size());
+    kb::batch_norm_normalize<double>(device_copy(x), rows, channels, device_copy(mean), device_copy(invstd),
+                                     device_copy(gamma), device_copy(beta), y);
+    return host_copy(y);
+  }
+  std::vector<double> forward(const std::vector<double>& x, const std::vector<double>& gamma,
+                              const std::vector<double>& beta) const {
+    std::vector<double> mean, invstd;
+    moments(x, mean, invstd);
+    return normalize(x, mean, invstd, gamma, beta);
+  }
+};
+
+double weighted_sum(const std::vector<double>& y, const std::vector<double>& r) {
+  double l = 0.0;
+  for (size_t i = 0; i < y.size(); ++i) l += y[i] * r[i];
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("batch norm statistics equal host sums for any block split", "[batch_norm][kernels]") {
+  for (const auto& [rows, channels] : {std::pair<int64_t, int64_t>{1, 3}, {37, 3}, {1000, 5}, {5000, 40}}) {
+    const BatchNormDouble bn(rows, channels);
+    const auto x = random_vector<double>(static_cast<size_t>(rows * channels), 3u, -2.0, 3.0);
+    const auto s = bn.sums(x);
+    double worst = 0.0;
+    for (int64_t c = 0; c < channels; ++c) {
+      double sx = 0.0, sxx = 0.0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const double v = x[static_cast<size_t>(r * channels + c)];
+        sx += v;
+        sxx += v * v;
+      }
+      worst = std::max(worst, std::abs(s[static_cast<size_t>(c)] - sx) / std::max(1.0, std::abs(sx)));
+      worst = std::max(worst, std::abs(s[static_cast<size_t>(channels + c)] - sxx) / std::max(1.0, sxx));
+    }
+    INFO("rows " << rows << " channels " << channels);
+    CHECK(worst < 1e-12);
+  }
+}
+
+TEST_CASE("batch norm normalises each channel to gamma·x̂ + beta", "[batch_norm][kernels]") {
+  const int64_t rows = 50, channels = 4;
+  const BatchNormDouble bn(rows, channels);
+  const auto x = random_vector<double>(static_cast<size_t>(rows * channels), 5u, -1.0, 4.0);
+  const std::vector<double> gamma{0.5, 2.0, -1.0, 1.5}, beta{0.0, 1.0, -2.0, 0.25};
+  const auto y = bn.forward(x, gamma, beta);
+  for (int64_t c = 0; c < channels; ++c) {
+    double mean = 0.0, sq = 0.0;
+    for (int64_t r = 0; r < rows; ++r) mean += y[static_cast<size_t>(r * channels + c)] / rows;
+    for (int64_t r = 0; r < rows; ++r) sq += std::pow(y[static_cast<size_t>(r * channels + c)] - mean, 2) / rows;
+    const size_t k = static_cast<size_t>(c);
+    CHECK(mean == Approx(beta[k]).margin(1e-12));
+    // The variance of x̂ is var/(var + eps), slightly below one.
+    CHECK(std::sqrt(sq) == Approx(std::abs(gamma[k])).epsilon(1e-4));
+  }
+}
+
+TEST_CASE("batch norm gradients with batch statistics match finite differences in double",
+          "[batch_norm][kernels][gradient]") {
+  const int64_t rows = 37, channels = 3;
+  const BatchNormDouble bn(rows, channels);
+  auto x = random_vector<double>(static_cast<size_t>(rows * channels), 11u, -1.0, 2.0);
+  std::vector<double> gamma{0.7, 1.3, -0.4}, beta{0.1, -0.2, 0.3};
+  const auto r = random_vector<double>(x.size(), 12u);
+
+  // Analytic: the two backward stages with dy = r.
+  std::vector<double> mean, invstd;
+  bn.moments(x, mean, invstd);
+  DoubleView gsums("grad_sums", static_cast<size_t>(2 * channels));
+  kb::batch_norm_backward_statistics<double>(device_copy(x), device_copy(r), rows, channels, device_copy(mean),
+                                             device_copy(invstd), bn.workspace, gsums);
+  DoubleView dx("dx", x.size());
+  kb::batch_norm_backward_data<double>(device_copy(x), device_copy(r), rows, channels, device_copy(mean),
+                                       device_copy(invstd), device_copy(gamma), gsums, static_cast<double>(rows), true,
+                                       dx);
+  const auto sums = host_copy(gsums);
+  const std::vector<double> dbeta(sums.begin(), sums.begin() + channels);
+  const std::vector<double> dgamma(sums.begin() + channels, sums.end());
+
+  const double h = 1e-5, floor = 1e-6;
+  const auto check_x = check_gradient<double>(
+      x, host_copy(dx), [&](const std::vector<double>& v) { return weighted_sum(bn.forward(v, gamma, beta), r); }, h,
+      floor);
+  const auto check_gamma = check_gradient<double>(
+      gamma, dgamma, [&](const std::vector<double>& v) { return weighted_sum(bn.forward(x, v, beta), r); }, h, floor);
+  const auto check_beta = check_gradient<double>(
+      beta, dbeta, [&](const std::vector<double>& v) { return weighted_sum(bn.forward(x, gamma, v), r); }, h, floor);
+  std::printf("[tolerance] batch_norm kernels (double, batch stats): dx %.3g, dgamma %.3g, dbeta %.3g (limit 1e-6)\n",
+              check_x.max_rel_error, check_gamma.max_rel_error, check_beta.max_rel_error);
+  INFO("dx " << check_x.str() << "\ndgamma " << check_gamma.str() << "\ndbeta " << check_beta.str());
+  CHECK(check_x.max_rel_error < 1e-6);
+  CHECK(check_gamma.max_rel_error < 1e-6);
+  CHECK(check_beta.max_rel_error < 1e-6);
+}
+
+TEST_CASE("batch norm gradients with fixed (inference) statistics match finite differences in double",
+          "[batch_norm][kernels][gradient]") {
+  const int64_t rows = 20, channels = 2;
+  const BatchNormDouble bn(rows, channels);
+  const auto x = random_vector<double>(static_cast<size_t>(rows * channels), 21u, -1.0, 2.0);
+  const std::vector<double> mean{0.3, -0.5}, invstd{1.7, 0.6}, gamma{1.2, -0.8}, beta{0.0, 0.5};
+  const auto r = random_vector<double>(x.size(), 22u);
+
+  DoubleView gsums("grad_sums", static_cast<size_t>(2 * channels));
+  kb::batch_norm_backward_statistics<double>(device_copy(x), device_copy(r), rows, channels, device_copy(mean),
+                                             device_copy(invstd), bn.workspace, gsums);
+  DoubleView dx("dx", x.size());
+  kb::batch_norm_backward_data<double>(device_copy(x), device_copy(r), rows, channels, device_copy(mean),
+                                       device_copy(invstd), device_copy(gamma), gsums, static_cast<double>(rows), false,
+                                       dx);
+  const auto sums = host_copy(gsums);
+  const std::vector<double> dgamma(sums.begin() + channels, sums.end());
+  const double h = 1e-5, floor = 1e-6;
+  const auto check_x = check_gradient<double>(
+      x, host_copy(dx),
+      [&](const std::vector<double>& v) { return weighted_sum(bn.normalize(v, mean, invstd, gamma, beta), r); }, h,
+      floor);
+  const auto check_gamma = check_gradient<double>(
+      gamma, dgamma,
+      [&](const std::vector<double>& v) { return weighted_sum(bn.normalize(x, mean, invstd, v, beta), r); }, h, floor);
+  std::printf("[tolerance] batch_norm kernels (double, fixed stats): dx %.3g, dgamma %.3g (limit 1e-6)\n",
+              check_x.max_rel_error, check_gamma.max_rel_error);
+  INFO("dx " << check_x.str() << "\ndgamma " << check_gamma.str());
+  CHECK(check_x.max_rel_error < 1e-6);
+  CHECK(check_gamma.max_rel_error < 1e-6);
+}
+
+TEST_CASE("the Kokkos batch norm op runs the kernels on float tensors", "[batch_norm][kernels]") {
+  tessera::ops::BatchNormGeometry g;
+  g.rows = 6;
+  g.channels = 2;
+  auto op = kb::make_batch_norm(g);
+  CHECK(op->backend() == "kokkos");
+  tessera::Tensor x(tessera::Shape{1, 2, 3, 2}), sums(tessera::Shape{4});
+  x.copy_from_host({1, 10, 2, 20, 3, 30, 4, 40, 5, 50, 6, 60});
+  op->statistics(x, sums);
+  const auto s = sums.to_host();
+  CHECK(s[0] == Approx(21.0));
+  CHECK(s[1] == Approx(210.0));
+  CHECK(s[2] == Approx(91.0));
+  CHECK(s[3] == Approx(9100.0));
+  tessera::Tensor wrong(tessera::Shape{4, 2});
+  CHECK_THROWS_AS(op->statistics(wrong, sums), tessera::ShapeError);
+}

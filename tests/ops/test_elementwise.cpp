@@ -1,0 +1,182 @@
+// The portable elementwise kernels: arithmetic, channel copies, dropout and the loss kernels.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include "support/gradient_check.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/rng.hpp"
+#include "tessera/ops/elementwise.hpp"
+
+using tessera::Shape;
+using tessera::Tensor;
+using tessera::testing::check_gradient;
+using tessera::testing::random_vector;
+namespace ops = tessera::ops;
+
+namespace {
+
+Tensor tensor(const Shape& shape, const std::vector<float>& values) {
+  Tensor t(shape);
+  t.copy_from_host(values);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("axpby, add and the double reductions", "[elementwise]") {
+  const Tensor x = tensor(Shape{2, 2}, {1.0f, 2.0f, 3.0f, 4.0f});
+  const Tensor y = tensor(Shape{4}, {0.5f, -1.0f, 2.0f, 0.0f});
+  Tensor z(Shape{2, 2});
+  ops::add(x, y, z);
+  CHECK(z.to_host() == std::vector<float>{1.5f, 1.0f, 5.0f, 4.0f});
+  ops::axpby(2.0f, x, -1.0f, z);
+  CHECK(z.to_host() == std::vector<float>{0.5f, 3.0f, 1.0f, 4.0f});
+  CHECK(ops::sum(x) == 10.0);
+  CHECK(ops::sum_squares(x) == 30.0);
+  CHECK(ops::dot(x, y) == 4.5);
+  CHECK_THROWS_AS(ops::add(x, Tensor(Shape{3}), z), tessera::ShapeError);
+
+  // Accumulation in double keeps what float accumulation would round away, in any order.
+  const Tensor cancelling = tensor(Shape{3}, {1e8f, 1.0f, -1e8f});
+  CHECK(ops::sum(cancelling) == 1.0);
+  const Tensor wide = tensor(Shape{2}, {1e4f, 1.0f});
+  CHECK(ops::sum_squares(wide) == 100000001.0);
+  CHECK(ops::dot(wide, wide) == 100000001.0);
+}
+
+TEST_CASE("copy_channels writes and reads a channel block", "[elementwise]") {
+  const Tensor a = tensor(Shape{2, 1, 1, 2}, {1, 2, 3, 4});
+  const Tensor b = tensor(Shape{2, 1, 1, 1}, {9, 8});
+  Tensor out(Shape{2, 1, 1, 3});
+  ops::copy_channels(a, out, 0, true);
+  ops::copy_channels(b, out, 2, true);
+  CHECK(out.to_host() == std::vector<float>{1, 2, 9, 3, 4, 8});
+  Tensor back(Shape{2, 1, 1, 1});
+  ops::copy_channels(back, out, 1, false);
+  CHECK(back.to_host() == std::vector<float>{2, 4});
+  CHECK_THROWS_AS(ops::copy_channels(a, out, 2, true), tessera::ShapeError);
+  CHECK_THROWS_AS(ops::copy_channels(tensor(Shape{3, 1, 1, 1}, {1, 2, 3}), out, 0, true), tessera::ShapeError);
+}
+
+TEST_CASE("dropout keeps about 1 − p, scales by 1/(1 − p) and reproduces its mask", "[elementwise][dropout]") {
+  const int64_t n = 100000;
+  Tensor x(Shape{n});
+  x.fill(1.0f);
+  Tensor y(Shape{n}), y2(Shape{n}), other(Shape{n});
+  const float p = 0.3f;
+  const uint64_t seed = 5, stream = tessera::rng::stream_of("drop");
+  ops::dropout_forward(x, p, seed, stream, y);
+  ops::dropout_forward(x, p, seed, stream, y2);
+  ops::dropout_forward(x, p, seed, stream + 1, other);
+  const auto v = y.to_host();
+  const auto v2 = y2.to_host();
+  const auto vo = other.to_host();
+  int64_t kept = 0, same_as_other = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const size_t k = static_cast<size_t>(i);
+    CHECK((v[k] == 0.0f || v[k] == Approx(1.0f / (1.0f - p))));
+    kept += v[k] != 0.0f;
+    same_as_other += (v[k] != 0.0f) == (vo[k] != 0.0f);
+  }
+  CHECK(v == v2);
+  const double fraction = static_cast<double>(kept) / n;
+  std::printf("[tolerance] dropout kernel: kept fraction %.4f for p = %.2f (expected 0.70 ± 0.01)\n", fraction, p);
+  CHECK(fraction == Approx(0.7).margin(0.01));
+  // Two independent masks agree on p² + (1−p)² = 58% of the elements.
+  CHECK(static_cast<double>(same_as_other) / n == Approx(0.58).margin(0.01));
+
+  // Backward applies the same mask to the gradient.
+  Tensor dy(Shape{n}), dx(Shape{n});
+  dy.copy_from_host(random_vector<float>(static_cast<size_t>(n), 3u));
+  ops::dropout_backward(dy, p, seed, stream, dx);
+  const auto g = dy.to_host();
+  const auto gx = dx.to_host();
+  bool consistent = true;
+  for (size_t k = 0; k < g.size(); ++k)
+    consistent = consistent && gx[k] == (v[k] != 0.0f ? g[k] * (1.0f / (1.0f - p)) : 0.0f);
+  CHECK(consistent);
+  CHECK_THROWS_AS(ops::dropout_forward(x, 1.0f, seed, stream, y), tessera::Error);
+}
+
+TEST_CASE("mse_loss against hand-computed values and finite differences", "[elementwise][loss]") {
+  const Tensor pred = tensor(Shape{2, 2}, {1.0f, 2.0f, 3.0f, 5.0f});
+  const Tensor target = tensor(Shape{2, 2}, {0.0f, 2.0f, 1.0f, 1.0f});
+  Tensor grad(Shape{2, 2});
+  // Σ d² = 1 + 0 + 4 + 16 = 21, over count 2 → 10.5; grad = 2d/2·0.5 = d/2.
+  CHECK(ops::mse_loss(pred, target, 2.0, 0.5f, grad) == Approx(10.5));
+  CHECK(grad.to_host() == std::vector<float>{0.5f, 0.0f, 1.0f, 2.0f});
+  CHECK(ops::mse_loss(pred, target, 4.0, 1.0f, Tensor()) == Approx(5.25));
+
+  auto p = random_vector<float>(12, 9u);
+  const Tensor t = tensor(Shape{3, 4}, random_vector<float>(12, 10u));
+  Tensor pt = tensor(Shape{3, 4}, p), g(Shape{3, 4});
+  ops::mse_loss(pt, t, 4.0, 1.0f, g);
+  const auto check = check_gradient<float>(
+      p, g.to_host(),
+      [&](const std::vector<float>& v) {
+        pt.copy_from_host(v);
+        return ops::mse_loss(pt, t, 4.0, 1.0f, Tensor());
+      },
+      1e-2, 1e-3);
+  std::printf("[tolerance] mse_loss gradient (float): max_rel_error %.3g (limit 1e-3)\n", check.max_rel_error);
+  INFO(check.str());
+  CHECK(check.max_rel_error < 1e-3);
+}
+
+TEST_CASE("softmax_cross_entropy against hand-computed values", "[elementwise][loss]") {
+  // Row 0: logits (0, ln 3) → p = (1/4, 3/4), label 1: loss −ln(3/4), correct.
+  // Row 1: logits (2, 2)    → p = (1/2, 1/2), label 1: loss ln 2, arg-max (first) 0: wrong.
+  const Tensor logits = tensor(Shape{2, 2}, {0.0f, std::log(3.0f), 2.0f, 2.0f});
+  const Tensor labels = tensor(Shape{2}, {1.0f, 1.0f});
+  Tensor grad(Shape{2, 2});
+  int64_t correct = -1;
+  const double loss = ops::softmax_cross_entropy(logits, labels, 1.0, 0.5f, grad, correct);
+  CHECK(loss == Approx(-std::log(0.75) + std::log(2.0)));
+  CHECK(correct == 1);
+  const auto g = grad.to_host();
+  CHECK(g[0] == Approx(0.125f));
+  CHECK(g[1] == Approx(-0.125f));
+  CHECK(g[2] == Approx(0.25f));
+  CHECK(g[3] == Approx(-0.25f));
+
+  // Large logits stay finite because the row maximum is subtracted.
+  const Tensor big = tensor(Shape{1, 3}, {1000.0f, 0.0f, -1000.0f});
+  const Tensor first = tensor(Shape{1}, {0.0f});
+  const double tiny = ops::softmax_cross_entropy(big, first, 1.0, 1.0f, Tensor(), correct);
+  CHECK(std::isfinite(tiny));
+  CHECK(tiny == Approx(0.0).margin(1e-6));
+  CHECK(correct == 1);
+  const Tensor last = tensor(Shape{1}, {2.0f});
+  CHECK(ops::softmax_cross_entropy(big, last, 1.0, 1.0f, Tensor(), correct) == Approx(2000.0));
+
+  CHECK_THROWS_AS(ops::softmax_cross_entropy(logits, tensor(Shape{2}, {0.0f, 2.0f}), 1.0, 1.0f, Tensor(), correct),
+                  tessera::Error);
+  CHECK_THROWS_AS(ops::softmax_cross_entropy(logits, tensor(Shape{2}, {0.5f, 1.0f}), 1.0, 1.0f, Tensor(), correct),
+                  tessera::Error);
+  CHECK_THROWS_AS(ops::softmax_cross_entropy(logits, tensor(Shape{3}, {0, 0, 0}), 1.0, 1.0f, Tensor(), correct),
+                  tessera::ShapeError);
+}
+
+TEST_CASE("softmax_cross_entropy gradient matches finite differences", "[elementwise][loss]") {
+  // Per-voxel: [N=2, D=1, H=2, W=2, C=4] logits.
+  const Shape shape{2, 1, 2, 2, 4};
+  auto z = random_vector<float>(static_cast<size_t>(shape.numel()), 13u, -2.0, 2.0);
+  const Tensor labels = tensor(Shape{2, 1, 2, 2}, {0, 1, 2, 3, 3, 2, 1, 0});
+  Tensor logits = tensor(shape, z), grad(shape);
+  int64_t correct = 0;
+  ops::softmax_cross_entropy(logits, labels, 4.0, 0.5f, grad, correct);
+  const auto check = check_gradient<float>(
+      z, grad.to_host(),
+      [&](const std::vector<float>& v) {
+        logits.copy_from_host(v);
+        int64_t unused = 0;
+        return 0.5 * ops::softmax_cross_entropy(logits, labels, 4.0, 1.0f, Tensor(), unused);
+      },
+      1e-2, 1e-3);
+  std::printf("[tolerance] softmax_cross_entropy gradient (float): max_rel_error %.3g (limit 5e-3)\n",
+              check.max_rel_error);
+  INFO(check.str());
+  CHECK(check.max_rel_error < 5e-3);
+}
