@@ -26,6 +26,8 @@ done
 
 prefix=$prefix_root/$variant
 src_root=$prefix_root/src
+# A stamp holds the options a dependency was built with; different options rebuild it.
+up_to_date() { [[ -f $1 ]] && [[ "$(cat "$1")" == "$2" ]]; }
 log() { printf '[install_deps %(%H:%M:%S)T] %s\n' -1 "$*"; }
 sudo_if_needed() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
@@ -98,56 +100,57 @@ fetch_trilinos_source() {
 }
 
 build_kokkos() {
-  local stamp=$prefix/.kokkos.stamp
-  [[ -f $stamp ]] && { log "Kokkos ($variant) already in $prefix"; return 0; }
   local src=$src_root/kokkos build=$prefix_root/build/kokkos-$variant
-  local -a opts=(-DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_OPENMP=ON)
+  local -a opts=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_CXX_STANDARD=17
+                 -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_RPATH="$prefix/lib" -DKokkos_ENABLE_TESTS=OFF
+                 -DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_OPENMP=ON)
   if [[ $variant == cuda ]]; then
     src=$src_root/kokkos-cuda
-    rm -rf "$src"; cp -r "$src_root/kokkos" "$src"
-    "$(dirname "$0")/patch_kokkos_cuda13.sh" "$src"
     opts+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON -DKokkos_ARCH_AMPERE80=ON
            -DCMAKE_CXX_COMPILER="$src/bin/nvcc_wrapper")
     export NVCC_WRAPPER_DEFAULT_COMPILER=${CXX:-g++}
     export PATH=/usr/local/cuda/bin:$PATH
   fi
+  up_to_date "$prefix/.kokkos.stamp" "${opts[*]}" && { log "Kokkos ($variant) already in $prefix"; return 0; }
+  if [[ $variant == cuda ]]; then
+    rm -rf "$src"; cp -r "$src_root/kokkos" "$src"
+    "$(dirname "$0")/patch_kokkos_cuda13.sh" "$src"
+  fi
   log "building Kokkos 3.4.1 ($variant)"
-  rm -rf "$build"
-  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
-    -DCMAKE_CXX_STANDARD=17 -DBUILD_SHARED_LIBS=ON -DKokkos_ENABLE_TESTS=OFF "${opts[@]}" >"$build.log" 2>&1 \
-    || { tail -n 40 "$build.log"; exit 1; }
+  # An existing build tree is reused: unchanged generated headers keep their timestamps, so
+  # a link-only change does not make Kokkos Kernels recompile.
+  cmake -S "$src" -B "$build" -G Ninja "${opts[@]}" >"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
   cmake --build "$build" -j "$jobs" >>"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
   cmake --install "$build" >>"$build.log" 2>&1
-  touch "$stamp"
+  printf '%s\n' "${opts[*]}" >"$prefix/.kokkos.stamp"
 }
 
 build_kokkos_kernels() {
-  local stamp=$prefix/.kokkos-kernels.stamp
-  [[ -f $stamp ]] && { log "Kokkos Kernels ($variant) already in $prefix"; return 0; }
   local build=$prefix_root/build/kokkos-kernels-$variant
-  local -a opts=(-DKokkosKernels_ENABLE_TPL_BLAS=ON)
   local cxx=${CXX:-g++}
+  [[ $variant == cuda ]] && cxx=$prefix/bin/nvcc_wrapper
+  local -a opts=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_CXX_COMPILER="$cxx"
+    -DCMAKE_CXX_STANDARD=17 -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_RPATH="$prefix/lib" -DKokkos_ROOT="$prefix"
+    -DKokkosKernels_INST_FLOAT=ON -DKokkosKernels_INST_DOUBLE=OFF
+    -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF
+    -DKokkosKernels_INST_LAYOUTRIGHT=ON -DKokkosKernels_INST_LAYOUTLEFT=ON
+    -DKokkosKernels_INST_ORDINAL_INT=ON -DKokkosKernels_INST_ORDINAL_INT64_T=OFF
+    -DKokkosKernels_INST_OFFSET_INT=ON -DKokkosKernels_INST_OFFSET_SIZE_T=ON
+    -DKokkosKernels_ENABLE_TESTS=OFF -DKokkosKernels_ENABLE_EXAMPLES=OFF -DKokkosKernels_ENABLE_TPL_BLAS=ON)
   if [[ $variant == cuda ]]; then
     opts+=(-DKokkosKernels_ENABLE_TPL_CUBLAS=ON)
-    cxx=$prefix/bin/nvcc_wrapper
     export NVCC_WRAPPER_DEFAULT_COMPILER=${CXX:-g++}
     export PATH=/usr/local/cuda/bin:$PATH
   fi
-  log "building Kokkos Kernels 3.4.1 ($variant, float-only ETI, LayoutLeft and LayoutRight; takes minutes)"
-  rm -rf "$build"
-  cmake -S "$src_root/kokkos-kernels" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_STANDARD=17 \
-    -DBUILD_SHARED_LIBS=ON -DKokkos_ROOT="$prefix" \
-    -DKokkosKernels_INST_FLOAT=ON -DKokkosKernels_INST_DOUBLE=OFF \
-    -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF \
-    -DKokkosKernels_INST_LAYOUTRIGHT=ON -DKokkosKernels_INST_LAYOUTLEFT=ON \
-    -DKokkosKernels_INST_ORDINAL_INT=ON -DKokkosKernels_INST_ORDINAL_INT64_T=OFF \
-    -DKokkosKernels_INST_OFFSET_INT=ON -DKokkosKernels_INST_OFFSET_SIZE_T=ON \
-    -DKokkosKernels_ENABLE_TESTS=OFF -DKokkosKernels_ENABLE_EXAMPLES=OFF \
-    "${opts[@]}" >"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
+  local signature="${opts[*]} kokkos: $(cat "$prefix/.kokkos.stamp")"
+  up_to_date "$prefix/.kokkos-kernels.stamp" "$signature" && { log "Kokkos Kernels ($variant) already in $prefix"; return 0; }
+  log "building Kokkos Kernels 3.4.1 ($variant, float ETI for LayoutLeft and LayoutRight; takes minutes)"
+  # Reuse an existing build tree: when only link options changed, that is a relink.
+  cmake -S "$src_root/kokkos-kernels" -B "$build" -G Ninja "${opts[@]}" >"$build.log" 2>&1 \
+    || { tail -n 40 "$build.log"; exit 1; }
   cmake --build "$build" -j "$jobs" >>"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
   cmake --install "$build" >>"$build.log" 2>&1
-  touch "$stamp"
+  printf '%s\n' "$signature" >"$prefix/.kokkos-kernels.stamp"
 }
 
 mkdir -p "$prefix" "$prefix_root/build"

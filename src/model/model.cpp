@@ -22,13 +22,12 @@ dist::Distribution read_distribution(ConfigObject cfg) {
 }
 
 void check_distribution(const dist::Distribution& d, const BuildOptions& options, const std::string& path) {
+  if (!d.is_serial())
+    throw ConfigError(path, "distribution " + d.str() + " uses " + std::to_string(d.ranks()) +
+                                " ranks, but this build of Tessera trains on one process only (no MPI support yet)");
   if (d.ranks() != options.ranks)
     throw ConfigError(path, "distribution " + d.str() + " uses " + std::to_string(d.ranks()) +
-                                " ranks, but this run has " + std::to_string(options.ranks) +
-                                " (launch with mpirun -np " + std::to_string(d.ranks()) + " or change the spec)");
-  if (d.channel != 1 || d.is_spatial() || d.sample != 1)
-    throw ConfigError(path, "distribution " + d.str() +
-                                " needs the MPI build of Tessera; this build trains on one process only");
+                                " ranks, but this run has " + std::to_string(options.ranks));
 }
 
 }  // namespace
@@ -60,10 +59,14 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
 
   std::map<std::string, int> index_of;
   std::map<std::string, ops::OpFactory*> factory_of;
-  auto factory = [&](const std::string& backend) {
+  auto factory = [&](const std::string& backend, const std::string& path) {
     auto it = factory_of.find(backend);
     if (it != factory_of.end()) return it->second;
-    m->factories_.push_back(std::make_unique<ops::OpFactory>(backend));
+    try {
+      m->factories_.push_back(std::make_unique<ops::OpFactory>(backend));
+    } catch (const Error& e) {
+      throw ConfigError(path, e.what());
+    }
     return factory_of[backend] = m->factories_.back().get();
   };
 
@@ -91,7 +94,8 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
       }
     }
     layers::LayerContext ctx;
-    ctx.ops = factory(ls.string("backend", default_backend));
+    ctx.ops = factory(ls.string("backend", default_backend),
+                      ls.has("backend") ? ls.path_of("backend") : spec.path_of("backend"));
     ctx.seed = options.seed;
     ctx.distribution = default_distribution;
     if (ls.has("distribution")) {

@@ -33,6 +33,7 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
 
   auto loss_cfg = root.object("loss");
   loss_ = layers::Loss::from_json(loss_cfg);
+  loss_cfg.finish();
 
   // The schedule sits inside "optimizer" in the file but is read by the trainer, which knows
   // the total number of steps.

@@ -15,9 +15,10 @@ struct TrainingProgress {
   uint64_t seed = 0;
 };
 
-/// Checkpoint file: the 8-byte magic "TSRACKPT", a little-endian uint64 header length, a JSON
+/// Checkpoint file: the 8-byte magic "TSRACKPT", a uint64 header length, a JSON
 /// header (format version, progress, every tensor's name and size, an FNV-1a checksum of the
 /// payload), then the raw float32 payload: trainable parameters, buffers, optimizer state.
+/// Numbers are in the writer's byte order (little-endian on every platform Tessera targets).
 /// Written atomically (temporary file, fsync, rename), so the previous checkpoint survives a
 /// crash mid-write.
 void save_checkpoint(const std::string& path, const model::ParameterStore& params, optim::Optimizer& optimizer,

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Usage: expect_failure.sh PATTERN COMMAND...  — passes when COMMAND exits non-zero and its
+# output matches the extended regular expression PATTERN.
+pattern=$1; shift
+output=$("$@" 2>&1); status=$?
+if [[ $status -eq 0 ]]; then echo "expected a non-zero exit, got 0; output:"; echo "$output"; exit 1; fi
+if ! grep -Eq -- "$pattern" <<<"$output"; then echo "output does not match '$pattern':"; echo "$output"; exit 1; fi
+echo "exit $status with: $(grep -E -- "$pattern" <<<"$output" | head -n1)"

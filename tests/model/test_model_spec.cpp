@@ -1,0 +1,92 @@
+#include <catch2/catch.hpp>
+
+#include "tessera/core/error.hpp"
+#include "tessera/model/model.hpp"
+
+using namespace tessera;
+using nlohmann::json;
+
+namespace {
+std::unique_ptr<model::Model> build(const std::string& text, int ranks = 1) {
+  const json spec = json::parse(text);
+  ConfigObject cfg(spec, "$.model");
+  model::BuildOptions o;
+  o.ranks = ranks;
+  o.seed = 3;
+  return model::Model::from_json(cfg, o);
+}
+}  // namespace
+
+TEST_CASE("A residual and concatenating DAG builds with the right shapes", "[model][spec]") {
+  auto m = build(R"({
+    "input": {"channels": 2, "size": [6, 6, 6]},
+    "layers": [
+      {"name": "stem", "type": "conv3d", "filters": 4, "padding": 1},
+      {"name": "a", "type": "conv3d", "filters": 4, "padding": 1},
+      {"name": "res", "type": "add", "inputs": ["stem", "a"]},
+      {"name": "b", "type": "conv3d", "filters": 3, "kernel": 1, "inputs": "stem"},
+      {"name": "cat", "type": "concat", "inputs": ["res", "b", "input"]},
+      {"name": "pool", "type": "max_pool3d"},
+      {"name": "flat", "type": "flatten"},
+      {"name": "head", "type": "dense", "units": 5}
+    ]})");
+  CHECK(m->output_shape(7) == Shape{7, 5});
+  CHECK(m->num_layers() == 8);
+  // stem 4·27·2+4, a 4·27·4+4, b 3·4+3, head 5·(3·3·3·9)+5
+  CHECK(m->parameters().trainable_count() == (4 * 27 * 2 + 4) + (4 * 27 * 4 + 4) + (3 * 4 + 3) + (5 * 27 * 9 + 5));
+  Tensor x(Shape{2, 6, 6, 6, 2});
+  x.fill(0.5f);
+  const Tensor& y = m->forward(x, {});
+  CHECK(y.shape() == Shape{2, 5});
+  Tensor dy(y.shape());
+  dy.fill(1.0f);
+  m->backward(dy, {});
+  // A smaller batch reshapes the graph without rebuilding it.
+  Tensor x1(Shape{1, 6, 6, 6, 2});
+  CHECK(m->forward(x1, {}).shape() == Shape{1, 5});
+  CHECK_THROWS_WITH(m->forward(Tensor(Shape{1, 6, 6, 5, 2}), {}), Catch::Contains("[1, 6, 6, 5, 2]"));
+}
+
+TEST_CASE("Parameters are initialised from the seed and the parameter name", "[model][spec]") {
+  const char* spec = R"({"input": {"channels": 3, "size": [5, 5]},
+      "layers": [{"name": "c", "type": "conv2d", "filters": 2}, {"type": "flatten"}, {"name": "d", "type": "dense", "units": 2}]})";
+  auto a = build(spec), b = build(spec);
+  CHECK(a->parameters().values().to_host() == b->parameters().values().to_host());
+  const auto w = a->parameters().find("c.weight")->value.to_host();
+  double sq = 0;
+  for (float v : w) sq += static_cast<double>(v) * v;
+  CHECK(sq / static_cast<double>(w.size()) == Approx(2.0 / 27).epsilon(0.6));  // He: var 2/fan_in
+  CHECK(a->parameters().find("c.bias")->value.to_host() == std::vector<float>(2, 0.0f));
+}
+
+TEST_CASE("Model spec errors name the JSON path and the problem", "[model][spec]") {
+  const std::string input = R"("input": {"channels": 2, "size": [8, 8, 8]}, )";
+  auto fails_with = [&](const std::string& layers, const std::string& path, const std::string& text) {
+    INFO(layers);
+    CHECK_THROWS_WITH(build("{" + input + "\"layers\": [" + layers + "]}"),
+                      Catch::Contains(path) && Catch::Contains(text));
+  };
+  fails_with(R"({"type": "conv3d", "filters": 4, "kernal": 3})", "$.model.layers[0].kernal", "unknown key");
+  fails_with(R"({"type": "conv4d", "filters": 4})", "$.model.layers[0].type", "unknown layer type");
+  fails_with(R"({"type": "conv3d", "filters": "4"})", "$.model.layers[0].filters", "expected an integer");
+  fails_with(R"({"type": "conv3d"})", "$.model.layers[0].filters", "missing");
+  fails_with(R"({"type": "conv3d", "filters": 4, "kernel": 9})", "$.model.layers[0]", "conv");
+  fails_with(R"({"type": "conv2d", "filters": 4})", "$.model.layers[0]", "[1, 8, 8, 8, 2]");
+  fails_with(R"({"type": "relu"}, {"type": "add", "inputs": ["relu0", "nope"]})", "$.model.layers[1].inputs",
+             "\"nope\" is not the name of an earlier layer");
+  fails_with(R"({"name": "x", "type": "relu"}, {"name": "x", "type": "relu"})", "$.model.layers[1].name",
+             "used twice");
+  fails_with(R"({"name": "x", "type": "relu"}, {"type": "relu", "inputs": "input"})", "$.model.layers[0]",
+             "used by no later layer");
+  fails_with(R"({"type": "add"})", "$.model.layers[0].inputs", "two or more");
+  fails_with(R"({"type": "relu"}, {"type": "dense", "units": 3})", "$.model.layers[1]", "flatten");
+  fails_with(R"({"type": "relu", "distribution": {"depth": 2}})", "$.model.layers[0].distribution",
+             "one process only");
+  fails_with(R"({"type": "relu", "backend": "fpga"})", "$.model.layers[0].backend", "not compiled into this build");
+  CHECK_THROWS_WITH(build(R"({"input": {"channels": 2, "size": [8, 8, 8, 8]}, "layers": [{"type": "relu"}]})"),
+                    Catch::Contains("$.model.input.size"));
+  CHECK_THROWS_WITH(build(R"({"input": {"channels": 2}, "layers": [], "extra": 1})"),
+                    Catch::Contains("$.model.layers") && Catch::Contains("at least one layer"));
+  CHECK_THROWS_WITH(build(R"({"input": {"channels": 2}, "layers": [{"type": "relu"}], "extra": 1})"),
+                    Catch::Contains("$.model.extra") && Catch::Contains("unknown key"));
+}

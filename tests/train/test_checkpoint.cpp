@@ -1,0 +1,131 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "tessera/core/error.hpp"
+#include "tessera/train/training_run.hpp"
+
+using namespace tessera;
+using nlohmann::json;
+
+namespace {
+json small_run(const std::string& optimizer) {
+  return json::parse(R"({
+    "model": {"input": {"channels": 2, "size": [6, 6, 6]},
+              "layers": [{"name": "c", "type": "conv3d", "filters": 4, "padding": 1},
+                         {"name": "bn", "type": "batch_norm"},
+                         {"type": "relu"}, {"type": "max_pool3d"}, {"type": "dropout", "rate": 0.2},
+                         {"type": "flatten"}, {"name": "d", "type": "dense", "units": 4}]},
+    "loss": {"type": "mse"},
+    "optimizer": )" + optimizer + R"(,
+    "data": {"source": "synthetic_fields", "samples": 24, "validation_samples": 0, "size": 6, "channels": 2},
+    "training": {"epochs": 3, "batch_size": 4, "seed": 9, "log_every": 1}})");
+}
+
+train::RunOverrides quiet() {
+  train::RunOverrides o;
+  o.progress = false;
+  return o;
+}
+
+void corrupt(const std::string& path, std::streamoff from_end) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(-from_end, std::ios::end);
+  char c;
+  f.read(&c, 1);
+  c = static_cast<char>(c ^ 0x5a);
+  f.seekp(-from_end, std::ios::end);
+  f.write(&c, 1);
+}
+}  // namespace
+
+TEST_CASE("A resumed run reproduces the uninterrupted loss curve and weights", "[train][checkpoint]") {
+  for (const std::string opt : {R"({"type": "sgd", "lr": 0.01, "momentum": 0.9, "nesterov": true,
+                                    "schedule": {"type": "cosine", "warmup_steps": 3}})",
+                                R"({"type": "adam", "lr": 0.003})"}) {
+    INFO(opt);
+    const std::string ckpt = "tessera_test_resume.ckpt";
+    train::TrainingRun full(small_run(opt), quiet());
+    const auto full_report = full.run();
+    REQUIRE(full_report.steps == 18);
+
+    auto first = quiet();
+    first.max_steps = 7;
+    first.checkpoint_file = ckpt;
+    train::TrainingRun part1(small_run(opt), first);
+    const auto r1 = part1.run();
+
+    auto second = quiet();
+    second.resume_file = ckpt;
+    train::TrainingRun part2(small_run(opt), second);
+    const auto r2 = part2.run();
+
+    std::vector<double> resumed = r1.step_losses;
+    resumed.insert(resumed.end(), r2.step_losses.begin(), r2.step_losses.end());
+    REQUIRE(resumed.size() == full_report.step_losses.size());
+    for (size_t i = 0; i < resumed.size(); ++i) CHECK(resumed[i] == Approx(full_report.step_losses[i]).epsilon(1e-6));
+    const auto a = full.model().parameters().values().to_host(), b = part2.model().parameters().values().to_host();
+    double max_diff = 0;
+    for (size_t i = 0; i < a.size(); ++i) max_diff = std::max(max_diff, static_cast<double>(std::abs(a[i] - b[i])));
+    CHECK(max_diff < 1e-6);
+    CHECK(full.model().parameters().buffers().to_host() == part2.model().parameters().buffers().to_host());
+    std::remove(ckpt.c_str());
+  }
+}
+
+TEST_CASE("Damaged or mismatched checkpoints are refused without touching the model", "[train][checkpoint]") {
+  const std::string ckpt = "tessera_test_damaged.ckpt";
+  auto o = quiet();
+  o.max_steps = 2;
+  o.checkpoint_file = ckpt;
+  train::TrainingRun run(small_run(R"({"type": "sgd", "lr": 0.01, "momentum": 0.9})"), o);
+  run.run();
+
+  auto resume = quiet();
+  resume.resume_file = ckpt;
+  {
+    train::TrainingRun other(small_run(R"({"type": "adam"})"), resume);
+    CHECK_THROWS_WITH(other.run(), Catch::Contains(ckpt) && Catch::Contains("optimizer 'sgd'"));
+  }
+  {
+    auto spec = small_run(R"({"type": "sgd", "lr": 0.01, "momentum": 0.9})");
+    spec["model"]["layers"][0]["filters"] = 5;
+    train::TrainingRun other(spec, resume);
+    const auto before = other.model().parameters().values().to_host();
+    CHECK_THROWS_WITH(other.run(), Catch::Contains("c.weight") && Catch::Contains("[4, 3, 3, 3, 2]"));
+    CHECK(other.model().parameters().values().to_host() == before);
+  }
+  corrupt(ckpt, 10);
+  {
+    train::TrainingRun other(small_run(R"({"type": "sgd", "lr": 0.01, "momentum": 0.9})"), resume);
+    CHECK_THROWS_WITH(other.run(), Catch::Contains(ckpt) && Catch::Contains("checksum"));
+  }
+  {
+    std::ifstream in(ckpt, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream out(ckpt, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
+  }
+  {
+    train::TrainingRun other(small_run(R"({"type": "sgd", "lr": 0.01, "momentum": 0.9})"), resume);
+    CHECK_THROWS_WITH(other.run(), Catch::Contains(ckpt) && Catch::Contains("truncated"));
+  }
+  std::remove(ckpt.c_str());
+}
+
+TEST_CASE("Run config errors name the JSON path", "[train][config]") {
+  auto spec = small_run(R"({"type": "sgd", "lr": 0.01})");
+  spec["training"]["batch_size"] = 100;
+  CHECK_THROWS_WITH(train::TrainingRun(spec, quiet()), Catch::Contains("$.training.batch_size"));
+  spec = small_run(R"({"type": "sgd", "lr": -1})");
+  CHECK_THROWS_WITH(train::TrainingRun(spec, quiet()), Catch::Contains("$.optimizer.lr"));
+  spec = small_run(R"({"type": "sgd", "lr": 0.1})");
+  spec["data"]["size"] = 8;
+  CHECK_THROWS_WITH(train::TrainingRun(spec, quiet()), Catch::Contains("$.data") && Catch::Contains("[6, 6, 6, 2]"));
+  spec = small_run(R"({"type": "sgd", "lr": 0.1})");
+  spec["trainng"] = json::object();
+  CHECK_THROWS_WITH(train::TrainingRun(spec, quiet()), Catch::Contains("$.trainng") && Catch::Contains("unknown key"));
+  spec = small_run(R"({"type": "sgd", "lr": 0.1})");
+  spec["model"]["layers"][6]["units"] = 3;
+  CHECK_THROWS_WITH(train::TrainingRun(spec, quiet()), Catch::Contains("$.loss"));
+}
