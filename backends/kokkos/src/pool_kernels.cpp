@@ -1,0 +1,171 @@
+#include "tessera/backends/kokkos/pool_kernels.hpp"
+
+namespace tessera::kokkos_backend {
+namespace {
+
+/// The geometry as plain integers that device lambdas can capture by value.
+struct PoolIndex {
+  int64_t batch, in_d, in_h, in_w, channels;
+  int64_t out_d, out_h, out_w;
+  int64_t k_d, k_h, k_w;
+  int64_t s_d, s_h, s_w;
+  int64_t pad_d, pad_h, pad_w;
+
+  int64_t output_elements() const { return batch * out_d * out_h * out_w * channels; }
+  int64_t input_elements() const { return batch * in_d * in_h * in_w * channels; }
+};
+
+PoolIndex index_of(const ops::PoolGeometry& g) {
+  const auto o = g.out_size();
+  PoolIndex c{};
+  c.batch = g.batch;
+  c.channels = g.channels;
+  c.in_d = g.in_size[0], c.in_h = g.in_size[1], c.in_w = g.in_size[2];
+  c.out_d = o[0], c.out_h = o[1], c.out_w = o[2];
+  c.k_d = g.kernel[0], c.k_h = g.kernel[1], c.k_w = g.kernel[2];
+  c.s_d = g.stride[0], c.s_h = g.stride[1], c.s_w = g.stride[2];
+  c.pad_d = g.padding[0], c.pad_h = g.padding[1], c.pad_w = g.padding[2];
+  return c;
+}
+
+/// The taps [lo, hi) of a window starting at `start` (may be negative) that fall inside [0, in).
+KOKKOS_INLINE_FUNCTION int64_t first_tap(int64_t start) { return start < 0 ? -start : 0; }
+KOKKOS_INLINE_FUNCTION int64_t end_tap(int64_t start, int64_t k, int64_t in) { return math::min(k, in - start); }
+
+/// The windows [lo, hi] along one axis that contain input index i.
+KOKKOS_INLINE_FUNCTION int64_t first_window(int64_t i, int64_t pad, int64_t k, int64_t s) {
+  const int64_t a = i + pad - (k - 1);
+  return a <= 0 ? 0 : (a + s - 1) / s;
+}
+KOKKOS_INLINE_FUNCTION int64_t last_window(int64_t i, int64_t pad, int64_t s, int64_t out) {
+  return math::min(out - 1, (i + pad) / s);
+}
+
+/// Decomposes the flat index of a channels-last element into (n, d, h, w, c).
+struct Position {
+  int64_t n, d, h, w, c;
+};
+KOKKOS_INLINE_FUNCTION Position position_of(int64_t e, int64_t extent_d, int64_t extent_h, int64_t extent_w,
+                                            int64_t channels) {
+  Position p{};
+  p.c = e % channels;
+  e /= channels;
+  p.w = e % extent_w;
+  e /= extent_w;
+  p.h = e % extent_h;
+  e /= extent_h;
+  p.d = e % extent_d;
+  p.n = e / extent_d;
+  return p;
+}
+
+}  // namespace
+
+template <class T>
+void max_pool_forward(const ops::PoolGeometry& g, const DeviceView<const T>& x, const DeviceView<T>& y,
+                      const PoolArgmax& argmax) {
+  const PoolIndex c = index_of(g);
+  Kokkos::parallel_for(
+      "tessera::max_pool_forward", RangePolicy(0, c.output_elements()), KOKKOS_LAMBDA(const int64_t e) {
+        const Position o = position_of(e, c.out_d, c.out_h, c.out_w, c.channels);
+        const int64_t d0 = o.d * c.s_d - c.pad_d, h0 = o.h * c.s_h - c.pad_h, w0 = o.w * c.s_w - c.pad_w;
+        T best = T(0);
+        int32_t best_tap = -1;
+        for (int64_t kd = first_tap(d0); kd < end_tap(d0, c.k_d, c.in_d); ++kd)
+          for (int64_t kh = first_tap(h0); kh < end_tap(h0, c.k_h, c.in_h); ++kh)
+            for (int64_t kw = first_tap(w0); kw < end_tap(w0, c.k_w, c.in_w); ++kw) {
+              const T v = x(((((o.n * c.in_d + d0 + kd) * c.in_h + h0 + kh) * c.in_w) + w0 + kw) * c.channels + o.c);
+              if (best_tap < 0 || v > best) {
+                best = v;
+                best_tap = static_cast<int32_t>((kd * c.k_h + kh) * c.k_w + kw);
+              }
+            }
+        y(e) = best;
+        argmax(e) = best_tap;
+      });
+}
+
+template <class T>
+void max_pool_backward(const ops::PoolGeometry& g, const DeviceView<const T>& dy, const PoolArgmax& argmax,
+                       const DeviceView<T>& dx) {
+  const PoolIndex c = index_of(g);
+  Kokkos::parallel_for(
+      "tessera::max_pool_backward", RangePolicy(0, c.input_elements()), KOKKOS_LAMBDA(const int64_t e) {
+        const Position i = position_of(e, c.in_d, c.in_h, c.in_w, c.channels);
+        T sum = T(0);
+        const int64_t od_hi = last_window(i.d, c.pad_d, c.s_d, c.out_d);
+        const int64_t oh_hi = last_window(i.h, c.pad_h, c.s_h, c.out_h);
+        const int64_t ow_hi = last_window(i.w, c.pad_w, c.s_w, c.out_w);
+        for (int64_t od = first_window(i.d, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od)
+          for (int64_t oh = first_window(i.h, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh)
+            for (int64_t ow = first_window(i.w, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
+              const int64_t kd = i.d + c.pad_d - od * c.s_d;
+              const int64_t kh = i.h + c.pad_h - oh * c.s_h;
+              const int64_t kw = i.w + c.pad_w - ow * c.s_w;
+              const int64_t o = (((i.n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels + i.c;
+              if (argmax(o) == static_cast<int32_t>((kd * c.k_h + kh) * c.k_w + kw)) sum += dy(o);
+            }
+        dx(e) = sum;
+      });
+}
+
+template <class T>
+void avg_pool_forward(const ops::PoolGeometry& g, const DeviceView<const T>& x, const DeviceView<T>& y) {
+  const PoolIndex c = index_of(g);
+  Kokkos::parallel_for(
+      "tessera::avg_pool_forward", RangePolicy(0, c.output_elements()), KOKKOS_LAMBDA(const int64_t e) {
+        const Position o = position_of(e, c.out_d, c.out_h, c.out_w, c.channels);
+        const int64_t d0 = o.d * c.s_d - c.pad_d, h0 = o.h * c.s_h - c.pad_h, w0 = o.w * c.s_w - c.pad_w;
+        T sum = T(0);
+        int64_t count = 0;
+        for (int64_t kd = first_tap(d0); kd < end_tap(d0, c.k_d, c.in_d); ++kd)
+          for (int64_t kh = first_tap(h0); kh < end_tap(h0, c.k_h, c.in_h); ++kh)
+            for (int64_t kw = first_tap(w0); kw < end_tap(w0, c.k_w, c.in_w); ++kw) {
+              sum += x(((((o.n * c.in_d + d0 + kd) * c.in_h + h0 + kh) * c.in_w) + w0 + kw) * c.channels + o.c);
+              ++count;
+            }
+        y(e) = sum / static_cast<T>(count);
+      });
+}
+
+template <class T>
+void avg_pool_backward(const ops::PoolGeometry& g, const DeviceView<const T>& dy, const DeviceView<T>& dx) {
+  const PoolIndex c = index_of(g);
+  Kokkos::parallel_for(
+      "tessera::avg_pool_backward", RangePolicy(0, c.input_elements()), KOKKOS_LAMBDA(const int64_t e) {
+        const Position i = position_of(e, c.in_d, c.in_h, c.in_w, c.channels);
+        T sum = T(0);
+        const int64_t od_hi = last_window(i.d, c.pad_d, c.s_d, c.out_d);
+        const int64_t oh_hi = last_window(i.h, c.pad_h, c.s_h, c.out_h);
+        const int64_t ow_hi = last_window(i.w, c.pad_w, c.s_w, c.out_w);
+        for (int64_t od = first_window(i.d, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od) {
+          const int64_t d0 = od * c.s_d - c.pad_d;
+          const int64_t count_d = end_tap(d0, c.k_d, c.in_d) - first_tap(d0);
+          for (int64_t oh = first_window(i.h, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh) {
+            const int64_t h0 = oh * c.s_h - c.pad_h;
+            const int64_t count_h = end_tap(h0, c.k_h, c.in_h) - first_tap(h0);
+            for (int64_t ow = first_window(i.w, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
+              const int64_t w0 = ow * c.s_w - c.pad_w;
+              const int64_t count = count_d * count_h * (end_tap(w0, c.k_w, c.in_w) - first_tap(w0));
+              const int64_t o = (((i.n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels + i.c;
+              sum += dy(o) / static_cast<T>(count);
+            }
+          }
+        }
+        dx(e) = sum;
+      });
+}
+
+#define TESSERA_INSTANTIATE_POOL_KERNELS(T)                                                                      \
+  template void max_pool_forward<T>(const ops::PoolGeometry&, const DeviceView<const T>&, const DeviceView<T>&,  \
+                                    const PoolArgmax&);                                                          \
+  template void max_pool_backward<T>(const ops::PoolGeometry&, const DeviceView<const T>&, const PoolArgmax&,    \
+                                     const DeviceView<T>&);                                                      \
+  template void avg_pool_forward<T>(const ops::PoolGeometry&, const DeviceView<const T>&, const DeviceView<T>&); \
+  template void avg_pool_backward<T>(const ops::PoolGeometry&, const DeviceView<const T>&, const DeviceView<T>&);
+
+TESSERA_INSTANTIATE_POOL_KERNELS(float)
+TESSERA_INSTANTIATE_POOL_KERNELS(double)
+#undef TESSERA_INSTANTIATE_POOL_KERNELS
+
+}  // namespace tessera::kokkos_backend

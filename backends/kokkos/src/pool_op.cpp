@@ -1,0 +1,66 @@
+#include <utility>
+
+#include "tessera/backends/kokkos/kokkos_backend.hpp"
+#include "tessera/backends/kokkos/pool_kernels.hpp"
+#include "tessera/core/error.hpp"
+
+namespace tessera::kokkos_backend {
+namespace {
+
+/// The portable PoolOp. Max pooling keeps the argmax of its last forward (grow-only storage)
+/// for the backward pass.
+class KokkosPoolOp final : public ops::PoolOp {
+ public:
+  explicit KokkosPoolOp(const ops::PoolGeometry& g) : g_(g) {}
+
+  std::string backend() const override { return "kokkos"; }
+
+  void forward(const Tensor& x, const Tensor& y) override {
+    check(x, g_.input_shape(), "input");
+    check(y, g_.output_shape(), "output");
+    if (g_.kind == ops::PoolKind::average) {
+      avg_pool_forward<float>(g_, flat(x), flat(y));
+      return;
+    }
+    const auto outputs = static_cast<size_t>(g_.output_shape().numel());
+    if (argmax_.extent(0) < outputs)
+      argmax_ = PoolArgmax(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::max_pool_argmax"), outputs);
+    max_pool_forward<float>(g_, flat(x), flat(y), argmax_);
+    have_argmax_ = true;
+  }
+
+  void backward(const Tensor& x, const Tensor& dy, const Tensor& dx) override {
+    check(x, g_.input_shape(), "input");
+    check(dy, g_.output_shape(), "output gradient");
+    check(dx, g_.input_shape(), "input gradient");
+    if (g_.kind == ops::PoolKind::average) {
+      avg_pool_backward<float>(g_, flat(dy), flat(dx));
+      return;
+    }
+    if (!have_argmax_) throw Error("kokkos pooling " + g_.str() + ": backward called before forward");
+    max_pool_backward<float>(g_, flat(dy), argmax_, flat(dx));
+  }
+
+ private:
+  void check(const Tensor& t, const Shape& expected, const char* what) const {
+    if (t.empty() || t.numel() != expected.numel())
+      throw ShapeError("kokkos pooling " + g_.str() + ": " + what + " has shape " + t.shape().str() + ", expected " +
+                       expected.str());
+  }
+  static DeviceView<float> flat(const Tensor& t) {
+    return Kokkos::subview(t.view(), std::make_pair<int64_t, int64_t>(0, t.numel()));
+  }
+
+  ops::PoolGeometry g_;
+  PoolArgmax argmax_;
+  bool have_argmax_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g) {
+  g.validate("kokkos backend");
+  return std::make_unique<KokkosPoolOp>(g);
+}
+
+}  // namespace tessera::kokkos_backend

@@ -1,0 +1,61 @@
+#pragma once
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/core/config.hpp"
+#include "tessera/layers/layer.hpp"
+#include "tessera/ops/conv.hpp"
+
+namespace tessera::layers {
+
+/// Hyper-parameters of a convolution layer; per-axis values are D, H, W (2D uses depth 1).
+struct ConvOptions {
+  int spatial_rank = 3;
+  int64_t filters = 1;
+  std::array<int64_t, 3> kernel{3, 3, 3};
+  std::array<int64_t, 3> stride{1, 1, 1};
+  std::array<int64_t, 3> padding{0, 0, 0};
+  std::array<int64_t, 3> dilation{1, 1, 1};
+  bool bias = true;
+};
+
+/// 2D/3D convolution ("conv2d", "conv3d") over channels-last input [N, (D,) H, W, C]. Keys:
+/// "filters" (required), "kernel" (3), "stride" (1), "padding" (0), "dilation" (1), each one
+/// integer or a list per axis, and "bias" (true). Parameters `<name>.weight`
+/// [filters, (kD,) kH, kW, C] (ODHWI / OHWI) and `<name>.bias` [filters].
+class Conv final : public Layer {
+ public:
+  Conv(std::string name, const ConvOptions& options);
+  static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
+
+  std::string type() const override { return options_.spatial_rank == 2 ? "conv2d" : "conv3d"; }
+  const ConvOptions& options() const { return options_; }
+  /// The geometry for one input shape; throws ShapeError naming the layer if it does not fit.
+  ops::ConvGeometry geometry(const Shape& input) const;
+
+  Shape output_shape(const std::vector<Shape>& inputs) const override;
+  void reshape(const std::vector<Shape>& inputs) override;
+  void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
+  void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
+                const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
+  std::string backend() const override;
+  /// 2·kD·kH·kW·C·filters per output position of one sample.
+  double forward_flops(const std::vector<Shape>& inputs) const override;
+
+ protected:
+  void declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) override;
+
+ private:
+  const Shape& single_input(const std::vector<Shape>& inputs) const;
+
+  ConvOptions options_;
+  int64_t in_channels_ = 0;
+  Parameter* weight_ = nullptr;
+  Parameter* bias_ = nullptr;
+  Shape op_input_;  // the input shape op_ was made for
+  std::unique_ptr<ops::ConvOp> op_;
+};
+
+}  // namespace tessera::layers

@@ -1,0 +1,163 @@
+#include "tessera/layers/conv_transpose.hpp"
+
+#include <algorithm>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::layers {
+namespace {
+
+/// y[p, c] += bias[c] over a channels-last tensor.
+void add_channel_bias(const Tensor& bias, const Tensor& y) {
+  const int64_t channels = bias.numel();
+  const int64_t positions = y.numel() / channels;
+  const DeviceView<float> out = y.view();
+  const DeviceView<const float> b = bias.view();
+  Kokkos::parallel_for(
+      "tessera::conv_transpose_bias", MDPolicy<2>({0, 0}, {positions, channels}),
+      KOKKOS_LAMBDA(const int64_t p, const int64_t c) { out(p * channels + c) += b(c); });
+}
+
+/// dbias[c] = Σ_p dy[p, c], in double over fixed blocks of positions so that the order of
+/// additions depends only on the shape, never on the thread count.
+void sum_channels(const Tensor& dy, DeviceView<double>& partials, const Tensor& dbias) {
+  const int64_t channels = dbias.numel();
+  const int64_t positions = dy.numel() / channels;
+  const int64_t block = std::max<int64_t>(256, (positions + 4095) / 4096);  // at most 4096 blocks
+  const int64_t blocks = std::max<int64_t>(1, (positions + block - 1) / block);
+  const auto needed = static_cast<size_t>(blocks * channels);
+  if (partials.extent(0) < needed)
+    partials =
+        DeviceView<double>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::conv_transpose_partials"), needed);
+  const DeviceView<double> part = partials;
+  const DeviceView<const float> g = dy.view();
+  const DeviceView<float> out = dbias.view();
+  Kokkos::parallel_for(
+      "tessera::conv_transpose_bias_grad_blocks", MDPolicy<2>({0, 0}, {blocks, channels}),
+      KOKKOS_LAMBDA(const int64_t b, const int64_t c) {
+        const int64_t end = math::min(positions, (b + 1) * block);
+        double s = 0.0;
+        for (int64_t p = b * block; p < end; ++p) s += static_cast<double>(g(p * channels + c));
+        part(b * channels + c) = s;
+      });
+  Kokkos::parallel_for(
+      "tessera::conv_transpose_bias_grad", RangePolicy(0, channels), KOKKOS_LAMBDA(const int64_t c) {
+        double s = 0.0;
+        for (int64_t b = 0; b < blocks; ++b) s += part(b * channels + c);
+        out(c) = static_cast<float>(s);
+      });
+}
+
+}  // namespace
+
+ConvTranspose::ConvTranspose(std::string name, const ConvTransposeOptions& options)
+    : Layer(std::move(name)), options_(options) {}
+
+std::unique_ptr<Layer> ConvTranspose::from_json(const std::string& name, ConfigObject& cfg, int spatial_rank) {
+  if (spatial_rank != 2 && spatial_rank != 3)
+    throw ConfigError(cfg.path(),
+                      "a transposed convolution is 2D or 3D, got spatial rank " + std::to_string(spatial_rank));
+  ConvTransposeOptions o;
+  o.spatial_rank = spatial_rank;
+  o.filters = cfg.integer("filters");
+  if (o.filters < 1) throw ConfigError(cfg.path_of("filters"), "must be at least 1, got " + std::to_string(o.filters));
+  o.kernel = cfg.spatial("kernel", spatial_rank, 2, 1, 1);
+  o.stride = cfg.spatial("stride", spatial_rank, 2, 1, 1);
+  o.padding = cfg.spatial("padding", spatial_rank, 0, 0, 0);
+  o.output_padding = cfg.spatial("output_padding", spatial_rank, 0, 0, 0);
+  for (size_t i = 0; i < 3; ++i)
+    if (o.output_padding[i] >= o.stride[i])
+      throw ConfigError(cfg.path_of("output_padding"), "must be less than the stride (" + std::to_string(o.stride[i]) +
+                                                           "), got " + std::to_string(o.output_padding[i]));
+  o.bias = cfg.boolean("bias", true);
+  return std::make_unique<ConvTranspose>(name, o);
+}
+
+const Shape& ConvTranspose::single_input(const std::vector<Shape>& inputs) const {
+  require_shape(inputs.size() == 1, where() + ": expected one input, got " + std::to_string(inputs.size()));
+  return inputs[0];
+}
+
+ops::ConvGeometry ConvTranspose::adjoint_geometry(const Shape& input) const {
+  const bool is_2d = options_.spatial_rank == 2;
+  require_shape(
+      input.rank() == options_.spatial_rank + 2,
+      where() + ": expected an input " + (is_2d ? "[N, H, W, C]" : "[N, D, H, W, C]") + ", got " + input.str());
+  const ActivationDims a = ActivationDims::of(input);
+  const std::array<int64_t, 3> in{a.d, a.h, a.w};
+  std::array<int64_t, 3> out{};
+  static const char* const axis[3] = {"depth", "height", "width"};
+  for (size_t i = 0; i < 3; ++i) {
+    const int64_t s = options_.stride[i], op = options_.output_padding[i];
+    require_shape(op >= 0 && op < s, where() + ": output_padding " + std::to_string(op) + " in " + axis[i] +
+                                         " must be in [0, stride " + std::to_string(s) + ")");
+    out[i] = (in[i] - 1) * s - 2 * options_.padding[i] + (options_.kernel[i] - 1) + op + 1;
+    require_shape(out[i] >= 1, where() + ": input " + input.str() + " gives an output " + axis[i] + " of " +
+                                   std::to_string(out[i]) + " (padding " + std::to_string(options_.padding[i]) +
+                                   " is too large for kernel " + std::to_string(options_.kernel[i]) + ")");
+  }
+  ops::ConvGeometry g;
+  g.spatial_rank = options_.spatial_rank;
+  g.batch = a.n;
+  g.in_channels = options_.filters;
+  g.out_channels = a.c;
+  g.in_size = out;
+  g.kernel = options_.kernel;
+  g.stride = options_.stride;
+  g.padding = options_.padding;
+  g.validate(where());
+  require_shape(g.out_size() == in, where() + ": internal error: the adjoint convolution " + g.str() +
+                                        " does not map back to input " + input.str());
+  return g;
+}
+
+Shape ConvTranspose::output_shape(const std::vector<Shape>& inputs) const {
+  return adjoint_geometry(single_input(inputs)).input_shape();
+}
+
+void ConvTranspose::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
+  const ops::ConvGeometry g = adjoint_geometry(single_input(inputs));
+  in_channels_ = g.out_channels;
+  // Each output sums about ceil(k/s) taps per axis of every input channel: that, not the
+  // kernel volume, is the fan-in that keeps He initialisation variance-preserving.
+  int64_t taps_per_output = 1;
+  for (size_t i = 0; i < 3; ++i) taps_per_output *= (options_.kernel[i] + options_.stride[i] - 1) / options_.stride[i];
+  const int64_t fan_in = in_channels_ * taps_per_output;
+  const int64_t fan_out = options_.filters * g.kernel_volume();
+  weight_ = params.declare(name() + ".weight", g.weight_shape(), Init::he_normal, fan_in, fan_out);
+  if (options_.bias) bias_ = params.declare(name() + ".bias", Shape{options_.filters}, Init::zeros, fan_in, fan_out);
+}
+
+void ConvTranspose::reshape(const std::vector<Shape>& inputs) {
+  const Shape& input = single_input(inputs);
+  const ops::ConvGeometry g = adjoint_geometry(input);
+  require_shape(g.out_channels == in_channels_, where() + ": input " + input.str() + " does not have the " +
+                                                    std::to_string(in_channels_) + " channels it was set up with");
+  if (op_ && input == op_input_) return;
+  op_ = op_factory().conv(g, name());
+  op_input_ = input;
+}
+
+std::string ConvTranspose::backend() const { return op_ ? op_->backend() : ""; }
+
+double ConvTranspose::forward_flops(const std::vector<Shape>& inputs) const {
+  ops::ConvGeometry g = adjoint_geometry(single_input(inputs));
+  g.batch = 1;
+  return g.forward_flops();
+}
+
+void ConvTranspose::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
+  op_->backward_data(inputs.at(0), weight_->value, output);
+  if (bias_) add_channel_bias(bias_->value, output);
+}
+
+void ConvTranspose::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
+                             const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
+  // In the adjoint convolution this layer's output gradient plays the input and its input
+  // plays the output gradient.
+  op_->backward_weights(grad_output, inputs.at(0), weight_->grad, Tensor());
+  if (bias_) sum_channels(grad_output, bias_partials_, bias_->grad);
+  if (!grad_inputs.at(0).empty()) op_->forward(grad_output, weight_->value, Tensor(), grad_inputs[0]);
+}
+
+}  // namespace tessera::layers

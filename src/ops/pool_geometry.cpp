@@ -1,0 +1,80 @@
+#include <string>
+
+#include "tessera/core/error.hpp"
+#include "tessera/ops/pool.hpp"
+
+namespace tessera::ops {
+namespace {
+
+std::string extents(const std::array<int64_t, 3>& v, int spatial_rank) {
+  const size_t first = spatial_rank == 2 ? 1 : 0;
+  bool same = true;
+  for (size_t i = first; i < 3; ++i) same = same && v[i] == v[first];
+  if (same) return std::to_string(v[first]);
+  std::string s;
+  for (size_t i = first; i < 3; ++i) s += (i == first ? "" : "x") + std::to_string(v[i]);
+  return s;
+}
+
+std::string all_extents(const std::array<int64_t, 3>& v, int spatial_rank) {
+  std::string s;
+  for (size_t i = spatial_rank == 2 ? 1 : 0; i < 3; ++i) s += "x" + std::to_string(v[i]);
+  return s;
+}
+
+}  // namespace
+
+std::array<int64_t, 3> PoolGeometry::out_size() const {
+  std::array<int64_t, 3> out{};
+  for (size_t i = 0; i < 3; ++i) {
+    const int64_t span = in_size[i] + 2 * padding[i] - kernel[i];
+    out[i] = span < 0 || stride[i] < 1 ? 0 : span / stride[i] + 1;
+  }
+  return out;
+}
+
+Shape PoolGeometry::input_shape() const {
+  if (spatial_rank == 2) return Shape{batch, in_size[1], in_size[2], channels};
+  return Shape{batch, in_size[0], in_size[1], in_size[2], channels};
+}
+
+Shape PoolGeometry::output_shape() const {
+  const auto o = out_size();
+  if (spatial_rank == 2) return Shape{batch, o[1], o[2], channels};
+  return Shape{batch, o[0], o[1], o[2], channels};
+}
+
+std::string PoolGeometry::str() const {
+  return std::to_string(spatial_rank) + "d " + (kind == PoolKind::max ? "max" : "avg") + " " +
+         std::to_string(channels) + "ch k" + all_extents(kernel, spatial_rank).substr(1) + " s" +
+         extents(stride, spatial_rank) + " p" + extents(padding, spatial_rank) + " in " + std::to_string(batch) +
+         all_extents(in_size, spatial_rank);
+}
+
+void PoolGeometry::validate(const std::string& where) const {
+  const auto fail = [&](const std::string& problem) {
+    throw ShapeError(where + ": pooling " + str() + ": " + problem);
+  };
+  if (spatial_rank != 2 && spatial_rank != 3) fail("spatial rank must be 2 or 3, got " + std::to_string(spatial_rank));
+  if (batch < 1 || channels < 1)
+    fail("batch and channel counts must be positive (batch " + std::to_string(batch) + ", channels " +
+         std::to_string(channels) + ")");
+  static const char* const axis[3] = {"depth", "height", "width"};
+  for (size_t i = 0; i < 3; ++i) {
+    const std::string a = axis[i];
+    if (in_size[i] < 1) fail("input " + a + " must be positive, got " + std::to_string(in_size[i]));
+    if (kernel[i] < 1) fail("kernel " + a + " must be positive, got " + std::to_string(kernel[i]));
+    if (stride[i] < 1) fail("stride " + a + " must be positive, got " + std::to_string(stride[i]));
+    // Padding smaller than the kernel guarantees that every window overlaps the input, so a
+    // max always exists and an average never divides by zero.
+    if (padding[i] < 0 || padding[i] >= kernel[i])
+      fail("padding " + a + " must be in [0, kernel), got " + std::to_string(padding[i]));
+    if (kernel[i] > in_size[i] + 2 * padding[i])
+      fail("the kernel spans " + std::to_string(kernel[i]) + " in " + a + " but the padded input has only " +
+           std::to_string(in_size[i] + 2 * padding[i]));
+  }
+  if (spatial_rank == 2 && (in_size[0] != 1 || kernel[0] != 1 || stride[0] != 1 || padding[0] != 0))
+    fail("a 2D pooling must have depth 1 with kernel and stride 1 and no padding in depth");
+}
+
+}  // namespace tessera::ops
