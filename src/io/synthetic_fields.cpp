@@ -10,6 +10,7 @@ namespace tessera::io {
 namespace {
 constexpr uint64_t kParameterStream = 0x7061726d73ull;  // "parms"
 constexpr uint64_t kNoiseStream = 0x6e6f697365ull;      // "noise"
+constexpr uint64_t kChannelNoiseStream = 0x63686e6f69ull;  // "chnoi"
 constexpr int kMaxRadius = 12;
 
 /// One pass of a periodic 1D Gaussian blur along axis `axis` of an S³ volume.
@@ -43,7 +44,8 @@ SyntheticFields::SyntheticFields(const Options& options) : options_(options) {
 
 std::string SyntheticFields::describe() const {
   return "synthetic_fields: " + std::to_string(options_.samples) + " samples of " +
-         std::to_string(options_.channels) + "×" + std::to_string(options_.size) + "³, 4 targets";
+         std::to_string(options_.channels) + "×" + std::to_string(options_.size) + "³, " +
+         (options_.task == Task::regression ? "4 regression targets" : "2-class segmentation per voxel");
 }
 
 std::array<float, 4> SyntheticFields::parameters(int64_t index) const {
@@ -56,10 +58,14 @@ std::array<float, 4> SyntheticFields::parameters(int64_t index) const {
 
 void SyntheticFields::load(const std::vector<int64_t>& indices, const Tensor& inputs, const Tensor& targets) {
   const int64_t s = options_.size, c_count = options_.channels, volume = s * s * s;
-  require_shape(inputs.numel() >= static_cast<int64_t>(indices.size()) * volume * c_count &&
-                    targets.numel() >= static_cast<int64_t>(indices.size()) * 4,
-                "synthetic_fields: batch tensors too small for " + std::to_string(indices.size()) + " samples");
-  std::vector<float> host_targets(indices.size() * 4);
+  require_shape(inputs.numel() >= static_cast<int64_t>(indices.size()) * volume * c_count,
+                "synthetic_fields: input tensor too small for " + std::to_string(indices.size()) + " samples");
+  const bool segmentation = options_.task == Task::segmentation;
+  const int64_t target_size = segmentation ? volume : 4;
+  require_shape(targets.numel() >= static_cast<int64_t>(indices.size()) * target_size,
+                "synthetic_fields: target tensor too small for " + std::to_string(indices.size()) + " samples");
+  std::vector<float> host_targets(segmentation ? 0 : indices.size() * 4);
+  auto labels = targets.view();
   auto x = inputs.view();
   auto noise = noise_.view(), smoothed = smoothed_.view(), tmp = tmp_.view();
   for (size_t row = 0; row < indices.size(); ++row) {
@@ -67,7 +73,8 @@ void SyntheticFields::load(const std::vector<int64_t>& indices, const Tensor& in
     if (index < 0 || index >= options_.samples)
       throw Error("synthetic_fields: sample index " + std::to_string(index) + " out of range");
     const auto theta = parameters(index);
-    for (int k = 0; k < 4; ++k) host_targets[row * 4 + static_cast<size_t>(k)] = theta[static_cast<size_t>(k)];
+    if (!segmentation)
+      for (int k = 0; k < 4; ++k) host_targets[row * 4 + static_cast<size_t>(k)] = theta[static_cast<size_t>(k)];
 
     // Normalised 1D Gaussian weights; the separable 3D blur of unit white noise then has
     // variance (Σ w²)³, which we divide out.
@@ -94,8 +101,20 @@ void SyntheticFields::load(const std::vector<int64_t>& indices, const Tensor& in
     blur_axis(noise, smoothed, s, 2, weights, radius);
 
     const float norm = static_cast<float>(1.0 / std::sqrt(std::pow(total_sq, 3.0)));
-    const float amplitude = std::exp(0.5f * theta[0]), offset = theta[2], growth = theta[3];
     const int64_t base = static_cast<int64_t>(row) * volume * c_count;
+    if (segmentation) {
+      const int64_t label_base = static_cast<int64_t>(row) * volume;
+      Kokkos::parallel_for(
+          "tessera::synthetic_segmentation", MDPolicy<2>({0, 0}, {volume, c_count}),
+          KOKKOS_LAMBDA(const int64_t i, const int64_t c) {
+            const float field = norm * smoothed(i);
+            x(base + i * c_count + c) =
+                field + rng::normal(seed, kChannelNoiseStream ^ global, static_cast<uint64_t>(i * c_count + c));
+            if (c == 0) labels(label_base + i) = field > 0.0f ? 1.0f : 0.0f;
+          });
+      continue;
+    }
+    const float amplitude = std::exp(0.5f * theta[0]), offset = theta[2], growth = theta[3];
     const float centre = 0.5f * static_cast<float>(c_count - 1);
     Kokkos::parallel_for(
         "tessera::synthetic_channels", MDPolicy<2>({0, 0}, {volume, c_count}),
@@ -104,6 +123,7 @@ void SyntheticFields::load(const std::vector<int64_t>& indices, const Tensor& in
           x(base + i * c_count + c) = offset + scale * norm * smoothed(i);
         });
   }
+  if (segmentation) return;
   Kokkos::View<float*, Kokkos::LayoutRight, MemSpace> t = targets.view();
   Kokkos::deep_copy(Kokkos::subview(t, std::make_pair<int64_t, int64_t>(0, static_cast<int64_t>(host_targets.size()))),
                     Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
@@ -115,6 +135,9 @@ DataSplit make_datasets(ConfigObject& cfg, uint64_t seed) {
   DataSplit split;
   if (source == "synthetic_fields") {
     SyntheticFields::Options o;
+    o.task = cfg.choice("task", {"regression", "segmentation"}, "regression") == "regression"
+                 ? SyntheticFields::Task::regression
+                 : SyntheticFields::Task::segmentation;
     o.samples = cfg.integer_in("samples", 1, int64_t{1} << 40, 512);
     o.size = cfg.integer_in("size", 4, 4096, 16);
     o.channels = cfg.integer_in("channels", 1, 1024, 4);

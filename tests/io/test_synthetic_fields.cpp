@@ -89,3 +89,31 @@ TEST_CASE("Synthetic field statistics follow their parameters", "[io][synthetic]
   REQUIRE((n_smooth > 5 && n_rough > 5));
   CHECK(smooth / n_smooth < 0.5 * rough / n_rough);
 }
+
+TEST_CASE("Segmentation targets mark where the noiseless field is positive", "[io][synthetic]") {
+  io::SyntheticFields::Options o;
+  o.task = io::SyntheticFields::Task::segmentation;
+  o.samples = 4;
+  o.size = 12;
+  o.channels = 2;
+  o.seed = 5;
+  io::SyntheticFields ds(o);
+  CHECK(ds.target_shape() == Shape{12, 12, 12});
+  Tensor x(Shape{2, 12, 12, 12, 2}), y(Shape{2, 12, 12, 12});
+  ds.load({0, 3}, x, y);
+  const auto hx = x.to_host(), hy = y.to_host();
+  // Labels are 0/1, both classes occur, and the mean input of the two channels agrees with
+  // the label far more often than chance although each channel carries unit noise.
+  double positive = 0, agree = 0;
+  for (size_t v = 0; v < hy.size(); ++v) {
+    REQUIRE((hy[v] == 0.0f || hy[v] == 1.0f));
+    positive += hy[v];
+    const float mean = 0.5f * (hx[2 * v] + hx[2 * v + 1]);
+    agree += (mean > 0.0f) == (hy[v] == 1.0f);
+  }
+  const double n = static_cast<double>(hy.size());
+  CHECK(positive / n > 0.2);
+  CHECK(positive / n < 0.8);
+  CHECK(agree / n > 0.6);
+  CHECK(agree / n < 0.95);
+}

@@ -15,9 +15,15 @@ namespace tessera::io {
 /// epochs), smoothed with periodic boundaries and normalised to unit variance before scaling,
 /// so amplitude and correlation length are not confounded. Every sample is a pure function of
 /// (seed, index): the dataset needs no storage and any rank can produce any sample.
+///
+/// With `task = segmentation` the targets are instead one class per voxel — 1 where the
+/// smoothed field is positive, 0 elsewhere — and each channel is that field plus independent
+/// unit white noise, so a network must denoise before it can threshold (a U-Net-shaped task).
 class SyntheticFields final : public Dataset {
  public:
+  enum class Task { regression, segmentation };
   struct Options {
+    Task task = Task::regression;
     int64_t samples = 512;
     int64_t size = 16;      // voxels per side
     int64_t channels = 4;
@@ -29,7 +35,9 @@ class SyntheticFields final : public Dataset {
   std::string describe() const override;
   int64_t size() const override { return options_.samples; }
   Shape sample_shape() const override { return Shape{options_.size, options_.size, options_.size, options_.channels}; }
-  Shape target_shape() const override { return Shape{4}; }
+  Shape target_shape() const override {
+    return options_.task == Task::regression ? Shape{4} : Shape{options_.size, options_.size, options_.size};
+  }
   void load(const std::vector<int64_t>& indices, const Tensor& inputs, const Tensor& targets) override;
 
   /// The four parameters of sample `index`.
