@@ -25,10 +25,13 @@ class SyntheticFields final : public Dataset {
   struct Options {
     Task task = Task::regression;
     int64_t samples = 512;
-    int64_t size = 16;      // voxels per side
+    int64_t size = 16;  // voxels per side
     int64_t channels = 4;
     uint64_t seed = 0;
     uint64_t index_offset = 0;  // validation sets use a disjoint range of indices
+    /// Keep generated samples in memory (up to this many MiB in all) so later epochs copy
+    /// instead of regenerating; 0 disables the store.
+    int64_t store_mb = 1024;
   };
   explicit SyntheticFields(const Options& options);
 
@@ -44,9 +47,16 @@ class SyntheticFields final : public Dataset {
   std::array<float, 4> parameters(int64_t index) const;
 
  private:
+  /// Generates sample `index` into row `row` of `inputs`/`targets`.
+  void generate(int64_t index, int64_t row, const Tensor& inputs, const Tensor& targets);
+
   Options options_;
   Tensor noise_, smoothed_, tmp_;  // per-sample scratch, reused across loads
   Kokkos::View<float*, MemSpace> weights_;
+  // The in-memory store: one row of inputs and one of targets per sample, filled on first use.
+  Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> stored_inputs_, stored_targets_;
+  std::vector<char> stored_;
+  Kokkos::View<int64_t*, MemSpace> rows_;  // batch indices on the device, grow-only
 };
 
 }  // namespace tessera::io

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# cosmoflow-small training throughput on this CPU: Tessera against the PyTorch peer
+# (../shared/peer/torch_cosmoflow.py), both in this run, same thread count; protocol of
+# shared/design/BENCHMARKS.md (2 warm-up steps, median of the timed steps).
+# Usage: perf/cosmoflow_cpu.sh [--threads N] [--steps N] [--size S] [--batch B] [--build DIR]
+# Last line: tessera_samples_per_s=X torch_samples_per_s=Y ratio=Z conv_bound_fraction=F peak_rss_mb=M
+set -euo pipefail
+cd "$(dirname "$0")/.."
+threads=2 steps=10 size=64 batch=4 build=build/perf
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --threads) threads=$2; shift ;;
+    --steps) steps=$2; shift ;;
+    --size) size=$2; shift ;;
+    --batch) batch=$2; shift ;;
+    --build) build=$2; shift ;;
+    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "cosmoflow_cpu.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+peer=${TESSERA_PEER_DIR:-../shared/peer}/torch_cosmoflow.py
+[[ -f $peer ]] || { echo "cosmoflow_cpu.sh: peer script not found at $peer (set TESSERA_PEER_DIR)" >&2; exit 1; }
+
+export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/tessera-deps/openmp \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DTESSERA_ENABLE_ONEDNN=ON -DTESSERA_ENABLE_PERF=ON \
+  -DTESSERA_ENABLE_TESTS=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)" --target tessera_cli tessera_bench_ops >/dev/null
+
+export OMP_NUM_THREADS=$threads OMP_PROC_BIND=false
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+/usr/bin/python3 - "$size" "$batch" "$((steps + 2))" examples/cosmoflow_small.json "$work/run.json" <<'PY'
+import json, sys
+size, batch, steps, src, dst = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+c = json.load(open(src))
+c["model"]["input"]["size"] = [size] * 3
+c["data"].update({"size": size, "samples": batch * steps, "validation_samples": 0})
+c["training"].update({"batch_size": batch, "epochs": 1, "log_every": 1})
+json.dump(c, open(dst, "w"))
+PY
+
+echo "== tessera: cosmoflow-small S=$size batch=$batch threads=$threads"
+"$build/tessera" train "$work/run.json" --metrics "$work/metrics.jsonl" --quiet --kokkos-threads="$threads" \
+  --kokkos-disable-warnings | tail -n 1
+read -r tessera_rate peak_rss < <(/usr/bin/python3 - "$work/metrics.jsonl" "$batch" <<'PY'
+import json, statistics, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+steps = [e for e in ev if e["event"] == "train"][2:]          # two warm-up steps
+times = [int(sys.argv[2]) / e["samples_per_s"] for e in steps]
+print(f"{int(sys.argv[2]) / statistics.median(times):.3f} {ev[-1]['peak_rss_mb']:.0f}")
+PY
+)
+
+echo "== conv-bound limit: oneDNN's own conv rate on the model's shapes"
+bench=$("$build/perf/tessera_bench_ops" --size "$size" --batch "$batch" --reps 3 --backend onednn \
+  --kokkos-threads="$threads" --kokkos-disable-warnings)
+echo "$bench"
+limit=$(sed -n 's/.*conv-bound limit \([0-9.]*\) samples\/s.*/\1/p' <<<"$bench")
+
+echo "== torch peer (best of default and channels_last memory format)"
+best=0
+for fmt in default channels_last; do
+  out=$(/usr/bin/python3 "$peer" "$size" "$batch" "$steps" "$threads" "$fmt")
+  echo "$out"
+  rate=$(sed -n 's/.*samples_per_s=\([0-9.]*\).*/\1/p' <<<"$out")
+  best=$(/usr/bin/python3 -c "print(max($best, $rate))")
+done
+
+/usr/bin/python3 - "$tessera_rate" "$best" "$limit" "$peak_rss" <<'PY'
+import sys
+t, p, lim, rss = map(float, sys.argv[1:])
+print(f"tessera_samples_per_s={t:.2f} torch_samples_per_s={p:.2f} ratio={t / p:.2f} "
+      f"conv_bound_fraction={t / lim:.2f} peak_rss_mb={rss:.0f}")
+PY
