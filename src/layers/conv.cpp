@@ -54,10 +54,10 @@ void Conv::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistr
   const ops::ConvGeometry g = geometry(single_input(inputs));
   in_channels_ = g.in_channels;
   const int64_t taps = g.kernel_volume();
-  weight_ = params.declare(name() + ".weight", g.weight_shape(), Init::he_normal, taps * g.in_channels,
+  weight_ = params.declare(name() + ".weight", g.weight_shape(), Init::weight, taps * g.in_channels,
                            taps * g.out_channels);
   if (options_.bias)
-    bias_ = params.declare(name() + ".bias", Shape{g.out_channels}, Init::zeros, taps * g.in_channels,
+    bias_ = params.declare(name() + ".bias", Shape{g.out_channels}, Init::bias, taps * g.in_channels,
                            taps * g.out_channels);
 }
 

@@ -124,8 +124,8 @@ void ConvTranspose::declare_parameters(const std::vector<Shape>& inputs, Paramet
   for (size_t i = 0; i < 3; ++i) taps_per_output *= (options_.kernel[i] + options_.stride[i] - 1) / options_.stride[i];
   const int64_t fan_in = in_channels_ * taps_per_output;
   const int64_t fan_out = options_.filters * g.kernel_volume();
-  weight_ = params.declare(name() + ".weight", g.weight_shape(), Init::he_normal, fan_in, fan_out);
-  if (options_.bias) bias_ = params.declare(name() + ".bias", Shape{options_.filters}, Init::zeros, fan_in, fan_out);
+  weight_ = params.declare(name() + ".weight", g.weight_shape(), Init::weight, fan_in, fan_out);
+  if (options_.bias) bias_ = params.declare(name() + ".bias", Shape{options_.filters}, Init::bias, fan_in, fan_out);
 }
 
 void ConvTranspose::reshape(const std::vector<Shape>& inputs) {

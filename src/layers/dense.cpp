@@ -24,8 +24,8 @@ Shape Dense::output_shape(const std::vector<Shape>& inputs) const {
 void Dense::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
   output_shape(inputs);
   in_features_ = inputs[0][1];
-  weight_ = params.declare(name() + ".weight", Shape{units_, in_features_}, Init::he_normal, in_features_, units_);
-  if (bias_enabled_) bias_ = params.declare(name() + ".bias", Shape{units_}, Init::zeros, in_features_, units_);
+  weight_ = params.declare(name() + ".weight", Shape{units_, in_features_}, Init::weight, in_features_, units_);
+  if (bias_enabled_) bias_ = params.declare(name() + ".bias", Shape{units_}, Init::bias, in_features_, units_);
 }
 
 void Dense::reshape(const std::vector<Shape>& inputs) {

@@ -53,6 +53,9 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
   input.finish();
 
   const std::string default_backend = spec.string("backend", options.backend);
+  const auto init_scheme = spec.choice("init", {"he_normal", "uniform_fan_in"}, "he_normal") == "he_normal"
+                               ? layers::InitScheme::he_normal
+                               : layers::InitScheme::uniform_fan_in;
   dist::Distribution default_distribution;
   if (spec.has("distribution")) default_distribution = read_distribution(spec.object("distribution"));
   check_distribution(default_distribution, options, spec.path_of("distribution"));
@@ -140,7 +143,7 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
   std::vector<int64_t> batch1{1};
   for (auto d : m->sample_shape_.dims()) batch1.push_back(d);
   m->current_input_shape_ = Shape(batch1);
-  m->params_.finalize(options.seed);
+  m->params_.finalize(options.seed, init_scheme);
   m->grad_written_.assign(m->nodes_.size(), 0);
   return m;
 }

@@ -38,7 +38,7 @@ const layers::Parameter* ParameterStore::find(const std::string& name) const {
   return nullptr;
 }
 
-void ParameterStore::finalize(uint64_t seed) {
+void ParameterStore::finalize(uint64_t seed, layers::InitScheme scheme) {
   if (finalized_) throw Error("the parameter store is already finalised");
   values_ = Tensor(Shape{trainable_count_}, "tessera::parameters");
   grads_ = Tensor(Shape{trainable_count_}, "tessera::gradients");
@@ -53,9 +53,16 @@ void ParameterStore::finalize(uint64_t seed) {
       p->value = buffers_.slice(buffer_offset, p->shape);
       buffer_offset += p->shape.numel();
     }
-    initialize(p->value, p->init, p->fan_in, p->fan_out, seed, p->name);
+    initialize(p->value, resolve(p->init, scheme), p->fan_in, p->fan_out, seed, p->name);
   }
   finalized_ = true;
+}
+
+layers::Init resolve(layers::Init init, layers::InitScheme scheme) {
+  const bool uniform = scheme == layers::InitScheme::uniform_fan_in;
+  if (init == layers::Init::weight) return uniform ? layers::Init::uniform_fan_in : layers::Init::he_normal;
+  if (init == layers::Init::bias) return uniform ? layers::Init::uniform_fan_in : layers::Init::zeros;
+  return init;
 }
 
 void initialize(const Tensor& t, layers::Init init, int64_t fan_in, int64_t fan_out, uint64_t seed,
@@ -69,6 +76,16 @@ void initialize(const Tensor& t, layers::Init init, int64_t fan_in, int64_t fan_
       const float std = static_cast<float>(std::sqrt(2.0 / static_cast<double>(std::max<int64_t>(fan_in, 1))));
       Kokkos::parallel_for("tessera::init_he_normal", RangePolicy(0, t.numel()), KOKKOS_LAMBDA(const int64_t i) {
         v(i) = std * rng::normal(seed, stream, static_cast<uint64_t>(i));
+      });
+      return;
+    }
+    case layers::Init::weight:
+    case layers::Init::bias:
+      throw Error("parameter '" + name + "': initialise with a concrete kind (resolve the role first)");
+    case layers::Init::uniform_fan_in: {
+      const float bound = static_cast<float>(1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(fan_in, 1))));
+      Kokkos::parallel_for("tessera::init_uniform_fan_in", RangePolicy(0, t.numel()), KOKKOS_LAMBDA(const int64_t i) {
+        v(i) = bound * (2.0f * rng::uniform(seed, stream, static_cast<uint64_t>(i)) - 1.0f);
       });
       return;
     }

@@ -50,7 +50,7 @@ TEST_CASE("dense layer computes x·wᵀ + b and reports its FLOPs", "[dense][lay
   LayerHarness h(std::make_unique<Dense>("fc", 2, true), {Shape{2, 3}});
   CHECK(h.layer().backend() == "kokkos");
   CHECK(h.params().at("fc.weight").shape == Shape{2, 3});
-  CHECK(h.params().at("fc.weight").init == tessera::layers::Init::he_normal);
+  CHECK(h.params().at("fc.weight").init == tessera::layers::Init::weight);
   CHECK(h.params().at("fc.weight").fan_in == 3);
   CHECK(h.params().at("fc.bias").shape == Shape{2});
   h.input(0).copy_from_host({1, 2, 3, 4, 5, 6});

@@ -43,7 +43,8 @@ class SimpleParameters final : public layers::ParameterRegistry {
     p->value = Tensor(shape, name);
     if (init == layers::Init::ones) p->value.fill(1.0f);
     // Random kinds get a fixed spread of values; tests that care set values themselves.
-    if (init == layers::Init::he_normal || init == layers::Init::glorot_uniform)
+    if (init == layers::Init::weight || init == layers::Init::he_normal || init == layers::Init::glorot_uniform ||
+        init == layers::Init::uniform_fan_in)
       p->value.copy_from_host(
           random_vector<float>(static_cast<size_t>(shape.numel()), 7u + static_cast<unsigned>(params_.size())));
     if (trainable) p->grad = Tensor(shape, name + ".grad");

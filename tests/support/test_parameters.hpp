@@ -61,8 +61,11 @@ class TestParameters final : public layers::ParameterRegistry {
     std::vector<float> v(static_cast<size_t>(p.shape.numel()), 0.0f);
     const uint64_t stream = rng::stream_of(p.name);
     switch (p.init) {
-      case layers::Init::zeros: break;
+      case layers::Init::zeros:
+      case layers::Init::bias: break;
       case layers::Init::ones: std::fill(v.begin(), v.end(), 1.0f); break;
+      case layers::Init::weight:
+      case layers::Init::uniform_fan_in:
       case layers::Init::he_normal: {
         const float scale = std::sqrt(2.0f / static_cast<float>(p.fan_in));
         for (size_t i = 0; i < v.size(); ++i) v[i] = scale * rng::normal(seed_, stream, i);

@@ -6,9 +6,22 @@
 
 namespace tessera::layers {
 
-/// How a parameter is initialised. Random kinds draw from the counter-based RNG keyed by the
-/// parameter's full name, so the values do not depend on rank count or thread count.
-enum class Init { zeros, ones, he_normal, glorot_uniform };
+/// How a parameter is initialised. `weight` and `bias` name a role: the model's init scheme
+/// ("init" in the spec) decides their distribution, so one spec can match another framework's
+/// defaults. Random kinds draw from the counter-based RNG keyed by the parameter's full name,
+/// so the values do not depend on rank count or thread count.
+enum class Init {
+  zeros,
+  ones,
+  weight,          // he_normal, or uniform_fan_in under the uniform_fan_in scheme
+  bias,            // zeros, or uniform_fan_in under the uniform_fan_in scheme
+  he_normal,       // N(0, 2/fan_in)
+  glorot_uniform,  // U(±sqrt(6/(fan_in + fan_out)))
+  uniform_fan_in,  // U(±1/sqrt(fan_in)): PyTorch's default for Conv and Linear
+};
+
+/// The model-wide choice that resolves Init::weight and Init::bias.
+enum class InitScheme { he_normal, uniform_fan_in };
 
 /// One named parameter (trainable weight) or buffer (state such as running statistics).
 /// `value` and `grad` are valid once the owning store is finalised; buffers have no grad.

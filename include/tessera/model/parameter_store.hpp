@@ -20,7 +20,7 @@ class ParameterStore final : public layers::ParameterRegistry {
   /// Allocates the buffers, binds every parameter's value/grad tensors and initialises them
   /// from `seed` (each random parameter from the stream of its name, so the result does not
   /// depend on how many ranks later share the work). Declaring after this is an error.
-  void finalize(uint64_t seed);
+  void finalize(uint64_t seed, layers::InitScheme scheme = layers::InitScheme::he_normal);
   bool finalized() const { return finalized_; }
 
   /// All trainable values / gradients as flat tensors (empty if there are none).
@@ -41,7 +41,9 @@ class ParameterStore final : public layers::ParameterRegistry {
   bool finalized_ = false;
 };
 
-/// Fills `t` following `init` from the counter-based RNG stream of `name`.
+/// Init::weight and Init::bias resolved under `scheme`; other kinds unchanged.
+layers::Init resolve(layers::Init init, layers::InitScheme scheme);
+/// Fills `t` following `init` (a concrete kind) from the counter-based RNG stream of `name`.
 void initialize(const Tensor& t, layers::Init init, int64_t fan_in, int64_t fan_out, uint64_t seed,
                 const std::string& name);
 
