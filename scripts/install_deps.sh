@@ -35,7 +35,7 @@ sudo_if_needed() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 apt_packages=(
   build-essential cmake ninja-build ccache pkg-config dpkg-dev git
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
-  libdnnl-dev libopenblas-dev libhwloc-dev
+  libdnnl-dev ocl-icd-opencl-dev libopenblas-dev libhwloc-dev
   catch2 nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
   python3-numpy python3-h5py python3-torch
 )

@@ -6,6 +6,9 @@
 #include "tessera/build_info.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/ops/backend.hpp"
+#if TESSERA_ENABLE_ONEDNN
+#include "tessera/backends/onednn/onednn_backend.hpp"
+#endif
 
 namespace tessera::cli {
 
@@ -19,7 +22,11 @@ int run_info() {
   s << "op backends:    auto";
   for (const auto& b : ops::available_backends()) s << ", " << b;
   s << "\n";
-  s << "onednn:         " << (TESSERA_ENABLE_ONEDNN ? "compiled in" : "not compiled in (TESSERA_ENABLE_ONEDNN=OFF)") << "\n";
+#if TESSERA_ENABLE_ONEDNN
+  s << "onednn:         " << onednn_backend::version_string() << "\n";
+#else
+  s << "onednn:         not compiled in (TESSERA_ENABLE_ONEDNN=OFF)\n";
+#endif
   s << "cudnn:          " << (TESSERA_ENABLE_CUDNN ? "compiled in" : "not compiled in (TESSERA_ENABLE_CUDNN=OFF)") << "\n";
   s << "hdf5:           " << (TESSERA_ENABLE_HDF5 ? "compiled in" : "not compiled in (TESSERA_ENABLE_HDF5=OFF)") << "\n";
   s << "mpi:            not compiled in (single-process build)\n";

@@ -3,6 +3,9 @@
 
 #include "tessera/backends/kokkos/kokkos_backend.hpp"
 #include "tessera/build_info.hpp"
+#if TESSERA_ENABLE_ONEDNN
+#include "tessera/backends/onednn/onednn_backend.hpp"
+#endif
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/ops/backend.hpp"
@@ -13,7 +16,10 @@ namespace {
 struct Registry {
   std::vector<std::unique_ptr<Backend>> backends;  // in order of preference for "auto", Kokkos last
   Registry() {
-    // Vendor backends are registered here, ahead of Kokkos, as they are compiled in.
+    // Vendor backends come first: "auto" takes the first that supports a case.
+#if TESSERA_ENABLE_ONEDNN
+    backends.push_back(onednn_backend::make_backend());
+#endif
     backends.push_back(kokkos_backend::make_backend());
   }
 };

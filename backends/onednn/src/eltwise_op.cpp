@@ -1,0 +1,97 @@
+// ReLU, LeakyReLU and ELU through oneDNN's eltwise primitives over the flat tensor.
+#include <cstdint>
+#include <map>
+
+#include "engine.hpp"
+#include "onednn_ops.hpp"
+
+namespace tessera::onednn_backend {
+namespace {
+
+using dnnl::memory;
+
+/// An activation is not bound to a shape, so primitives are kept per element count; a layer
+/// sees one or two counts (training and a smaller last batch), hence the small cap.
+class OnednnEltwiseOp final : public ops::EltwiseOp {
+ public:
+  explicit OnednnEltwiseOp(const ops::EltwiseDesc& d) : desc_(d) {}
+
+  std::string backend() const override { return "onednn"; }
+
+  void forward(const Tensor& x, const Tensor& y) override {
+    require_same(x, y, "y");
+    const auto lock = Engine::get().lock();
+    Primitives& p = primitives(x.numel());
+    if (p.forward.threads != Engine::threads()) {
+      const memory::desc md = flat(x.numel());
+      p.forward.build<dnnl::eltwise_forward::primitive_desc, dnnl::eltwise_forward>(
+          forward_pd(md), {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
+    }
+    p.forward.bind(DNNL_ARG_SRC, x.data());
+    p.forward.bind(DNNL_ARG_DST, y.data());
+    p.forward.run();
+  }
+
+  void backward(const Tensor& x, const Tensor& dy, const Tensor& dx) override {
+    require_same(x, dy, "dy");
+    require_same(x, dx, "dx");
+    const auto lock = Engine::get().lock();
+    Primitives& p = primitives(x.numel());
+    if (p.backward.threads != Engine::threads()) {
+      const memory::desc md = flat(x.numel());
+      const dnnl::eltwise_backward::desc desc(algorithm(), md, md, alpha(), 0.0f);
+      const dnnl::eltwise_backward::primitive_desc pd(desc, user_scratchpad_attr(), Engine::get().engine(),
+                                                      forward_pd(md));
+      p.backward.build<dnnl::eltwise_backward::primitive_desc, dnnl::eltwise_backward>(
+          pd, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
+    }
+    p.backward.bind(DNNL_ARG_SRC, x.data());
+    p.backward.bind(DNNL_ARG_DIFF_DST, dy.data());
+    p.backward.bind(DNNL_ARG_DIFF_SRC, dx.data());
+    p.backward.run();
+  }
+
+ private:
+  struct Primitives {
+    BoundPrimitive forward, backward;
+  };
+  static constexpr size_t max_cached_counts = 4;
+
+  Primitives& primitives(int64_t count) {
+    auto it = by_count_.find(count);
+    if (it != by_count_.end()) return it->second;
+    if (by_count_.size() >= max_cached_counts) by_count_.clear();
+    return by_count_[count];
+  }
+
+  static memory::desc flat(int64_t count) {
+    return memory::desc({count}, memory::data_type::f32, memory::format_tag::a);
+  }
+
+  // oneDNN's relu with a negative slope alpha is LeakyReLU; its elu is alpha·(eˣ − 1) for
+  // x ≤ 0, as ours. Both take the negative branch at 0, as the Kokkos reference does.
+  dnnl::algorithm algorithm() const {
+    return desc_.kind == ops::EltwiseKind::elu ? dnnl::algorithm::eltwise_elu : dnnl::algorithm::eltwise_relu;
+  }
+  float alpha() const { return desc_.kind == ops::EltwiseKind::relu ? 0.0f : desc_.alpha; }
+
+  dnnl::eltwise_forward::primitive_desc forward_pd(const memory::desc& md) const {
+    const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, algorithm(), md, alpha(), 0.0f);
+    return {desc, user_scratchpad_attr(), Engine::get().engine()};
+  }
+
+  void require_same(const Tensor& x, const Tensor& other, const char* what) const {
+    require_shape(!x.empty() && x.numel() == other.numel(), "onednn " + desc_.str() + ": x of shape " +
+                                                                x.shape().str() + " and " + what + " of shape " +
+                                                                other.shape().str() + " differ in size");
+  }
+
+  ops::EltwiseDesc desc_;
+  std::map<int64_t, Primitives> by_count_;
+};
+
+}  // namespace
+
+std::unique_ptr<ops::EltwiseOp> make_eltwise(const ops::EltwiseDesc& d) { return std::make_unique<OnednnEltwiseOp>(d); }
+
+}  // namespace tessera::onednn_backend

@@ -1,0 +1,131 @@
+// Inner product (fully connected) through oneDNN's inner-product primitives: x [N, in] "nc",
+// w [out, in] "oi" (our layout, read in place), y [N, out] "nc".
+#include <utility>
+#include <vector>
+
+#include "engine.hpp"
+#include "onednn_ops.hpp"
+
+namespace tessera::onednn_backend {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+
+class OnednnInnerProductOp final : public ops::InnerProductOp {
+ public:
+  explicit OnednnInnerProductOp(const ops::InnerProductGeometry& g)
+      : g_(g),
+        src_({g.batch, g.in_features}, memory::data_type::f32, tag::nc),
+        weights_({g.out_features, g.in_features}, memory::data_type::f32, tag::oi),
+        bias_({g.out_features}, memory::data_type::f32, tag::a),
+        dst_({g.batch, g.out_features}, memory::data_type::f32, tag::nc) {}
+
+  std::string backend() const override { return "onednn"; }
+
+  bool supported() const {
+    try {
+      const auto fwd = forward_pd(false);
+      return !is_reference(fwd) && !is_reference(backward_data_pd(fwd)) &&
+             !is_reference(backward_weights_pd(fwd, false));
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }
+
+  void forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) override {
+    require_elements(x, Shape{g_.batch, g_.in_features}, what(), "x");
+    require_elements(w, Shape{g_.out_features, g_.in_features}, what(), "w");
+    if (!bias.empty()) require_elements(bias, Shape{g_.out_features}, what(), "bias");
+    require_elements(y, Shape{g_.batch, g_.out_features}, what(), "y");
+    const auto lock = Engine::get().lock();
+    BoundPrimitive& p = forward_[bias.empty() ? 0 : 1];
+    if (p.threads != Engine::threads()) {
+      std::vector<std::pair<int, memory::desc>> args{
+          {DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
+      if (!bias.empty()) args.emplace_back(DNNL_ARG_BIAS, bias_);
+      p.build<dnnl::inner_product_forward::primitive_desc, dnnl::inner_product_forward>(forward_pd(!bias.empty()),
+                                                                                        args);
+    }
+    p.bind(DNNL_ARG_SRC, x.data());
+    p.bind(DNNL_ARG_WEIGHTS, w.data());
+    if (!bias.empty()) p.bind(DNNL_ARG_BIAS, bias.data());
+    p.bind(DNNL_ARG_DST, y.data());
+    p.run();
+  }
+
+  void backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx) override {
+    require_elements(dy, Shape{g_.batch, g_.out_features}, what(), "dy");
+    require_elements(w, Shape{g_.out_features, g_.in_features}, what(), "w");
+    require_elements(dx, Shape{g_.batch, g_.in_features}, what(), "dx");
+    const auto lock = Engine::get().lock();
+    BoundPrimitive& p = backward_data_;
+    if (p.threads != Engine::threads())
+      p.build<dnnl::inner_product_backward_data::primitive_desc, dnnl::inner_product_backward_data>(
+          backward_data_pd(forward_pd(false)),
+          {{DNNL_ARG_DIFF_DST, dst_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DIFF_SRC, src_}});
+    p.bind(DNNL_ARG_DIFF_DST, dy.data());
+    p.bind(DNNL_ARG_WEIGHTS, w.data());
+    p.bind(DNNL_ARG_DIFF_SRC, dx.data());
+    p.run();
+  }
+
+  void backward_weights(const Tensor& x, const Tensor& dy, const Tensor& dw, const Tensor& dbias) override {
+    require_elements(x, Shape{g_.batch, g_.in_features}, what(), "x");
+    require_elements(dy, Shape{g_.batch, g_.out_features}, what(), "dy");
+    require_elements(dw, Shape{g_.out_features, g_.in_features}, what(), "dw");
+    if (!dbias.empty()) require_elements(dbias, Shape{g_.out_features}, what(), "dbias");
+    const auto lock = Engine::get().lock();
+    BoundPrimitive& p = backward_weights_[dbias.empty() ? 0 : 1];
+    if (p.threads != Engine::threads()) {
+      std::vector<std::pair<int, memory::desc>> args{
+          {DNNL_ARG_SRC, src_}, {DNNL_ARG_DIFF_DST, dst_}, {DNNL_ARG_DIFF_WEIGHTS, weights_}};
+      if (!dbias.empty()) args.emplace_back(DNNL_ARG_DIFF_BIAS, bias_);
+      p.build<dnnl::inner_product_backward_weights::primitive_desc, dnnl::inner_product_backward_weights>(
+          backward_weights_pd(forward_pd(!dbias.empty()), !dbias.empty()), args);
+    }
+    p.bind(DNNL_ARG_SRC, x.data());
+    p.bind(DNNL_ARG_DIFF_DST, dy.data());
+    p.bind(DNNL_ARG_DIFF_WEIGHTS, dw.data());
+    if (!dbias.empty()) p.bind(DNNL_ARG_DIFF_BIAS, dbias.data());
+    p.run();
+  }
+
+ private:
+  std::string what() const {
+    return "inner product " + std::to_string(g_.in_features) + "->" + std::to_string(g_.out_features);
+  }
+
+  dnnl::inner_product_forward::primitive_desc forward_pd(bool bias) const {
+    const dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_training, src_, weights_,
+                                                 bias ? bias_ : memory::desc(), dst_);
+    return {desc, user_scratchpad_attr(), Engine::get().engine()};
+  }
+  dnnl::inner_product_backward_data::primitive_desc backward_data_pd(
+      const dnnl::inner_product_forward::primitive_desc& hint) const {
+    const dnnl::inner_product_backward_data::desc desc(src_, weights_, dst_);
+    return {desc, user_scratchpad_attr(), Engine::get().engine(), hint};
+  }
+  dnnl::inner_product_backward_weights::primitive_desc backward_weights_pd(
+      const dnnl::inner_product_forward::primitive_desc& hint, bool bias) const {
+    const dnnl::inner_product_backward_weights::desc desc(src_, weights_, bias ? bias_ : memory::desc(), dst_);
+    return {desc, user_scratchpad_attr(), Engine::get().engine(), hint};
+  }
+
+  ops::InnerProductGeometry g_;
+  memory::desc src_, weights_, bias_, dst_;
+  BoundPrimitive forward_[2];  // without, with bias
+  BoundPrimitive backward_data_;
+  BoundPrimitive backward_weights_[2];
+};
+
+}  // namespace
+
+std::unique_ptr<ops::InnerProductOp> make_inner_product(const ops::InnerProductGeometry& g) {
+  if (g.batch < 1 || g.in_features < 1 || g.out_features < 1) return nullptr;
+  auto op = std::make_unique<OnednnInnerProductOp>(g);
+  if (!op->supported()) return nullptr;
+  return op;
+}
+
+}  // namespace tessera::onednn_backend

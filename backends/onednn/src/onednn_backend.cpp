@@ -1,0 +1,76 @@
+#include "tessera/backends/onednn/onednn_backend.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "onednn_ops.hpp"
+#include "tessera/core/kokkos_compat.hpp"
+
+namespace tessera::onednn_backend {
+namespace {
+
+/// oneDNN's CPU engine reads and writes tensors in place, so it can serve only builds whose
+/// tensors live in host memory.
+constexpr bool tensors_on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+
+class OnednnBackend final : public ops::Backend {
+ public:
+  std::string name() const override { return "onednn"; }
+  std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g) override {
+    if (!tensors_on_host) return nullptr;
+    return onednn_backend::make_conv(g);
+  }
+  std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g) override {
+    if (!tensors_on_host) return nullptr;
+    return onednn_backend::make_pool(g);
+  }
+  /// oneDNN's batch normalization computes mean and variance and the two backward sums inside
+  /// one primitive call, with no way to reduce them across ranks between the stages that
+  /// BatchNormOp exposes (and no Σx² output); the Kokkos kernels serve it.
+  std::unique_ptr<ops::BatchNormOp> make_batch_norm(const ops::BatchNormGeometry&) override { return nullptr; }
+  std::unique_ptr<ops::EltwiseOp> make_eltwise(const ops::EltwiseDesc& d) override {
+    if (!tensors_on_host) return nullptr;
+    return onednn_backend::make_eltwise(d);
+  }
+  std::unique_ptr<ops::InnerProductOp> make_inner_product(const ops::InnerProductGeometry& g) override {
+    if (!tensors_on_host) return nullptr;
+    return onednn_backend::make_inner_product(g);
+  }
+};
+
+const char* isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
+    case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "all";
+  }
+}
+
+const char* runtime_name(unsigned runtime) {
+  switch (runtime) {
+    case DNNL_RUNTIME_OMP: return "OpenMP";
+    case DNNL_RUNTIME_TBB: return "TBB";
+    case DNNL_RUNTIME_SEQ: return "sequential";
+    case DNNL_RUNTIME_THREADPOOL: return "threadpool";
+    default: return "other";
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<ops::Backend> make_backend() { return std::make_unique<OnednnBackend>(); }
+
+std::string version_string() {
+  const dnnl::version_t* v = dnnl::version();
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+         " (cpu runtime " + runtime_name(v->cpu_runtime) + ", ISA " + isa_name(dnnl::get_effective_cpu_isa()) + ")";
+}
+
+}  // namespace tessera::onednn_backend

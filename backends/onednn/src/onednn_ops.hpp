@@ -1,0 +1,28 @@
+#pragma once
+// The oneDNN ops' factories, each in its own file, and what they share. Private to the backend.
+#include <memory>
+#include <string>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/tensor.hpp"
+#include "tessera/ops/conv.hpp"
+#include "tessera/ops/eltwise.hpp"
+#include "tessera/ops/inner_product.hpp"
+#include "tessera/ops/pool.hpp"
+
+namespace tessera::onednn_backend {
+
+/// Each returns nullptr when oneDNN cannot run the case on this build.
+std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g);
+std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g);
+std::unique_ptr<ops::EltwiseOp> make_eltwise(const ops::EltwiseDesc& d);
+std::unique_ptr<ops::InnerProductOp> make_inner_product(const ops::InnerProductGeometry& g);
+
+/// Throws ShapeError unless `t` holds exactly `expected.numel()` elements (the ops read flat
+/// memory, so e.g. a [N, H, W, C] tensor may carry an [N, 1, H, W, C] geometry).
+inline void require_elements(const Tensor& t, const Shape& expected, const std::string& op, const char* what) {
+  if (t.empty() || t.numel() != expected.numel())
+    throw ShapeError("onednn " + op + ": " + what + " has shape " + t.shape().str() + ", expected " + expected.str());
+}
+
+}  // namespace tessera::onednn_backend
