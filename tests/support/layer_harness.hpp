@@ -1,5 +1,5 @@
 #pragma once
-// Runs one layer outside a model (Kokkos backend, SimpleParameters) and checks its input and
+// Runs one layer outside a model (Kokkos backend, TestParameters) and checks its input and
 // parameter gradients against central finite differences of L = Σ y·r in double, r fixed.
 #include <algorithm>
 #include <functional>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "support/gradient_check.hpp"
-#include "support/simple_parameters.hpp"
+#include "support/test_parameters.hpp"
 #include "tessera/layers/layer.hpp"
 #include "tessera/ops/backend.hpp"
 
@@ -32,7 +32,7 @@ class LayerHarness {
   }
 
   layers::Layer& layer() { return *layer_; }
-  SimpleParameters& params() { return params_; }
+  TestParameters& params() { return params_; }
   Tensor& input(size_t i) { return inputs_.at(i); }
   const std::vector<Tensor>& inputs() const { return inputs_; }
   const Tensor& output() const { return output_; }
@@ -116,7 +116,7 @@ class LayerHarness {
  private:
   std::unique_ptr<layers::Layer> layer_;
   ops::OpFactory factory_;
-  SimpleParameters params_;
+  TestParameters params_;
   std::vector<Tensor> inputs_;
   Tensor output_;
 };

@@ -32,6 +32,7 @@ class TestParameters final : public layers::ParameterRegistry {
       if (p->name == name) return *p;
     throw Error("test parameters: no parameter '" + name + "'");
   }
+  layers::Parameter& at(const std::string& name) const { return (*this)[name]; }
   bool has(const std::string& name) const {
     for (const auto& p : params_)
       if (p->name == name) return true;
