@@ -4,6 +4,7 @@
 #include <map>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/ops/elementwise.hpp"
 
@@ -142,10 +143,32 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
                                                    "' is used by no later layer (only the last layer may be unused)");
   std::vector<int64_t> batch1{1};
   for (auto d : m->sample_shape_.dims()) batch1.push_back(d);
-  m->current_input_shape_ = Shape(batch1);
+  for (const auto& line : m->move_activations_after_max_pools()) log::info(line);
+  m->reshape_for(Shape(batch1));
   m->params_.finalize(options.seed, init_scheme);
   m->grad_written_.assign(m->nodes_.size(), 0);
   return m;
+}
+
+std::vector<std::string> Model::move_activations_after_max_pools() {
+  // These activations are memory-bound passes; after a 2x2x2 pool they touch 8x fewer
+  // elements (measured on cosmoflow-small: ~48 ms of a ~510 ms step for the first block).
+  std::vector<std::string> moved;
+  for (size_t i = 0; i + 1 < nodes_.size(); ++i) {
+    Node& act = nodes_[i];
+    Node& pool = nodes_[i + 1];
+    const bool max_pool = pool.layer->type().rfind("max_pool", 0) == 0;
+    if (!act.layer->commutes_with_max_pool() || !max_pool || act.consumers != 1 || act.inputs.size() != 1 ||
+        pool.inputs.size() != 1 || pool.inputs[0] != static_cast<int>(i))
+      continue;
+    // Node i keeps the activation's input and now pools it; node i+1 keeps reading node i and
+    // now applies the activation, so every later reference to the pool's output is unchanged.
+    std::swap(act.layer, pool.layer);
+    moved.push_back("graph: '" + pool.layer->name() + "' (" + pool.layer->type() + ") runs after '" +
+                    act.layer->name() + "' (" + act.layer->type() + "): same result on fewer elements");
+    ++i;
+  }
+  return moved;
 }
 
 Shape Model::output_shape(int64_t batch) const {

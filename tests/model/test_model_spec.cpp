@@ -90,3 +90,37 @@ TEST_CASE("Model spec errors name the JSON path and the problem", "[model][spec]
   CHECK_THROWS_WITH(build(R"({"input": {"channels": 2}, "layers": [{"type": "relu"}], "extra": 1})"),
                     Catch::Contains("$.model.extra") && Catch::Contains("unknown key"));
 }
+
+TEST_CASE("An activation before a max pool runs after it, with identical results", "[model][spec]") {
+  // The same network written in both orders: the model moves the activation in the first, so
+  // both must compute exactly the same outputs and gradients.
+  const std::string head = R"({"input": {"channels": 2, "size": [6, 6, 6]}, "layers": [
+      {"name": "c", "type": "conv3d", "filters": 3, "padding": 1},)";
+  const std::string tail = R"(
+      {"name": "flat", "type": "flatten"}, {"name": "d", "type": "dense", "units": 2}]})";
+  for (const std::string act : {R"("type": "relu")", R"("type": "leaky_relu", "alpha": 0.1)", R"("type": "elu")"}) {
+    INFO(act);
+    auto moved = build(head + R"({"name": "a", )" + act + R"(}, {"name": "p", "type": "max_pool3d"},)" + tail);
+    auto written = build(head + R"({"name": "p", "type": "max_pool3d"}, {"name": "a", )" + act + "}," + tail);
+    CHECK(moved->layer(1).name() == "p");
+    CHECK(moved->layer(2).name() == "a");
+    Tensor x(Shape{2, 6, 6, 6, 2});
+    x.copy_from_host(std::vector<float>([] {
+      std::vector<float> v(2 * 216 * 2);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 113) / 56.0f - 1.0f;
+      return v;
+    }()));
+    const auto ya = moved->forward(x, {}).to_host();
+    const auto yb = written->forward(x, {}).to_host();
+    CHECK(ya == yb);
+    Tensor dy(Shape{2, 2});
+    dy.copy_from_host({1.0f, -2.0f, 0.5f, 3.0f});
+    moved->backward(dy, {});
+    written->backward(dy, {});
+    CHECK(moved->parameters().grads().to_host() == written->parameters().grads().to_host());
+  }
+  // An activation whose output is also used elsewhere stays where it is.
+  auto kept = build(head + R"({"name": "a", "type": "relu"}, {"name": "p", "type": "max_pool3d"},
+      {"name": "q", "type": "max_pool3d", "inputs": "a"}, {"name": "s", "type": "add", "inputs": ["p", "q"]},)" + tail);
+  CHECK(kept->layer(1).name() == "a");
+}

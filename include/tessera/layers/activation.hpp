@@ -26,6 +26,8 @@ class Activation final : public Layer {
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   std::string backend() const override;
+  /// ReLU, LeakyReLU and ELU with alpha >= 0 (what from_json accepts) are monotone.
+  bool commutes_with_max_pool() const override { return desc_.alpha >= 0.0f; }
 
  private:
   ops::EltwiseDesc desc_;

@@ -59,6 +59,10 @@ class Layer {
 
   /// "kokkos", "onednn", ... for the ops this layer created (empty for pure Kokkos layers).
   virtual std::string backend() const { return ""; }
+  /// True for a pointwise, monotone non-decreasing map f: then max-pool(f(x)) = f(max-pool(x))
+  /// and the gradient reaches the same element either way, so the model may run this layer
+  /// after a following max pool, on fewer elements.
+  virtual bool commutes_with_max_pool() const { return false; }
   /// Forward FLOPs per sample of compute-bound work (for throughput reports).
   virtual double forward_flops(const std::vector<Shape>& /*inputs*/) const { return 0.0; }
 

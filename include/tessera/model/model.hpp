@@ -59,6 +59,9 @@ class Model {
   static constexpr int kModelInput = -1;
 
   void reshape_for(const Shape& input_shape);
+  /// Runs each activation that feeds only a max pool after that pool instead (exact; see
+  /// Layer::commutes_with_max_pool). Returns the lines describing what moved.
+  std::vector<std::string> move_activations_after_max_pools();
   Shape shape_of(int node, const Shape& input_shape) const;
 
   Shape sample_shape_;
