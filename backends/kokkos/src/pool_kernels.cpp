@@ -41,47 +41,37 @@ KOKKOS_INLINE_FUNCTION int64_t last_window(int64_t i, int64_t pad, int64_t s, in
   return math::min(out - 1, (i + pad) / s);
 }
 
-/// Decomposes the flat index of a channels-last element into (n, d, h, w, c).
-struct Position {
-  int64_t n, d, h, w, c;
-};
-KOKKOS_INLINE_FUNCTION Position position_of(int64_t e, int64_t extent_d, int64_t extent_h, int64_t extent_w,
-                                            int64_t channels) {
-  Position p{};
-  p.c = e % channels;
-  e /= channels;
-  p.w = e % extent_w;
-  e /= extent_w;
-  p.h = e % extent_h;
-  e /= extent_h;
-  p.d = e % extent_d;
-  p.n = e / extent_d;
-  return p;
-}
-
 }  // namespace
+
+// Each kernel runs over spatial positions and loops over channels innermost: the position is
+// decoded once for all channels (integer division dominated the per-element version: 0.6 s
+// for one 4x64^3x32 max-pool backward on 2 cores) and channel accesses are contiguous.
 
 template <class T>
 void max_pool_forward(const ops::PoolGeometry& g, const DeviceView<const T>& x, const DeviceView<T>& y,
                       const PoolArgmax& argmax) {
   const PoolIndex c = index_of(g);
   Kokkos::parallel_for(
-      "tessera::max_pool_forward", RangePolicy(0, c.output_elements()), KOKKOS_LAMBDA(const int64_t e) {
-        const Position o = position_of(e, c.out_d, c.out_h, c.out_w, c.channels);
-        const int64_t d0 = o.d * c.s_d - c.pad_d, h0 = o.h * c.s_h - c.pad_h, w0 = o.w * c.s_w - c.pad_w;
-        T best = T(0);
-        int32_t best_tap = -1;
-        for (int64_t kd = first_tap(d0); kd < end_tap(d0, c.k_d, c.in_d); ++kd)
-          for (int64_t kh = first_tap(h0); kh < end_tap(h0, c.k_h, c.in_h); ++kh)
-            for (int64_t kw = first_tap(w0); kw < end_tap(w0, c.k_w, c.in_w); ++kw) {
-              const T v = x(((((o.n * c.in_d + d0 + kd) * c.in_h + h0 + kh) * c.in_w) + w0 + kw) * c.channels + o.c);
-              if (best_tap < 0 || v > best) {
-                best = v;
-                best_tap = static_cast<int32_t>((kd * c.k_h + kh) * c.k_w + kw);
+      "tessera::max_pool_forward", MDPolicy<3>({0, 0, 0}, {c.batch * c.out_d, c.out_h, c.out_w}),
+      KOKKOS_LAMBDA(const int64_t nd, const int64_t oh, const int64_t ow) {
+        const int64_t n = nd / c.out_d, od = nd % c.out_d;
+        const int64_t d0 = od * c.s_d - c.pad_d, h0 = oh * c.s_h - c.pad_h, w0 = ow * c.s_w - c.pad_w;
+        const int64_t out = ((nd * c.out_h + oh) * c.out_w + ow) * c.channels;
+        for (int64_t ch = 0; ch < c.channels; ++ch) {
+          T best = T(0);
+          int32_t best_tap = -1;
+          for (int64_t kd = first_tap(d0); kd < end_tap(d0, c.k_d, c.in_d); ++kd)
+            for (int64_t kh = first_tap(h0); kh < end_tap(h0, c.k_h, c.in_h); ++kh)
+              for (int64_t kw = first_tap(w0); kw < end_tap(w0, c.k_w, c.in_w); ++kw) {
+                const T v = x((((n * c.in_d + d0 + kd) * c.in_h + h0 + kh) * c.in_w + w0 + kw) * c.channels + ch);
+                if (best_tap < 0 || v > best) {
+                  best = v;
+                  best_tap = static_cast<int32_t>((kd * c.k_h + kh) * c.k_w + kw);
+                }
               }
-            }
-        y(e) = best;
-        argmax(e) = best_tap;
+          y(out + ch) = best;
+          argmax(out + ch) = best_tap;
+        }
       });
 }
 
@@ -90,22 +80,24 @@ void max_pool_backward(const ops::PoolGeometry& g, const DeviceView<const T>& dy
                        const DeviceView<T>& dx) {
   const PoolIndex c = index_of(g);
   Kokkos::parallel_for(
-      "tessera::max_pool_backward", RangePolicy(0, c.input_elements()), KOKKOS_LAMBDA(const int64_t e) {
-        const Position i = position_of(e, c.in_d, c.in_h, c.in_w, c.channels);
-        T sum = T(0);
-        const int64_t od_hi = last_window(i.d, c.pad_d, c.s_d, c.out_d);
-        const int64_t oh_hi = last_window(i.h, c.pad_h, c.s_h, c.out_h);
-        const int64_t ow_hi = last_window(i.w, c.pad_w, c.s_w, c.out_w);
-        for (int64_t od = first_window(i.d, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od)
-          for (int64_t oh = first_window(i.h, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh)
-            for (int64_t ow = first_window(i.w, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
-              const int64_t kd = i.d + c.pad_d - od * c.s_d;
-              const int64_t kh = i.h + c.pad_h - oh * c.s_h;
-              const int64_t kw = i.w + c.pad_w - ow * c.s_w;
-              const int64_t o = (((i.n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels + i.c;
-              if (argmax(o) == static_cast<int32_t>((kd * c.k_h + kh) * c.k_w + kw)) sum += dy(o);
+      "tessera::max_pool_backward", MDPolicy<3>({0, 0, 0}, {c.batch * c.in_d, c.in_h, c.in_w}),
+      KOKKOS_LAMBDA(const int64_t nd, const int64_t ih, const int64_t iw) {
+        const int64_t n = nd / c.in_d, id = nd % c.in_d;
+        const int64_t in = ((nd * c.in_h + ih) * c.in_w + iw) * c.channels;
+        for (int64_t ch = 0; ch < c.channels; ++ch) dx(in + ch) = T(0);
+        const int64_t od_hi = last_window(id, c.pad_d, c.s_d, c.out_d);
+        const int64_t oh_hi = last_window(ih, c.pad_h, c.s_h, c.out_h);
+        const int64_t ow_hi = last_window(iw, c.pad_w, c.s_w, c.out_w);
+        for (int64_t od = first_window(id, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od)
+          for (int64_t oh = first_window(ih, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh)
+            for (int64_t ow = first_window(iw, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
+              const int32_t tap = static_cast<int32_t>(
+                  ((id + c.pad_d - od * c.s_d) * c.k_h + ih + c.pad_h - oh * c.s_h) * c.k_w + iw + c.pad_w -
+                  ow * c.s_w);
+              const int64_t out = (((n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels;
+              for (int64_t ch = 0; ch < c.channels; ++ch)
+                if (argmax(out + ch) == tap) dx(in + ch) += dy(out + ch);
             }
-        dx(e) = sum;
       });
 }
 
@@ -113,18 +105,22 @@ template <class T>
 void avg_pool_forward(const ops::PoolGeometry& g, const DeviceView<const T>& x, const DeviceView<T>& y) {
   const PoolIndex c = index_of(g);
   Kokkos::parallel_for(
-      "tessera::avg_pool_forward", RangePolicy(0, c.output_elements()), KOKKOS_LAMBDA(const int64_t e) {
-        const Position o = position_of(e, c.out_d, c.out_h, c.out_w, c.channels);
-        const int64_t d0 = o.d * c.s_d - c.pad_d, h0 = o.h * c.s_h - c.pad_h, w0 = o.w * c.s_w - c.pad_w;
-        T sum = T(0);
-        int64_t count = 0;
+      "tessera::avg_pool_forward", MDPolicy<3>({0, 0, 0}, {c.batch * c.out_d, c.out_h, c.out_w}),
+      KOKKOS_LAMBDA(const int64_t nd, const int64_t oh, const int64_t ow) {
+        const int64_t n = nd / c.out_d, od = nd % c.out_d;
+        const int64_t d0 = od * c.s_d - c.pad_d, h0 = oh * c.s_h - c.pad_h, w0 = ow * c.s_w - c.pad_w;
+        const int64_t out = ((nd * c.out_h + oh) * c.out_w + ow) * c.channels;
+        const int64_t count = (end_tap(d0, c.k_d, c.in_d) - first_tap(d0)) *
+                              (end_tap(h0, c.k_h, c.in_h) - first_tap(h0)) *
+                              (end_tap(w0, c.k_w, c.in_w) - first_tap(w0));
+        for (int64_t ch = 0; ch < c.channels; ++ch) y(out + ch) = T(0);
         for (int64_t kd = first_tap(d0); kd < end_tap(d0, c.k_d, c.in_d); ++kd)
           for (int64_t kh = first_tap(h0); kh < end_tap(h0, c.k_h, c.in_h); ++kh)
             for (int64_t kw = first_tap(w0); kw < end_tap(w0, c.k_w, c.in_w); ++kw) {
-              sum += x(((((o.n * c.in_d + d0 + kd) * c.in_h + h0 + kh) * c.in_w) + w0 + kw) * c.channels + o.c);
-              ++count;
+              const int64_t in = (((n * c.in_d + d0 + kd) * c.in_h + h0 + kh) * c.in_w + w0 + kw) * c.channels;
+              for (int64_t ch = 0; ch < c.channels; ++ch) y(out + ch) += x(in + ch);
             }
-        y(e) = sum / static_cast<T>(count);
+        for (int64_t ch = 0; ch < c.channels; ++ch) y(out + ch) /= static_cast<T>(count);
       });
 }
 
@@ -132,27 +128,28 @@ template <class T>
 void avg_pool_backward(const ops::PoolGeometry& g, const DeviceView<const T>& dy, const DeviceView<T>& dx) {
   const PoolIndex c = index_of(g);
   Kokkos::parallel_for(
-      "tessera::avg_pool_backward", RangePolicy(0, c.input_elements()), KOKKOS_LAMBDA(const int64_t e) {
-        const Position i = position_of(e, c.in_d, c.in_h, c.in_w, c.channels);
-        T sum = T(0);
-        const int64_t od_hi = last_window(i.d, c.pad_d, c.s_d, c.out_d);
-        const int64_t oh_hi = last_window(i.h, c.pad_h, c.s_h, c.out_h);
-        const int64_t ow_hi = last_window(i.w, c.pad_w, c.s_w, c.out_w);
-        for (int64_t od = first_window(i.d, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od) {
+      "tessera::avg_pool_backward", MDPolicy<3>({0, 0, 0}, {c.batch * c.in_d, c.in_h, c.in_w}),
+      KOKKOS_LAMBDA(const int64_t nd, const int64_t ih, const int64_t iw) {
+        const int64_t n = nd / c.in_d, id = nd % c.in_d;
+        const int64_t in = ((nd * c.in_h + ih) * c.in_w + iw) * c.channels;
+        for (int64_t ch = 0; ch < c.channels; ++ch) dx(in + ch) = T(0);
+        const int64_t od_hi = last_window(id, c.pad_d, c.s_d, c.out_d);
+        const int64_t oh_hi = last_window(ih, c.pad_h, c.s_h, c.out_h);
+        const int64_t ow_hi = last_window(iw, c.pad_w, c.s_w, c.out_w);
+        for (int64_t od = first_window(id, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od) {
           const int64_t d0 = od * c.s_d - c.pad_d;
           const int64_t count_d = end_tap(d0, c.k_d, c.in_d) - first_tap(d0);
-          for (int64_t oh = first_window(i.h, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh) {
+          for (int64_t oh = first_window(ih, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh) {
             const int64_t h0 = oh * c.s_h - c.pad_h;
             const int64_t count_h = end_tap(h0, c.k_h, c.in_h) - first_tap(h0);
-            for (int64_t ow = first_window(i.w, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
+            for (int64_t ow = first_window(iw, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
               const int64_t w0 = ow * c.s_w - c.pad_w;
-              const int64_t count = count_d * count_h * (end_tap(w0, c.k_w, c.in_w) - first_tap(w0));
-              const int64_t o = (((i.n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels + i.c;
-              sum += dy(o) / static_cast<T>(count);
+              const T count = static_cast<T>(count_d * count_h * (end_tap(w0, c.k_w, c.in_w) - first_tap(w0)));
+              const int64_t out = (((n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels;
+              for (int64_t ch = 0; ch < c.channels; ++ch) dx(in + ch) += dy(out + ch) / count;
             }
           }
         }
-        dx(e) = sum;
       });
 }
 
