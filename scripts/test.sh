@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds Tessera, runs the whole test suite, then installs Tessera
-# and builds a small consumer project against it with find_package(Tessera).
+# and builds a small consumer project against it with find_package(Tessera). Where the CUDA
+# toolkit is installed it also builds the CUDA configuration (Kokkos CUDA for Ampere80) and,
+# if a GPU is visible, runs the suite there too.
 # Extra arguments go to ctest (e.g. -L unit, -R conv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,3 +10,13 @@ scripts/install_deps.sh
 scripts/build.sh default
 ctest --preset default "$@"
 scripts/check_install.sh
+if [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "== CUDA configuration"
+  scripts/install_deps.sh --cuda --no-apt
+  scripts/build.sh cuda
+  if nvidia-smi -L >/dev/null 2>&1; then
+    ctest --preset cuda "$@"
+  else
+    echo "CUDA build compiled; no GPU visible here, so its tests were not run"
+  fi
+fi

@@ -101,7 +101,9 @@ class LayerHarness {
       record("input " + std::to_string(i), check_gradient<float>(x0, dx[i], loss, h, floor, stride));
       x.copy_from_host(x0);
     }
-    for (auto& [p, grad] : param_grads) {
+    for (auto& entry : param_grads) {
+      layers::Parameter* const p = entry.first;  // a plain variable: lambdas may not capture bindings in C++17
+      const auto& grad = entry.second;
       const std::vector<float> v0 = p->value.to_host();
       const std::function<double(const std::vector<float>&)> loss = [&](const std::vector<float>& v) {
         p->value.copy_from_host(v);

@@ -10,9 +10,6 @@ struct PoolIndex {
   int64_t k_d, k_h, k_w;
   int64_t s_d, s_h, s_w;
   int64_t pad_d, pad_h, pad_w;
-
-  int64_t output_elements() const { return batch * out_d * out_h * out_w * channels; }
-  int64_t input_elements() const { return batch * in_d * in_h * in_w * channels; }
 };
 
 PoolIndex index_of(const ops::PoolGeometry& g) {

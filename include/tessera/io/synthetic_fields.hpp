@@ -45,10 +45,11 @@ class SyntheticFields final : public Dataset {
 
   /// The four parameters of sample `index`.
   std::array<float, 4> parameters(int64_t index) const;
+  /// Generates sample `index` into row `row` of `inputs`/`targets`, bypassing the store.
+  /// (Public because it launches device lambdas, which CUDA forbids in private members.)
+  void generate(int64_t index, int64_t row, const Tensor& inputs, const Tensor& targets);
 
  private:
-  /// Generates sample `index` into row `row` of `inputs`/`targets`.
-  void generate(int64_t index, int64_t row, const Tensor& inputs, const Tensor& targets);
 
   Options options_;
   Tensor noise_, smoothed_, tmp_;  // per-sample scratch, reused across loads
