@@ -1,6 +1,7 @@
 #include "tessera/train/trainer.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -63,11 +64,19 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   if (want_target.numel() != have_target.numel())
     throw ConfigError("$.loss", "loss '" + loss_.type() + "' on model output " + out.str() + " needs targets " +
                                     want_target.str() + " per sample, the data provides " + have_target.str());
+  if (!options_.checkpoint_file.empty()) {
+    // Found out now, not after hours of training when the first checkpoint is written.
+    const auto slash = options_.checkpoint_file.find_last_of('/');
+    const std::string dir =
+        slash == std::string::npos ? "." : options_.checkpoint_file.substr(0, std::max<size_t>(slash, 1));
+    if (::access(dir.c_str(), W_OK) != 0)
+      throw IoError(options_.checkpoint_file + ": cannot write checkpoints: directory '" + dir +
+                    "' does not exist or is not writable");
+  }
   steps_per_epoch_ = data_.train->size() / options_.batch_size;
   if (steps_per_epoch_ == 0)
-    throw ConfigError("$.training.batch_size", "batch size " + std::to_string(options_.batch_size) +
-                                                   " exceeds the " + std::to_string(data_.train->size()) +
-                                                   " training samples");
+    throw ConfigError("$.training.batch_size", "batch size " + std::to_string(options_.batch_size) + " exceeds the " +
+                                                   std::to_string(data_.train->size()) + " training samples");
   optimizer_.bind(model_.parameters().values(), model_.parameters().grads());
   const int64_t total = options_.epochs * steps_per_epoch_;
   if (optimizer_config.contains("schedule")) {
@@ -208,8 +217,8 @@ TrainingReport Trainer::run() {
       optimizer_.step(lr);
     }
     if (!std::isfinite(loss_value))
-      throw Error("training diverged: the loss is " + std::to_string(loss_value) + " at step " +
-                  std::to_string(step) + " (try a lower learning rate)");
+      throw Error("training diverged: the loss is " + std::to_string(loss_value) + " at step " + std::to_string(step) +
+                  " (try a lower learning rate)");
     ++step;
     trained_samples += b;
     report.step_losses.push_back(loss_value);
@@ -222,8 +231,13 @@ TrainingReport Trainer::run() {
       const double mean = window_loss / static_cast<double>(window_steps);
       const double rate = static_cast<double>(window_steps * b) / std::max(elapsed, 1e-9);
       report.logged_losses.push_back(mean);
-      metrics.write({{"event", "train"}, {"step", step}, {"epoch", epoch}, {"loss", mean}, {"lr", lr},
-                     {"samples_per_s", rate}, {"elapsed_s", seconds_since(run_start)}});
+      metrics.write({{"event", "train"},
+                     {"step", step},
+                     {"epoch", epoch},
+                     {"loss", mean},
+                     {"lr", lr},
+                     {"samples_per_s", rate},
+                     {"elapsed_s", seconds_since(run_start)}});
       progress.step(epoch, options_.epochs, step - epoch * steps_per_epoch_, steps_per_epoch_, step,
                     format("loss %.4f  lr %.2e  %.1f samples/s", mean, lr, rate));
       window_loss = 0.0;
@@ -255,8 +269,11 @@ TrainingReport Trainer::run() {
     save_checkpoint(options_.checkpoint_file, model_.parameters(), optimizer_, {step, options_.seed});
   report.steps = step;
   report.samples_per_second = static_cast<double>(trained_samples) / std::max(total_time, 1e-9);
-  metrics.write({{"event", "end"}, {"steps", step}, {"elapsed_s", total_time},
-                 {"samples_per_s", report.samples_per_second}, {"peak_rss_mb", peak_rss_mb()}});
+  metrics.write({{"event", "end"},
+                 {"steps", step},
+                 {"elapsed_s", total_time},
+                 {"samples_per_s", report.samples_per_second},
+                 {"peak_rss_mb", peak_rss_mb()}});
   if (options_.profile) {
     const double profiled = seconds_since(profile_start);
     log::info("profile of steps " + std::to_string(first_profiled + 1) + "-" + std::to_string(step) + " (" +
