@@ -1,29 +1,13 @@
 #include <string>
 
+#include "spatial_extents.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/ops/conv.hpp"
 
 namespace tessera::ops {
-namespace {
-
-// "3", or "3x1x2" when the extents differ (2D shows H and W only).
-std::string extents(const std::array<int64_t, 3>& v, int spatial_rank) {
-  const size_t first = spatial_rank == 2 ? 1 : 0;
-  bool same = true;
-  for (size_t i = first; i < 3; ++i) same = same && v[i] == v[first];
-  if (same) return std::to_string(v[first]);
-  std::string s;
-  for (size_t i = first; i < 3; ++i) s += (i == first ? "" : "x") + std::to_string(v[i]);
-  return s;
-}
-
-std::string all_extents(const std::array<int64_t, 3>& v, int spatial_rank) {
-  std::string s;
-  for (size_t i = spatial_rank == 2 ? 1 : 0; i < 3; ++i) s += "x" + std::to_string(v[i]);
-  return s;
-}
-
-}  // namespace
+using detail::all_extents;
+using detail::channels_last;
+using detail::extents;
 
 std::array<int64_t, 3> ConvGeometry::out_size() const {
   std::array<int64_t, 3> out{};
@@ -36,19 +20,16 @@ std::array<int64_t, 3> ConvGeometry::out_size() const {
 }
 
 Shape ConvGeometry::input_shape() const {
-  if (spatial_rank == 2) return Shape{batch, in_size[1], in_size[2], in_channels};
-  return Shape{batch, in_size[0], in_size[1], in_size[2], in_channels};
+  return channels_last(spatial_rank, batch, in_size, in_channels);
 }
 
 Shape ConvGeometry::output_shape() const {
   const auto o = out_size();
-  if (spatial_rank == 2) return Shape{batch, o[1], o[2], out_channels};
-  return Shape{batch, o[0], o[1], o[2], out_channels};
+  return channels_last(spatial_rank, batch, o, out_channels);
 }
 
 Shape ConvGeometry::weight_shape() const {
-  if (spatial_rank == 2) return Shape{out_channels, kernel[1], kernel[2], in_channels};
-  return Shape{out_channels, kernel[0], kernel[1], kernel[2], in_channels};
+  return channels_last(spatial_rank, out_channels, kernel, in_channels);
 }
 
 double ConvGeometry::forward_flops() const {

@@ -1,28 +1,13 @@
 #include <string>
 
+#include "spatial_extents.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/ops/pool.hpp"
 
 namespace tessera::ops {
-namespace {
-
-std::string extents(const std::array<int64_t, 3>& v, int spatial_rank) {
-  const size_t first = spatial_rank == 2 ? 1 : 0;
-  bool same = true;
-  for (size_t i = first; i < 3; ++i) same = same && v[i] == v[first];
-  if (same) return std::to_string(v[first]);
-  std::string s;
-  for (size_t i = first; i < 3; ++i) s += (i == first ? "" : "x") + std::to_string(v[i]);
-  return s;
-}
-
-std::string all_extents(const std::array<int64_t, 3>& v, int spatial_rank) {
-  std::string s;
-  for (size_t i = spatial_rank == 2 ? 1 : 0; i < 3; ++i) s += "x" + std::to_string(v[i]);
-  return s;
-}
-
-}  // namespace
+using detail::all_extents;
+using detail::channels_last;
+using detail::extents;
 
 std::array<int64_t, 3> PoolGeometry::out_size() const {
   std::array<int64_t, 3> out{};
@@ -34,14 +19,12 @@ std::array<int64_t, 3> PoolGeometry::out_size() const {
 }
 
 Shape PoolGeometry::input_shape() const {
-  if (spatial_rank == 2) return Shape{batch, in_size[1], in_size[2], channels};
-  return Shape{batch, in_size[0], in_size[1], in_size[2], channels};
+  return channels_last(spatial_rank, batch, in_size, channels);
 }
 
 Shape PoolGeometry::output_shape() const {
   const auto o = out_size();
-  if (spatial_rank == 2) return Shape{batch, o[1], o[2], channels};
-  return Shape{batch, o[0], o[1], o[2], channels};
+  return channels_last(spatial_rank, batch, o, channels);
 }
 
 std::string PoolGeometry::str() const {
