@@ -19,6 +19,11 @@ Shape Dropout::output_shape(const std::vector<Shape>& inputs) const {
   return inputs[0];
 }
 
+uint64_t Dropout::first_index(const Tensor& t, const StepInfo& step) {
+  const int64_t per_sample = t.shape()[0] > 0 ? t.numel() / t.shape()[0] : 0;
+  return static_cast<uint64_t>(step.first_sample * per_sample);
+}
+
 uint64_t Dropout::stream(const StepInfo& step) const {
   // The step is folded into the stream (the seed stays the run's), so each (layer, step)
   // draws an unrelated mask.
@@ -30,7 +35,7 @@ void Dropout::forward(const std::vector<Tensor>& inputs, const Tensor& output, c
     deep_copy(output, inputs.at(0));
     return;
   }
-  ops::dropout_forward(inputs.at(0), rate_, context().seed, stream(step), output);
+  ops::dropout_forward(inputs.at(0), rate_, context().seed, stream(step), output, first_index(inputs.at(0), step));
 }
 
 void Dropout::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*output*/, const Tensor& grad_output,
@@ -41,7 +46,7 @@ void Dropout::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*ou
     deep_copy(dx, grad_output);
     return;
   }
-  ops::dropout_backward(grad_output, rate_, context().seed, stream(step), dx);
+  ops::dropout_backward(grad_output, rate_, context().seed, stream(step), dx, first_index(grad_output, step));
 }
 
 }  // namespace tessera::layers

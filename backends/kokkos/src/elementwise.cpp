@@ -99,7 +99,7 @@ namespace {
 
 // Forward and backward apply the same mask, regenerated from the counter-based RNG.
 void apply_dropout_mask(const char* label, const Tensor& in, float p, uint64_t seed, uint64_t stream,
-                        const Tensor& out) {
+                        uint64_t first_index, const Tensor& out) {
   require_same_size(in, out, "dropout");
   if (!(p >= 0.0f && p < 1.0f)) throw Error("dropout: rate " + std::to_string(p) + " is not in [0, 1)");
   const auto iv = in.view();
@@ -107,19 +107,21 @@ void apply_dropout_mask(const char* label, const Tensor& in, float p, uint64_t s
   const float keep_scale = 1.0f / (1.0f - p);
   Kokkos::parallel_for(
       label, RangePolicy(0, in.numel()), KOKKOS_LAMBDA(const int64_t i) {
-        const bool keep = rng::uniform(seed, stream, static_cast<uint64_t>(i)) >= p;
+        const bool keep = rng::uniform(seed, stream, first_index + static_cast<uint64_t>(i)) >= p;
         ov(i) = keep ? iv(i) * keep_scale : 0.0f;
       });
 }
 
 }  // namespace
 
-void dropout_forward(const Tensor& x, float p, uint64_t seed, uint64_t stream, const Tensor& y) {
-  apply_dropout_mask("tessera::dropout_forward", x, p, seed, stream, y);
+void dropout_forward(const Tensor& x, float p, uint64_t seed, uint64_t stream, const Tensor& y,
+                     uint64_t first_index) {
+  apply_dropout_mask("tessera::dropout_forward", x, p, seed, stream, first_index, y);
 }
 
-void dropout_backward(const Tensor& dy, float p, uint64_t seed, uint64_t stream, const Tensor& dx) {
-  apply_dropout_mask("tessera::dropout_backward", dy, p, seed, stream, dx);
+void dropout_backward(const Tensor& dy, float p, uint64_t seed, uint64_t stream, const Tensor& dx,
+                      uint64_t first_index) {
+  apply_dropout_mask("tessera::dropout_backward", dy, p, seed, stream, first_index, dx);
 }
 
 double mse_loss(const Tensor& pred, const Tensor& target, double count, float scale, const Tensor& grad) {

@@ -25,6 +25,8 @@ class Dropout final : public Layer {
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
 
  private:
+  /// Global index of this rank's first element, so masks match whatever the rank count.
+  static uint64_t first_index(const Tensor& t, const StepInfo& step);
   uint64_t stream(const StepInfo& step) const;
 
   float rate_;

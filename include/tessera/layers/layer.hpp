@@ -24,6 +24,7 @@ struct LayerContext {
 struct StepInfo {
   Mode mode = Mode::training;
   int64_t step = 0;
+  int64_t first_sample = 0;  // index in the global mini-batch of this rank's first sample
 };
 
 /// A node of the model graph. Shapes are channels-last and include the batch dimension.

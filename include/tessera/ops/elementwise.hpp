@@ -25,8 +25,12 @@ void copy_channels(const Tensor& src, const Tensor& dst, int64_t channel_offset,
 /// Inverted dropout: y = x·mask/(1−p), keeping element i iff rng::uniform(seed, stream, i) >= p,
 /// with i the flat index in `x`. Backward regenerates the same mask, so nothing is stored.
 /// Throws Error unless p is in [0, 1).
-void dropout_forward(const Tensor& x, float p, uint64_t seed, uint64_t stream, const Tensor& y);
-void dropout_backward(const Tensor& dy, float p, uint64_t seed, uint64_t stream, const Tensor& dx);
+/// `first_index` is the global index of element 0 (a rank's offset in the global batch), so a
+/// sample's mask does not depend on which rank holds it.
+void dropout_forward(const Tensor& x, float p, uint64_t seed, uint64_t stream, const Tensor& y,
+                     uint64_t first_index = 0);
+void dropout_backward(const Tensor& dy, float p, uint64_t seed, uint64_t stream, const Tensor& dx,
+                      uint64_t first_index = 0);
 
 /// Squared error: returns Σ(pred − target)²/count and, unless `grad` is empty, writes
 /// grad = 2(pred − target)/count · scale.
