@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "tessera/build_info.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/dist/communicator.hpp"
 #include "tessera/ops/backend.hpp"
 #if TESSERA_ENABLE_ONEDNN
 #include "tessera/backends/onednn/onednn_backend.hpp"
@@ -29,7 +30,12 @@ int run_info() {
 #endif
   s << "cudnn:          " << (TESSERA_ENABLE_CUDNN ? "compiled in" : "not compiled in (TESSERA_ENABLE_CUDNN=OFF)") << "\n";
   s << "hdf5:           " << (TESSERA_ENABLE_HDF5 ? "compiled in" : "not compiled in (TESSERA_ENABLE_HDF5=OFF)") << "\n";
-  s << "mpi:            not compiled in (single-process build)\n";
+  char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(mpi_version, &length);
+  std::string mpi_line(mpi_version, static_cast<size_t>(length));
+  mpi_line = mpi_line.substr(0, mpi_line.find_first_of("\n,"));
+  s << "mpi:            " << mpi_line << ", " << dist::Communicator::world().size() << " rank(s) in this job\n";
   s << "kokkos config:\n";
   std::ostringstream k;
   Kokkos::print_configuration(k, false);

@@ -13,8 +13,11 @@
 #include "tessera/build_info.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/dist/communicator.hpp"
 
 int main(int argc, char* argv[]) {
+  // MPI first: it may consume its own arguments, and every rank must take part even in --help.
+  tessera::dist::MpiSession mpi(argc, argv);
   std::vector<char*> ours{argv[0]}, kokkos_args{argv[0]};
   for (int i = 1; i < argc; ++i) (std::string(argv[i]).rfind("--kokkos-", 0) == 0 ? kokkos_args : ours).push_back(argv[i]);
 
@@ -32,6 +35,8 @@ int main(int argc, char* argv[]) {
   try {
     app.parse(static_cast<int>(ours.size()), ours.data());
   } catch (const CLI::ParseError& e) {
+    // Every rank sees the same arguments and exits alike; only rank 0 prints help or errors.
+    if (tessera::log::rank() != 0) return e.get_exit_code();
     return app.exit(e);
   }
 
@@ -42,8 +47,9 @@ int main(int argc, char* argv[]) {
     if (*train) status = tessera::cli::run_train(train_args);
     if (*info) status = tessera::cli::run_info();
   } catch (const std::exception& e) {
-    tessera::log::error(e.what());
-    status = 1;
+    // On one rank or many: say what failed where, and end every rank (no rank may be left
+    // waiting in a collective for one that is gone).
+    status = tessera::dist::handle_fatal_error(e);
   }
   Kokkos::finalize();
   return status;

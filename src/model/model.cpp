@@ -23,12 +23,13 @@ dist::Distribution read_distribution(ConfigObject cfg) {
 }
 
 void check_distribution(const dist::Distribution& d, const BuildOptions& options, const std::string& path) {
-  if (!d.is_serial())
-    throw ConfigError(path, "distribution " + d.str() + " uses " + std::to_string(d.ranks()) +
-                                " ranks, but this build of Tessera trains on one process only (no MPI support yet)");
+  if (d.channel != 1 || d.is_spatial())
+    throw ConfigError(path, "distribution " + d.str() +
+                                " splits channels or space; this version of Tessera parallelises over samples only");
   if (d.ranks() != options.ranks)
     throw ConfigError(path, "distribution " + d.str() + " uses " + std::to_string(d.ranks()) +
-                                " ranks, but this run has " + std::to_string(options.ranks));
+                                " ranks, but this run has " + std::to_string(options.ranks) + " (mpirun -np " +
+                                std::to_string(d.ranks()) + ")");
 }
 
 }  // namespace
@@ -58,6 +59,7 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
                                ? layers::InitScheme::he_normal
                                : layers::InitScheme::uniform_fan_in;
   dist::Distribution default_distribution;
+  default_distribution.sample = options.ranks;  // data parallelism unless the spec says otherwise
   if (spec.has("distribution")) default_distribution = read_distribution(spec.object("distribution"));
   check_distribution(default_distribution, options, spec.path_of("distribution"));
 

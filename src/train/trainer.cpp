@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -52,8 +53,9 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
 }
 
 Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& optimizer, io::DataSplit& data,
-                 const TrainingOptions& options, const nlohmann::json& optimizer_config)
-    : model_(model), loss_(loss), optimizer_(optimizer), data_(data), options_(options) {
+                 const TrainingOptions& options, const nlohmann::json& optimizer_config,
+                 dist::Communicator samples)
+    : model_(model), loss_(loss), optimizer_(optimizer), data_(data), options_(options), samples_(samples) {
   if (!data_.train) throw Error("training needs a training dataset");
   if (data_.train->sample_shape() != model_.sample_shape())
     throw ConfigError("$.data", "samples have shape " + data_.train->sample_shape().str() +
@@ -77,6 +79,12 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   if (steps_per_epoch_ == 0)
     throw ConfigError("$.training.batch_size", "batch size " + std::to_string(options_.batch_size) + " exceeds the " +
                                                    std::to_string(data_.train->size()) + " training samples");
+  if (options_.batch_size % samples_.size() != 0)
+    throw ConfigError("$.training.batch_size", "the global batch of " + std::to_string(options_.batch_size) +
+                                                   " samples does not divide over " + std::to_string(samples_.size()) +
+                                                   " ranks; use a multiple of " + std::to_string(samples_.size()));
+  local_batch_ = options_.batch_size / samples_.size();
+  if (samples_.rank() != 0) options_.metrics_file.clear();  // one log, one checkpoint, one console
   optimizer_.bind(model_.parameters().values(), model_.parameters().grads());
   const int64_t total = options_.epochs * steps_per_epoch_;
   if (optimizer_config.contains("schedule")) {
@@ -85,9 +93,9 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   } else {
     schedule_ = optim::LrSchedule::constant(optimizer_.base_lr());
   }
-  inputs_ = Tensor(batch_shape(options_.batch_size, model_.sample_shape()), "tessera::batch_inputs");
-  targets_ = Tensor(batch_shape(options_.batch_size, data_.train->target_shape()), "tessera::batch_targets");
-  grad_ = Tensor(model_.output_shape(options_.batch_size), "tessera::loss_grad");
+  inputs_ = Tensor(batch_shape(local_batch_, model_.sample_shape()), "tessera::batch_inputs");
+  targets_ = Tensor(batch_shape(local_batch_, data_.train->target_shape()), "tessera::batch_targets");
+  grad_ = Tensor(model_.output_shape(local_batch_), "tessera::loss_grad");
 }
 
 std::vector<int64_t> Trainer::epoch_order(int64_t epoch) const {
@@ -105,15 +113,19 @@ std::vector<int64_t> Trainer::epoch_order(int64_t epoch) const {
 Trainer::Validation Trainer::validate() {
   Validation v;
   auto& ds = *data_.validation;
-  const int64_t n = ds.size(), b = options_.batch_size;
+  const int64_t n = ds.size(), b = local_batch_;
+  // Each rank evaluates every size()-th sample; the sums are then reduced over the group.
+  std::vector<int64_t> mine;
+  for (int64_t i = samples_.rank(); i < n; i += samples_.size()) mine.push_back(i);
   double loss_sum = 0.0;
   int64_t correct = 0, predictions = 0;
-  std::vector<double> target_sum, target_sq;
+  std::vector<double> target_sum(static_cast<size_t>(ds.target_shape().numel()), 0.0),
+      target_sq(target_sum.size(), 0.0);
   Tensor inputs, targets, no_grad;
-  for (int64_t start = 0; start < n; start += b) {
-    const int64_t rows = std::min(b, n - start);
-    std::vector<int64_t> idx(static_cast<size_t>(rows));
-    std::iota(idx.begin(), idx.end(), start);
+  for (size_t start = 0; start < mine.size(); start += static_cast<size_t>(b)) {
+    const auto rows = static_cast<int64_t>(std::min(mine.size() - start, static_cast<size_t>(b)));
+    std::vector<int64_t> idx(mine.begin() + static_cast<std::ptrdiff_t>(start),
+                             mine.begin() + static_cast<std::ptrdiff_t>(start) + rows);
     ensure_shape(inputs, batch_shape(rows, ds.sample_shape()), "tessera::val_inputs");
     ensure_shape(targets, batch_shape(rows, ds.target_shape()), "tessera::val_targets");
     ds.load(idx, inputs, targets);
@@ -124,17 +136,22 @@ Trainer::Validation Trainer::validate() {
     predictions += sums.predictions;
     if (loss_.type() == "mse") {
       const auto t = targets.to_host();
-      const size_t per = static_cast<size_t>(ds.target_shape().numel());
-      target_sum.resize(per, 0.0);
-      target_sq.resize(per, 0.0);
+      const size_t per = target_sum.size();
       for (size_t i = 0; i < t.size(); ++i) {
         target_sum[i % per] += t[i];
         target_sq[i % per] += static_cast<double>(t[i]) * t[i];
       }
     }
   }
+  samples_.allreduce_sum(&loss_sum, 1);
+  std::array<int64_t, 2> counts{correct, predictions};
+  samples_.allreduce_sum(counts.data(), 2);
+  correct = counts[0];
+  predictions = counts[1];
+  samples_.allreduce_sum(target_sum.data(), static_cast<int64_t>(target_sum.size()));
+  samples_.allreduce_sum(target_sq.data(), static_cast<int64_t>(target_sq.size()));
   v.loss = loss_sum / static_cast<double>(n);
-  if (!target_sum.empty()) {
+  if (loss_.type() == "mse") {
     // MSE of always predicting the validation set's mean target: the bar a model must beat.
     double baseline = 0.0;
     for (size_t k = 0; k < target_sum.size(); ++k) {
@@ -150,7 +167,7 @@ Trainer::Validation Trainer::validate() {
 TrainingReport Trainer::run() {
   TrainingReport report;
   MetricsLog metrics(options_.metrics_file);
-  ProgressReporter progress(options_.progress, options_.log_every);
+  ProgressReporter progress(options_.progress && samples_.rank() == 0, options_.log_every);
   int64_t step = 0;
   if (!options_.resume_file.empty()) {
     const auto restored = load_checkpoint(options_.resume_file, model_.parameters(), optimizer_);
@@ -196,8 +213,10 @@ TrainingReport Trainer::run() {
       Profiler::instance().enable(true);
       profile_start = Clock::now();
     }
-    std::vector<int64_t> idx(order.begin() + in_epoch * b, order.begin() + (in_epoch + 1) * b);
-    const layers::StepInfo info{layers::Mode::training, step};
+    // This rank's contiguous slice of the global mini-batch.
+    const int64_t first = in_epoch * b + samples_.rank() * local_batch_;
+    std::vector<int64_t> idx(order.begin() + first, order.begin() + first + local_batch_);
+    const layers::StepInfo info{layers::Mode::training, step, samples_.rank() * local_batch_};
     const float lr = static_cast<float>(schedule_->lr(step));
     double loss_value;
     {
@@ -209,10 +228,17 @@ TrainingReport Trainer::run() {
       const Tensor& out = model_.forward(inputs_, info);
       {
         ProfileRegion r("loss");
-        loss_value = loss_.evaluate(out, targets_.reshaped(loss_.target_shape(out.shape())), b, grad_).loss_sum /
-                     static_cast<double>(b);
+        loss_value = loss_.evaluate(out, targets_.reshaped(loss_.target_shape(out.shape())), b, grad_).loss_sum;
       }
       model_.backward(grad_, info);
+      {
+        // Each rank's gradient is already divided by the global batch, so the sum over ranks
+        // is the gradient of the mean loss over the whole mini-batch.
+        ProfileRegion r("allreduce");
+        samples_.allreduce_sum(model_.parameters().grads());
+        samples_.allreduce_sum(&loss_value, 1);
+      }
+      loss_value /= static_cast<double>(b);
       ProfileRegion r("optimizer");
       optimizer_.step(lr);
     }
@@ -244,7 +270,8 @@ TrainingReport Trainer::run() {
       window_steps = 0;
       window_start = Clock::now();
     }
-    if (!options_.checkpoint_file.empty() && options_.checkpoint_every > 0 && step % options_.checkpoint_every == 0)
+    if (!options_.checkpoint_file.empty() && samples_.rank() == 0 && options_.checkpoint_every > 0 &&
+        step % options_.checkpoint_every == 0)
       save_checkpoint(options_.checkpoint_file, model_.parameters(), optimizer_, {step, options_.seed});
     if ((epoch_end || step == last_step) && data_.validation) {
       const auto v = validate();
@@ -265,7 +292,7 @@ TrainingReport Trainer::run() {
   }
   progress.finish_line();
   const double total_time = seconds_since(run_start);
-  if (!options_.checkpoint_file.empty())
+  if (!options_.checkpoint_file.empty() && samples_.rank() == 0)
     save_checkpoint(options_.checkpoint_file, model_.parameters(), optimizer_, {step, options_.seed});
   report.steps = step;
   report.samples_per_second = static_cast<double>(trained_samples) / std::max(total_time, 1e-9);

@@ -28,6 +28,7 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   model::BuildOptions build;
   build.backend = o.backend;
   build.seed = options_.seed;
+  build.ranks = o.samples.size();
   auto model_cfg = root.object("model");
   model_ = model::Model::from_json(model_cfg, build);
 
@@ -48,7 +49,7 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   data_ = io::make_datasets(data_cfg, options_.seed);
   root.finish();
 
-  trainer_ = std::make_unique<Trainer>(*model_, *loss_, *optimizer_, data_, options_, optimizer_config_);
+  trainer_ = std::make_unique<Trainer>(*model_, *loss_, *optimizer_, data_, options_, optimizer_config_, o.samples);
 }
 
 std::string TrainingRun::describe() const {
@@ -58,7 +59,8 @@ std::string TrainingRun::describe() const {
   s += "training:  " + std::to_string(options_.epochs) + " epoch(s) of " +
        std::to_string(trainer_->steps_per_epoch()) + " steps, batch " + std::to_string(options_.batch_size) +
        ", seed " + std::to_string(options_.seed) + "\n";
-  s += "threads:   " + std::to_string(ExecSpace().concurrency()) + " (" + ExecSpace::name() + ")\n";
+  s += "threads:   " + std::to_string(ExecSpace().concurrency()) + " (" + ExecSpace::name() + ") per rank, " +
+       std::to_string(dist::Communicator::world().size()) + " rank(s)\n";
   return s;
 }
 

@@ -81,7 +81,9 @@ TEST_CASE("Model spec errors name the JSON path and the problem", "[model][spec]
   fails_with(R"({"type": "add"})", "$.model.layers[0].inputs", "two or more");
   fails_with(R"({"type": "relu"}, {"type": "dense", "units": 3})", "$.model.layers[1]", "flatten");
   fails_with(R"({"type": "relu", "distribution": {"depth": 2}})", "$.model.layers[0].distribution",
-             "one process only");
+             "over samples only");
+  fails_with(R"({"type": "relu", "distribution": {"sample": 2}})", "$.model.layers[0].distribution",
+             "uses 2 ranks, but this run has 1");
   fails_with(R"({"type": "relu", "backend": "fpga"})", "$.model.layers[0].backend", "not compiled into this build");
   CHECK_THROWS_WITH(build(R"({"input": {"channels": 2, "size": [8, 8, 8, 8]}, "layers": [{"type": "relu"}]})"),
                     Catch::Contains("$.model.input.size"));

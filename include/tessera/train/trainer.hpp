@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/dist/communicator.hpp"
 #include "tessera/io/dataset.hpp"
 #include "tessera/layers/loss.hpp"
 #include "tessera/model/model.hpp"
@@ -44,11 +45,16 @@ struct TrainingReport {
 };
 
 /// Runs epochs of synchronous mini-batch training: shuffle (from seed and epoch), forward,
-/// loss, backward, optimizer step; logs, validates each epoch and checkpoints.
+/// loss, backward, optimizer step; logs, validates each epoch and checkpoints. With several
+/// ranks in `samples` (data parallelism) each rank trains on its contiguous slice of every
+/// global mini-batch and the gradients are summed over the group before each step, so the
+/// result equals one rank training on the whole batch; rank 0 alone prints, logs and writes
+/// checkpoints.
 class Trainer {
  public:
   Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& optimizer, io::DataSplit& data,
-          const TrainingOptions& options, const nlohmann::json& optimizer_config);
+          const TrainingOptions& options, const nlohmann::json& optimizer_config,
+          dist::Communicator samples = dist::Communicator::world());
   TrainingReport run();
 
   int64_t steps_per_epoch() const { return steps_per_epoch_; }
@@ -67,6 +73,8 @@ class Trainer {
   optim::Optimizer& optimizer_;
   io::DataSplit& data_;
   TrainingOptions options_;
+  dist::Communicator samples_;
+  int64_t local_batch_ = 0;
   std::unique_ptr<optim::LrSchedule> schedule_;
   int64_t steps_per_epoch_ = 0;
   Tensor inputs_, targets_, grad_;

@@ -1,0 +1,59 @@
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <exception>
+#include <string>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/tensor.hpp"
+
+namespace tessera::dist {
+
+/// An MPI call failed; the message names the call and this process's rank.
+class DistError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Owns MPI's lifetime in a process: initialises it (funneled threads: only the main thread
+/// calls MPI, while Kokkos and oneDNN run OpenMP threads) and finalises it at scope exit.
+class MpiSession {
+ public:
+  MpiSession(int& argc, char**& argv);
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+};
+
+/// A group of ranks that reduce together. Without an initialised MPI (a plain serial run or a
+/// unit test) it stands for a group of one and every collective is a no-op, so code never
+/// branches on whether it runs under mpirun.
+class Communicator {
+ public:
+  /// All ranks of the job (a group of one when MPI is not initialised).
+  static Communicator world();
+  /// This rank alone.
+  static Communicator self();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool is_serial() const { return size_ == 1; }
+
+  /// In-place elementwise sum over the group. Device data is staged through the host.
+  void allreduce_sum(const Tensor& t) const;
+  void allreduce_sum(double* data, int64_t count) const;
+  void allreduce_sum(int64_t* data, int64_t count) const;
+
+ private:
+  Communicator(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+};
+
+/// The one place a fatal error ends a run: prints it with this rank's number and, when other
+/// ranks exist, aborts the whole job so none of them waits forever in a collective.
+/// Returns the exit status to use when the job is serial.
+int handle_fatal_error(const std::exception& e);
+
+}  // namespace tessera::dist

@@ -1,0 +1,94 @@
+#include "tessera/dist/communicator.hpp"
+
+#include <limits>
+#include <vector>
+
+#include "tessera/core/log.hpp"
+
+namespace tessera::dist {
+namespace {
+
+bool mpi_running() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
+void check(int status, const char* call) {
+  if (status == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(status, text, &length);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  throw DistError(std::string(call) + " failed on rank " + std::to_string(rank) + ": " + std::string(text, length));
+}
+
+/// MPI counts are int; longer buffers go in pieces.
+template <class T>
+void allreduce_in_pieces(MPI_Comm comm, T* data, int64_t count, MPI_Datatype type) {
+  constexpr int64_t piece = std::numeric_limits<int>::max() / 2;
+  for (int64_t offset = 0; offset < count; offset += piece) {
+    const int n = static_cast<int>(std::min(piece, count - offset));
+    check(MPI_Allreduce(MPI_IN_PLACE, data + offset, n, type, MPI_SUM, comm), "MPI_Allreduce");
+  }
+}
+
+}  // namespace
+
+MpiSession::MpiSession(int& argc, char**& argv) {
+  int provided = 0;
+  check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  // Errors come back as codes (turned into DistError) instead of aborting inside MPI.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  log::set_rank(rank);
+}
+
+MpiSession::~MpiSession() {
+  if (mpi_running()) MPI_Finalize();
+}
+
+Communicator Communicator::world() {
+  if (!mpi_running()) return Communicator(MPI_COMM_NULL, 0, 1);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return Communicator(MPI_COMM_WORLD, rank, size);
+}
+
+Communicator Communicator::self() { return Communicator(MPI_COMM_NULL, 0, 1); }
+
+void Communicator::allreduce_sum(const Tensor& t) const {
+  if (is_serial() || t.numel() == 0) return;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
+    Kokkos::fence();
+    allreduce_in_pieces(comm_, t.data(), t.numel(), MPI_FLOAT);
+  } else {
+    std::vector<float> host = t.to_host();
+    allreduce_in_pieces(comm_, host.data(), static_cast<int64_t>(host.size()), MPI_FLOAT);
+    t.copy_from_host(host);
+  }
+}
+
+void Communicator::allreduce_sum(double* data, int64_t count) const {
+  if (!is_serial()) allreduce_in_pieces(comm_, data, count, MPI_DOUBLE);
+}
+
+void Communicator::allreduce_sum(int64_t* data, int64_t count) const {
+  if (!is_serial()) allreduce_in_pieces(comm_, data, count, MPI_INT64_T);
+}
+
+int handle_fatal_error(const std::exception& e) {
+  log::error(e.what());
+  if (mpi_running()) {
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return 1;
+}
+
+}  // namespace tessera::dist
