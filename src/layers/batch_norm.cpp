@@ -10,8 +10,11 @@ BatchNorm::BatchNorm(std::string name, double momentum, double epsilon)
 std::unique_ptr<Layer> BatchNorm::from_json(const std::string& name, ConfigObject& cfg, int /*spatial_rank*/) {
   const double momentum = cfg.number_in("momentum", 0.0, 1.0, 0.1);
   const double epsilon = cfg.number_in("epsilon", 0.0, 1.0, 1e-5);
+  const bool sync = cfg.boolean("sync", false);
   if (!(epsilon > 0.0)) throw ConfigError(cfg.path_of("epsilon"), "must be positive");
-  return std::make_unique<BatchNorm>(name, momentum, epsilon);
+  auto layer = std::make_unique<BatchNorm>(name, momentum, epsilon);
+  layer->sync_ = sync;
+  return layer;
 }
 
 Shape BatchNorm::output_shape(const std::vector<Shape>& inputs) const {
@@ -92,13 +95,19 @@ void running_statistics(const Tensor& running_mean_t, const Tensor& running_var_
 
 }  // namespace
 
+double BatchNorm::group_rows() const {
+  // Every rank holds an equal share of the mini-batch (the trainer requires it).
+  return static_cast<double>(rows_) * (sync_ ? context().samples.size() : 1);
+}
+
 void BatchNorm::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) {
   const Tensor& x = inputs.at(0);
   if (step.mode == Mode::training) {
-    require_shape(rows_ > 1,
+    require_shape(group_rows() > 1,
                   where() + ": training needs more than one value per channel, got input " + x.shape().str());
     op_->statistics(x, sums_);
-    batch_statistics(sums_, static_cast<double>(rows_), momentum_, epsilon_, mean_, invstd_, running_mean_->value,
+    if (sync_) context().samples.allreduce_sum(sums_);
+    batch_statistics(sums_, group_rows(), momentum_, epsilon_, mean_, invstd_, running_mean_->value,
                      running_var_->value);
   } else {
     running_statistics(running_mean_->value, running_var_->value, epsilon_, mean_, invstd_);
@@ -110,12 +119,16 @@ void BatchNorm::backward(const std::vector<Tensor>& inputs, const Tensor& /*outp
                          const std::vector<Tensor>& grad_inputs, const StepInfo& step) {
   const Tensor& x = inputs.at(0);
   op_->backward_statistics(x, grad_output, mean_, invstd_, grad_sums_);
-  // Σdy is the gradient of beta and Σdy·x̂ that of gamma.
+  // Σdy is the gradient of beta and Σdy·x̂ that of gamma. They stay this rank's own sums: the
+  // trainer sums parameter gradients over the ranks like every other gradient.
   deep_copy(beta_->grad, grad_sums_.slice(0, Shape{channels_}));
   deep_copy(gamma_->grad, grad_sums_.slice(channels_, Shape{channels_}));
-  if (!grad_inputs.at(0).empty())
-    op_->backward_data(x, grad_output, mean_, invstd_, gamma_->value, grad_sums_, static_cast<double>(rows_),
-                       step.mode == Mode::training, grad_inputs[0]);
+  if (grad_inputs.at(0).empty()) return;
+  const bool batch_stats = step.mode == Mode::training;
+  // dx depends on the sums over every sample the statistics came from.
+  if (sync_ && batch_stats) context().samples.allreduce_sum(grad_sums_);
+  op_->backward_data(x, grad_output, mean_, invstd_, gamma_->value, grad_sums_,
+                     batch_stats ? group_rows() : static_cast<double>(rows_), batch_stats, grad_inputs[0]);
 }
 
 }  // namespace tessera::layers

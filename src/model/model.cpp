@@ -103,6 +103,7 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
     ctx.ops = factory(ls.string("backend", default_backend),
                       ls.has("backend") ? ls.path_of("backend") : spec.path_of("backend"));
     ctx.seed = options.seed;
+    ctx.samples = options.samples;
     ctx.distribution = default_distribution;
     if (ls.has("distribution")) {
       ctx.distribution = read_distribution(ls.object("distribution"));

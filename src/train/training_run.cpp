@@ -29,6 +29,7 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   build.backend = o.backend;
   build.seed = options_.seed;
   build.ranks = o.samples.size();
+  build.samples = o.samples;
   auto model_cfg = root.object("model");
   model_ = model::Model::from_json(model_cfg, build);
 

@@ -21,11 +21,12 @@ int main(int argc, char* argv[]) {
   const auto world = dist::Communicator::world();
   int failed = 0;
   try {
-    // Dropout checks that masks follow the global sample, not the rank's local row.
+    // Dropout checks that masks follow the global sample, not the rank's local row; batch norm
+    // with "sync" that statistics and their gradients cover the whole global batch.
     const auto config = nlohmann::json::parse(R"({
       "model": {"input": {"channels": 2, "size": [6, 6, 6]},
                 "layers": [{"name": "c1", "type": "conv3d", "filters": 4, "padding": 1},
-                           {"type": "leaky_relu"}, {"type": "max_pool3d"}, {"type": "dropout", "rate": 0.25},
+                           {"name": "bn", "type": "batch_norm", "sync": true}, {"type": "leaky_relu"}, {"type": "max_pool3d"}, {"type": "dropout", "rate": 0.25},
                            {"name": "c2", "type": "conv3d", "filters": 4, "padding": 1}, {"type": "elu"},
                            {"type": "flatten"}, {"name": "d", "type": "dense", "units": 4}]},
       "loss": {"type": "mse"},

@@ -31,6 +31,8 @@ class MpiSession {
 /// branches on whether it runs under mpirun.
 class Communicator {
  public:
+  /// A group of one (this rank alone).
+  Communicator() = default;
   /// All ranks of the job (a group of one when MPI is not initialised).
   static Communicator world();
   /// This rank alone.

@@ -34,6 +34,9 @@ class BatchNorm final : public Layer {
   void declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) override;
 
  private:
+  /// Rows the statistics are taken over: this rank's, or the whole sample group's with sync.
+  double group_rows() const;
+  bool sync_ = false;  // statistics over the whole sample group (synchronised batch norm)
   double momentum_, epsilon_;
   int64_t channels_ = 0, rows_ = 0;
   Parameter* gamma_ = nullptr;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tessera/core/tensor.hpp"
+#include "tessera/dist/communicator.hpp"
 #include "tessera/dist/distribution.hpp"
 #include "tessera/layers/parameter.hpp"
 #include "tessera/ops/backend.hpp"
@@ -17,6 +18,8 @@ enum class Mode { training, inference };
 struct LayerContext {
   const ops::OpFactory* ops = nullptr;
   dist::Distribution distribution;
+  /// The ranks that split the mini-batch with this one (distribution.sample of them).
+  dist::Communicator samples;
   uint64_t seed = 0;
 };
 

@@ -15,6 +15,7 @@ struct BuildOptions {
   std::string backend = "auto";  // default op backend for layers that do not name one
   uint64_t seed = 0;
   int ranks = 1;                 // ranks launched; every layer's distribution must use them all
+  dist::Communicator samples;    // the ranks splitting each mini-batch
 };
 
 /// A directed acyclic graph of layers, built from the "model" section of a spec:
