@@ -81,6 +81,14 @@ void Communicator::allreduce_sum(int64_t* data, int64_t count) const {
   if (!is_serial()) allreduce_in_pieces(comm_, data, count, MPI_INT64_T);
 }
 
+void Communicator::start_allreduce_sum(float* data, int64_t count, MPI_Request* request) const {
+  if (count > std::numeric_limits<int>::max()) throw DistError("all-reduce bucket of " + std::to_string(count) + " floats is too large");
+  check(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_, request),
+        "MPI_Iallreduce");
+}
+
+void Communicator::wait(MPI_Request* request) const { check(MPI_Wait(request, MPI_STATUS_IGNORE), "MPI_Wait"); }
+
 int handle_fatal_error(const std::exception& e) {
   log::error(e.what());
   if (mpi_running()) {

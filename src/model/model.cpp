@@ -133,6 +133,7 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
     } catch (const ShapeError& e) {
       throw ConfigError(ls.path(), e.what());
     }
+    node.first_parameter = m->params_.trainable_count();
     node.layer->setup(node.input_shapes, ctx, m->params_);
     node.output = Tensor(out, name + ".output");
     index_of[name] = static_cast<int>(i);
@@ -209,7 +210,8 @@ const Tensor& Model::forward(const Tensor& input, const layers::StepInfo& step) 
   return nodes_.back().output;
 }
 
-void Model::backward(const Tensor& grad_output, const layers::StepInfo& step) {
+void Model::backward(const Tensor& grad_output, const layers::StepInfo& step,
+                     const std::function<void(int64_t)>& on_progress) {
   require_shape(grad_output.shape() == nodes_.back().output.shape(),
                 "gradient of shape " + grad_output.shape().str() + " for a model output of shape " +
                     nodes_.back().output.shape().str());
@@ -249,6 +251,7 @@ void Model::backward(const Tensor& grad_output, const layers::StepInfo& step) {
       Node& src = nodes_[static_cast<size_t>(in)];
       ops::axpby(1.0f, src.scratch, 1.0f, src.grad);
     }
+    if (on_progress) on_progress(node.first_parameter);
   }
 }
 

@@ -42,6 +42,7 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
   o.max_steps = cfg.integer_in("max_steps", 0, int64_t{1} << 50, 0);
   o.seed = static_cast<uint64_t>(cfg.integer_in("seed", 0, int64_t{1} << 62, 0));
   o.log_every = cfg.integer_in("log_every", 1, 1 << 30, 10);
+  o.allreduce_bucket_kb = cfg.integer_in("allreduce_bucket_kb", 1, 1 << 30, 4096);
   if (cfg.has("checkpoint")) {
     auto ck = cfg.object("checkpoint");
     o.checkpoint_file = ck.string("path");
@@ -86,6 +87,8 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   local_batch_ = options_.batch_size / samples_.size();
   if (samples_.rank() != 0) options_.metrics_file.clear();  // one log, one checkpoint, one console
   optimizer_.bind(model_.parameters().values(), model_.parameters().grads());
+  reducer_ = std::make_unique<dist::GradientReducer>(samples_, model_.parameters().grads(),
+                                                     options_.allreduce_bucket_kb * 1024 / 4);
   const int64_t total = options_.epochs * steps_per_epoch_;
   if (optimizer_config.contains("schedule")) {
     ConfigObject sched(optimizer_config.at("schedule"), "$.optimizer.schedule");
@@ -230,12 +233,13 @@ TrainingReport Trainer::run() {
         ProfileRegion r("loss");
         loss_value = loss_.evaluate(out, targets_.reshaped(loss_.target_shape(out.shape())), b, grad_).loss_sum;
       }
-      model_.backward(grad_, info);
+      // Each rank's gradient is already divided by the global batch, so the sum over ranks is
+      // the gradient of the mean loss over the whole mini-batch. Buckets are reduced while
+      // backprop goes on; finish() waits for what is still in flight.
+      model_.backward(grad_, info, [this](int64_t first_final) { reducer_->ready_from(first_final); });
       {
-        // Each rank's gradient is already divided by the global batch, so the sum over ranks
-        // is the gradient of the mean loss over the whole mini-batch.
-        ProfileRegion r("allreduce");
-        samples_.allreduce_sum(model_.parameters().grads());
+        ProfileRegion r("allreduce_wait");
+        reducer_->finish();
         samples_.allreduce_sum(&loss_value, 1);
       }
       loss_value /= static_cast<double>(b);
@@ -299,6 +303,8 @@ TrainingReport Trainer::run() {
   metrics.write({{"event", "end"},
                  {"steps", step},
                  {"elapsed_s", total_time},
+                 {"ranks", samples_.size()},
+                 {"allreduce_wait_s", reducer_->wait_seconds()},
                  {"samples_per_s", report.samples_per_second},
                  {"peak_rss_mb", peak_rss_mb()}});
   if (options_.profile) {

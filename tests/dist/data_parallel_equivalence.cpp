@@ -22,7 +22,8 @@ int main(int argc, char* argv[]) {
   int failed = 0;
   try {
     // Dropout checks that masks follow the global sample, not the rank's local row; batch norm
-    // with "sync" that statistics and their gradients cover the whole global batch.
+    // with "sync" that statistics and their gradients cover the whole global batch; 1 KiB
+    // buckets that the gradient all-reduce runs in several buckets overlapping backprop.
     const auto config = nlohmann::json::parse(R"({
       "model": {"input": {"channels": 2, "size": [6, 6, 6]},
                 "layers": [{"name": "c1", "type": "conv3d", "filters": 4, "padding": 1},
@@ -32,7 +33,7 @@ int main(int argc, char* argv[]) {
       "loss": {"type": "mse"},
       "optimizer": {"type": "sgd", "lr": 0.02, "momentum": 0.9, "schedule": {"type": "cosine", "warmup_steps": 2}},
       "data": {"source": "synthetic_fields", "samples": 48, "validation_samples": 12, "size": 6, "channels": 2},
-      "training": {"epochs": 2, "batch_size": 8, "seed": 7, "log_every": 1}})");
+      "training": {"epochs": 2, "batch_size": 8, "seed": 7, "log_every": 1, "allreduce_bucket_kb": 1}})");
     train::RunOverrides parallel, alone;
     parallel.progress = alone.progress = false;
     alone.samples = dist::Communicator::self();

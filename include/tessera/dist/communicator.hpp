@@ -46,6 +46,10 @@ class Communicator {
   void allreduce_sum(const Tensor& t) const;
   void allreduce_sum(double* data, int64_t count) const;
   void allreduce_sum(int64_t* data, int64_t count) const;
+  /// Starts a nonblocking in-place sum of host-accessible floats (count fits in an int).
+  void start_allreduce_sum(float* data, int64_t count, MPI_Request* request) const;
+  /// Waits for a request started here; errors become DistError.
+  void wait(MPI_Request* request) const;
 
  private:
   Communicator(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}

@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,8 +38,11 @@ class Model {
   /// The returned tensor stays valid until the next forward.
   const Tensor& forward(const Tensor& input, const layers::StepInfo& step);
   /// Back-propagates `grad_output` (same shape as the output) and writes every parameter's
-  /// gradient. Must follow a forward in training mode.
-  void backward(const Tensor& grad_output, const layers::StepInfo& step);
+  /// gradient. Must follow a forward in training mode. After each layer, `on_progress` (if set)
+  /// learns that every gradient at index >= its argument in parameters().grads() is final
+  /// (parameters are laid out in graph order, and backprop runs in reverse).
+  void backward(const Tensor& grad_output, const layers::StepInfo& step,
+                const std::function<void(int64_t)>& on_progress = {});
 
   ParameterStore& parameters() { return params_; }
   const ParameterStore& parameters() const { return params_; }
@@ -54,6 +58,7 @@ class Model {
     std::unique_ptr<layers::Layer> layer;
     std::vector<int> inputs;  // node indices; -1 is the model input
     int consumers = 0;
+    int64_t first_parameter = 0;  // offset of this layer's first trainable parameter
     std::vector<Shape> input_shapes;
     Tensor output, grad, scratch;
   };

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tessera/dist/communicator.hpp"
+#include "tessera/dist/gradient_reducer.hpp"
 #include "tessera/io/dataset.hpp"
 #include "tessera/layers/loss.hpp"
 #include "tessera/model/model.hpp"
@@ -24,6 +25,7 @@ struct TrainingOptions {
   std::string metrics_file;     // JSON-lines log, empty: none
   std::string checkpoint_file;  // written every `checkpoint_every` steps and at the end, empty: none
   int64_t checkpoint_every = 0;
+  int64_t allreduce_bucket_kb = 4096;  // gradient bucket size for the overlapped all-reduce
   std::string resume_file;      // checkpoint to start from, empty: fresh start
   bool progress = true;
   bool profile = false;
@@ -74,6 +76,7 @@ class Trainer {
   io::DataSplit& data_;
   TrainingOptions options_;
   dist::Communicator samples_;
+  std::unique_ptr<dist::GradientReducer> reducer_;
   int64_t local_batch_ = 0;
   std::unique_ptr<optim::LrSchedule> schedule_;
   int64_t steps_per_epoch_ = 0;
