@@ -265,6 +265,7 @@ TrainingReport Trainer::run() {
                      {"step", step},
                      {"epoch", epoch},
                      {"loss", mean},
+                     {"allreduce_wait_s", reducer_->wait_seconds()},  // cumulative
                      {"lr", lr},
                      {"samples_per_s", rate},
                      {"elapsed_s", seconds_since(run_start)}});
