@@ -122,8 +122,10 @@ Trainer::Validation Trainer::validate() {
   for (int64_t i = samples_.rank(); i < n; i += samples_.size()) mine.push_back(i);
   double loss_sum = 0.0;
   int64_t correct = 0, predictions = 0;
-  std::vector<double> target_sum(static_cast<size_t>(ds.target_shape().numel()), 0.0),
-      target_sq(target_sum.size(), 0.0);
+  // Target moments give the predict-the-mean baseline of a regression; unused otherwise.
+  const bool regression = loss_.type() == "mse";
+  const size_t moments = regression ? static_cast<size_t>(ds.target_shape().numel()) : 0;
+  std::vector<double> target_sum(moments, 0.0), target_sq(moments, 0.0);
   Tensor inputs, targets, no_grad;
   for (size_t start = 0; start < mine.size(); start += static_cast<size_t>(b)) {
     const auto rows = static_cast<int64_t>(std::min(mine.size() - start, static_cast<size_t>(b)));
@@ -137,7 +139,7 @@ Trainer::Validation Trainer::validate() {
     loss_sum += sums.loss_sum;
     correct += sums.correct;
     predictions += sums.predictions;
-    if (loss_.type() == "mse") {
+    if (regression) {
       const auto t = targets.to_host();
       const size_t per = target_sum.size();
       for (size_t i = 0; i < t.size(); ++i) {
@@ -154,7 +156,7 @@ Trainer::Validation Trainer::validate() {
   samples_.allreduce_sum(target_sum.data(), static_cast<int64_t>(target_sum.size()));
   samples_.allreduce_sum(target_sq.data(), static_cast<int64_t>(target_sq.size()));
   v.loss = loss_sum / static_cast<double>(n);
-  if (loss_.type() == "mse") {
+  if (regression) {
     // MSE of always predicting the validation set's mean target: the bar a model must beat.
     double baseline = 0.0;
     for (size_t k = 0; k < target_sum.size(); ++k) {
