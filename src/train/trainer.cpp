@@ -90,6 +90,15 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   reducer_ = std::make_unique<dist::GradientReducer>(samples_, model_.parameters().grads(),
                                                      options_.allreduce_bucket_kb * 1024 / 4);
   const int64_t total = options_.epochs * steps_per_epoch_;
+  if (optimizer_config.contains("lr_scaling")) {
+    // Goyal et al.'s linear rule: a k times larger global batch takes a k times larger rate
+    // (pair it with a warmup in the schedule).
+    ConfigObject scaling(optimizer_config.at("lr_scaling"), "$.optimizer.lr_scaling");
+    const int64_t reference = scaling.integer_in("reference_batch", 1, int64_t{1} << 40, 0);
+    if (reference == 0) throw ConfigError(scaling.path_of("reference_batch"), "required key is missing");
+    scaling.finish();
+    lr_factor_ = static_cast<double>(options_.batch_size) / static_cast<double>(reference);
+  }
   if (optimizer_config.contains("schedule")) {
     ConfigObject sched(optimizer_config.at("schedule"), "$.optimizer.schedule");
     schedule_ = optim::LrSchedule::from_json(sched, optimizer_.base_lr(), total);
@@ -192,6 +201,7 @@ TrainingReport Trainer::run() {
                  {"start_step", step},
                  {"optimizer", optimizer_.str()},
                  {"schedule", schedule_->str()},
+                 {"lr_factor", lr_factor_},
                  {"threads", ExecSpace().concurrency()}});
 
   // The first steps build backend primitives and first-touch buffers; like the benchmark
@@ -222,7 +232,7 @@ TrainingReport Trainer::run() {
     const int64_t first = in_epoch * b + samples_.rank() * local_batch_;
     std::vector<int64_t> idx(order.begin() + first, order.begin() + first + local_batch_);
     const layers::StepInfo info{layers::Mode::training, step, samples_.rank() * local_batch_};
-    const float lr = static_cast<float>(schedule_->lr(step));
+    const float lr = static_cast<float>(lr_factor_ * schedule_->lr(step));
     double loss_value;
     {
       ProfileRegion region("step");

@@ -41,7 +41,10 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   // the total number of steps.
   optimizer_config_ = root.has("optimizer") ? root.raw().at("optimizer") : nlohmann::json::object();
   nlohmann::json optimizer_only = optimizer_config_;
-  if (optimizer_only.is_object()) optimizer_only.erase("schedule");
+  if (optimizer_only.is_object()) {
+    optimizer_only.erase("schedule");
+    optimizer_only.erase("lr_scaling");
+  }
   root.object("optimizer");  // marks the key as read; the object itself is validated below
   ConfigObject opt_cfg(optimizer_only, "$.optimizer");
   optimizer_ = optim::Optimizer::from_json(opt_cfg);

@@ -129,3 +129,15 @@ TEST_CASE("Run config errors name the JSON path", "[train][config]") {
   spec["model"]["layers"][6]["units"] = 3;
   CHECK_THROWS_WITH(train::TrainingRun(spec, quiet()), Catch::Contains("$.loss"));
 }
+
+TEST_CASE("Linear learning-rate scaling equals writing the scaled rate", "[train][config]") {
+  // Global batch 4 against a reference batch of 2: the rate doubles.
+  auto scaled = small_run(R"({"type": "sgd", "lr": 0.01, "momentum": 0.9, "lr_scaling": {"reference_batch": 2}})");
+  auto written = small_run(R"({"type": "sgd", "lr": 0.02, "momentum": 0.9})");
+  auto o = quiet();
+  o.max_steps = 6;
+  const auto a = train::TrainingRun(scaled, o).run(), b = train::TrainingRun(written, o).run();
+  CHECK(a.step_losses == b.step_losses);
+  auto bad = small_run(R"({"type": "sgd", "lr": 0.01, "lr_scaling": {"reference": 2}})");
+  CHECK_THROWS_WITH(train::TrainingRun(bad, o), Catch::Contains("$.optimizer.lr_scaling"));
+}

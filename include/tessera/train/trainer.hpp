@@ -79,6 +79,7 @@ class Trainer {
   std::unique_ptr<dist::GradientReducer> reducer_;
   int64_t local_batch_ = 0;
   std::unique_ptr<optim::LrSchedule> schedule_;
+  double lr_factor_ = 1.0;  // linear scaling with the global batch ("optimizer.lr_scaling")
   int64_t steps_per_epoch_ = 0;
   Tensor inputs_, targets_, grad_;
 };
