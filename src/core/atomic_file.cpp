@@ -18,6 +18,12 @@ std::string directory_of(const std::string& path) {
 std::string errno_text() { return std::strerror(errno); }
 }  // namespace
 
+void require_writable_location(const std::string& path, const std::string& what) {
+  const std::string dir = directory_of(path);
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw IoError(path + ": cannot write " + what + ": directory '" + dir + "' does not exist or is not writable");
+}
+
 void write_all(std::FILE* f, const void* data, size_t bytes, const std::string& path) {
   if (bytes && std::fwrite(data, 1, bytes, f) != bytes) throw IoError(path + ": write failed: " + errno_text());
 }

@@ -1,7 +1,6 @@
 #include "tessera/train/trainer.hpp"
 
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -10,6 +9,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
@@ -67,15 +67,8 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   if (want_target.numel() != have_target.numel())
     throw ConfigError("$.loss", "loss '" + loss_.type() + "' on model output " + out.str() + " needs targets " +
                                     want_target.str() + " per sample, the data provides " + have_target.str());
-  if (!options_.checkpoint_file.empty()) {
-    // Found out now, not after hours of training when the first checkpoint is written.
-    const auto slash = options_.checkpoint_file.find_last_of('/');
-    const std::string dir =
-        slash == std::string::npos ? "." : options_.checkpoint_file.substr(0, std::max<size_t>(slash, 1));
-    if (::access(dir.c_str(), W_OK) != 0)
-      throw IoError(options_.checkpoint_file + ": cannot write checkpoints: directory '" + dir +
-                    "' does not exist or is not writable");
-  }
+  // Found out now, not after hours of training when the first checkpoint is written.
+  if (!options_.checkpoint_file.empty()) require_writable_location(options_.checkpoint_file, "checkpoints");
   steps_per_epoch_ = data_.train->size() / options_.batch_size;
   if (steps_per_epoch_ == 0)
     throw ConfigError("$.training.batch_size", "batch size " + std::to_string(options_.batch_size) + " exceeds the " +

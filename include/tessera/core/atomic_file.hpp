@@ -11,6 +11,10 @@ namespace tessera {
 /// error the temporary file is removed, `path` is untouched, and IoError names the file.
 void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write);
 
+/// Throws IoError naming `path` unless its directory exists and is writable, so a run can
+/// refuse a bad output path before it does the work, not when it first writes.
+void require_writable_location(const std::string& path, const std::string& what);
+
 /// fwrite that throws IoError naming `path` on a short write (e.g. a full disk).
 void write_all(std::FILE* f, const void* data, size_t bytes, const std::string& path);
 

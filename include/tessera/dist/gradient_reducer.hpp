@@ -22,9 +22,8 @@ class GradientReducer {
   void ready_from(int64_t first_final);
   /// Starts the buckets not started yet and waits for all of them.
   void finish();
-  /// Seconds spent waiting in finish() over all steps, and steps finished (for benchmarks).
+  /// Seconds spent waiting in finish() over all steps (for benchmarks).
   double wait_seconds() const { return wait_seconds_; }
-  int64_t buckets() const { return static_cast<int64_t>(begin_.size()); }
 
  private:
   void start(size_t bucket);
