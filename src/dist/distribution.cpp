@@ -3,8 +3,17 @@
 namespace tessera::dist {
 
 std::string Distribution::str() const {
-  return "{sample " + std::to_string(sample) + ", channel " + std::to_string(channel) + ", depth " +
-         std::to_string(depth) + ", height " + std::to_string(height) + ", width " + std::to_string(width) + "}";
+  // Only the dimensions that are split: "{sample 2, depth 4}"; "{sample 1}" for one rank.
+  std::string s;
+  auto add = [&s](const char* name, int count) {
+    if (count != 1) s += (s.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(count);
+  };
+  add("sample", sample);
+  add("channel", channel);
+  add("depth", depth);
+  add("height", height);
+  add("width", width);
+  return "{" + (s.empty() ? std::string("sample 1") : s) + "}";
 }
 
 }  // namespace tessera::dist

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 
 #include "tessera/core/error.hpp"
@@ -46,16 +47,33 @@ class Communicator {
   void allreduce_sum(const Tensor& t) const;
   void allreduce_sum(double* data, int64_t count) const;
   void allreduce_sum(int64_t* data, int64_t count) const;
+  /// In-place elementwise maximum over the group.
+  void allreduce_max(double* data, int64_t count) const;
   /// Starts a nonblocking in-place sum of host-accessible floats (count fits in an int).
   void start_allreduce_sum(float* data, int64_t count, MPI_Request* request) const;
   /// Waits for a request started here; errors become DistError.
   void wait(MPI_Request* request) const;
+  /// Waits for all requests (null requests are skipped); errors become DistError.
+  void wait_all(int count, MPI_Request* requests) const;
+  /// Blocks until every rank of the group arrives.
+  void barrier() const;
+
+  /// The ranks of this group with the same `color`, ordered by `key` (collective over the
+  /// group). The new communicator is freed when its last copy goes.
+  Communicator split(int color, int key) const;
+  /// The MPI handle for point-to-point and collective calls of the dist layer
+  /// (MPI_COMM_NULL for a serial group).
+  MPI_Comm handle() const { return comm_; }
 
  private:
   Communicator(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
   MPI_Comm comm_ = MPI_COMM_NULL;
+  std::shared_ptr<void> owner_;  // frees comm_ when it came from split()
   int rank_ = 0, size_ = 1;
 };
+
+/// Throws DistError naming `call` and this rank when an MPI call did not succeed.
+void check_mpi(int status, const char* call);
 
 /// The one place a fatal error ends a run: prints it with this rank's number and, when other
 /// ranks exist, aborts the whole job so none of them waits forever in a collective.
