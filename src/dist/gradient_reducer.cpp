@@ -3,6 +3,15 @@
 #include <chrono>
 
 namespace tessera::dist {
+namespace {
+
+void scale(const Tensor& t, float factor) {
+  const auto v = t.view();
+  Kokkos::parallel_for("tessera::scale_gradients", RangePolicy(0, t.numel()),
+                       KOKKOS_LAMBDA(const int64_t i) { v(i) *= factor; });
+}
+
+}  // namespace
 
 GradientReducer::GradientReducer(Communicator group, Tensor grads, int64_t bucket_elements)
     : group_(group), grads_(std::move(grads)) {
@@ -12,6 +21,13 @@ GradientReducer::GradientReducer(Communicator group, Tensor grads, int64_t bucke
   // Device buffers need a CUDA-aware MPI to be reduced in place asynchronously; without one
   // the whole buffer is staged and reduced in finish().
   overlap_ = !group_.is_serial() && Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+}
+
+GradientReducer::GradientReducer(Tensor grads, Adasum adasum)
+    : group_(adasum.group()), grads_(std::move(grads)), adasum_(std::make_unique<Adasum>(std::move(adasum))) {
+  if (adasum_->size() != grads_.numel())
+    throw Error("adasum is built for " + std::to_string(adasum_->size()) + " gradients, the buffer holds " +
+                std::to_string(grads_.numel()));
 }
 
 GradientReducer::~GradientReducer() {
@@ -46,7 +62,12 @@ void GradientReducer::ready_from(int64_t first_final) {
 
 void GradientReducer::finish() {
   const auto t0 = std::chrono::steady_clock::now();
-  if (!overlap_) {
+  if (adasum_) {
+    // From contributions to the ranks' own mean gradients; the size is a power of two, so
+    // the scaling is exact.
+    if (!group_.is_serial()) scale(grads_, static_cast<float>(group_.size()));
+    adasum_->allreduce(grads_);
+  } else if (!overlap_) {
     group_.allreduce_sum(grads_);
   } else {
     ready_from(0);

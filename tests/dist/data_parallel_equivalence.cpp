@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "tessera/dist/communicator.hpp"
+#include "tessera/train/replica_check.hpp"
 #include "tessera/train/training_run.hpp"
 
 using namespace tessera;
@@ -23,7 +25,8 @@ int main(int argc, char* argv[]) {
   try {
     // Dropout checks that masks follow the global sample, not the rank's local row; batch norm
     // with "sync" that statistics and their gradients cover the whole global batch; 1 KiB
-    // buckets that the gradient all-reduce runs in several buckets overlapping backprop.
+    // buckets that the gradient all-reduce runs in several buckets overlapping backprop;
+    // check_replicas that the ranks' weights stay bit-identical after every step.
     const auto config = nlohmann::json::parse(R"({
       "model": {"input": {"channels": 2, "size": [6, 6, 6]},
                 "layers": [{"name": "c1", "type": "conv3d", "filters": 4, "padding": 1},
@@ -33,10 +36,11 @@ int main(int argc, char* argv[]) {
       "loss": {"type": "mse"},
       "optimizer": {"type": "sgd", "lr": 0.02, "momentum": 0.9, "schedule": {"type": "cosine", "warmup_steps": 2}},
       "data": {"source": "synthetic_fields", "samples": 48, "validation_samples": 12, "size": 6, "channels": 2},
-      "training": {"epochs": 2, "batch_size": 8, "seed": 7, "log_every": 1, "allreduce_bucket_kb": 1}})");
+      "training": {"epochs": 2, "batch_size": 8, "seed": 7, "log_every": 1, "allreduce_bucket_kb": 1,
+                   "check_replicas": true}})");
     train::RunOverrides parallel, alone;
     parallel.progress = alone.progress = false;
-    alone.samples = dist::Communicator::self();
+    alone.group = dist::Communicator::self();
     train::TrainingRun p(config, parallel), s(config, alone);
     const auto rp = p.run(), rs = s.run();
     double loss_diff = 0, weight_diff = 0, weight_scale = 0;
@@ -48,12 +52,26 @@ int main(int argc, char* argv[]) {
       weight_scale = std::max(weight_scale, static_cast<double>(std::abs(ws[i])));
     }
     const double validation_diff = std::abs(rp.validation_loss - rs.validation_loss) / rs.validation_loss;
+    // The replica check must notice one ulp of one weight on one rank, and name it.
+    bool replica_check_caught = world.size() == 1;
+    if (world.size() > 1) {
+      const Tensor& c2 = p.model().parameters().find("c2.weight")->value;
+      auto values = c2.to_host();
+      if (world.rank() == world.size() - 1) values[5] = std::nextafter(values[5], 1e9f);
+      c2.copy_from_host(values);
+      try {
+        train::check_replicas(world, p.model().parameters(), 12);
+      } catch (const dist::DistError& e) {
+        replica_check_caught = std::strstr(e.what(), "after step 12: parameter 'c2.weight'") != nullptr;
+        if (!replica_check_caught) std::printf("unexpected replica check message: %s\n", e.what());
+      }
+    }
     failed = rp.step_losses.size() != rs.step_losses.size() || loss_diff > 1e-5 || weight_diff > 1e-5 * weight_scale ||
-             validation_diff > 1e-5;
+             validation_diff > 1e-5 || !replica_check_caught;
     std::printf("rank %d of %d: %zu steps, max relative loss difference %.2e, max weight difference %.2e "
-                "(largest weight %.2f), validation difference %.2e: %s\n",
+                "(largest weight %.2f), validation difference %.2e, a perturbed replica caught: %s: %s\n",
                 world.rank(), world.size(), rs.step_losses.size(), loss_diff, weight_diff, weight_scale,
-                validation_diff, failed ? "DIFFERENT" : "equal");
+                validation_diff, replica_check_caught ? "yes" : "NO", failed ? "DIFFERENT" : "equal");
   } catch (const std::exception& e) {
     return dist::handle_fatal_error(e);
   }

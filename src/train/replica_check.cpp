@@ -1,0 +1,75 @@
+#include "tessera/train/replica_check.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tessera/core/rng.hpp"
+
+namespace tessera::train {
+
+uint64_t fingerprint(const Tensor& t) {
+  const auto v = t.view();
+  uint64_t sum = 0;
+  // (index << 32) ^ bits is distinct for every (index, bits) with index < 2³², and mix is a
+  // bijection, so one changed element changes exactly one term. Integer addition is exact
+  // and associative: the reduction order does not matter.
+  Kokkos::parallel_reduce(
+      "tessera::replica_fingerprint", RangePolicy(0, t.numel()),
+      KOKKOS_LAMBDA(const int64_t i, uint64_t& acc) {
+        // The bits, not the value: equal floats with other bits (0 and -0, NaNs) differ.
+        const float value = v(i);
+        uint32_t bits = 0;
+        memcpy(&bits, &value, sizeof bits);
+        acc += rng::mix((static_cast<uint64_t>(i) << 32) ^ static_cast<uint64_t>(bits));
+      },
+      sum);
+  return sum;
+}
+
+bool check_replicas_by_default() {
+#ifdef NDEBUG
+  return false;
+#else
+  return true;
+#endif
+}
+
+void check_replicas(const dist::Communicator& group, const model::ParameterStore& parameters, int64_t step) {
+  if (group.is_serial()) return;
+  std::vector<const layers::Parameter*> trainable;
+  std::vector<uint64_t> lowest, highest;
+  for (const auto& p : parameters.all())
+    if (p->trainable) {
+      trainable.push_back(p.get());
+      lowest.push_back(fingerprint(p->value));
+    }
+  const std::vector<uint64_t> mine = lowest;
+  highest = lowest;
+  const int count = static_cast<int>(lowest.size());
+  dist::check_mpi(MPI_Allreduce(MPI_IN_PLACE, lowest.data(), count, MPI_UINT64_T, MPI_MIN, group.handle()),
+                  "MPI_Allreduce (replica check)");
+  dist::check_mpi(MPI_Allreduce(MPI_IN_PLACE, highest.data(), count, MPI_UINT64_T, MPI_MAX, group.handle()),
+                  "MPI_Allreduce (replica check)");
+  size_t differing = 0, first = 0;
+  for (size_t i = trainable.size(); i-- > 0;)
+    if (lowest[i] != highest[i]) {
+      ++differing;
+      first = i;
+    }
+  if (differing == 0) return;
+  auto hex = [](uint64_t x) {
+    char text[19];
+    std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(x));
+    return std::string(text);
+  };
+  throw dist::DistError("model replicas differ after step " + std::to_string(step) + ": parameter '" +
+                        trainable[first]->name + "' is not bit-identical on the " + std::to_string(group.size()) +
+                        " ranks that hold replicas (rank " + std::to_string(group.rank()) + " has fingerprint " +
+                        hex(mine[first]) + ", the ranks range from " + hex(lowest[first]) + " to " +
+                        hex(highest[first]) + "); " + std::to_string(differing) + " of " +
+                        std::to_string(trainable.size()) + " parameters differ");
+}
+
+}  // namespace tessera::train
