@@ -10,6 +10,9 @@
 #if TESSERA_ENABLE_ONEDNN
 #include "tessera/backends/onednn/onednn_backend.hpp"
 #endif
+#if TESSERA_ENABLE_CUDNN
+#include "tessera/backends/cudnn/cudnn_backend.hpp"
+#endif
 
 namespace tessera::cli {
 
@@ -28,7 +31,11 @@ int run_info() {
 #else
   s << "onednn:         not compiled in (TESSERA_ENABLE_ONEDNN=OFF)\n";
 #endif
-  s << "cudnn:          " << (TESSERA_ENABLE_CUDNN ? "compiled in" : "not compiled in (TESSERA_ENABLE_CUDNN=OFF)") << "\n";
+#if TESSERA_ENABLE_CUDNN
+  s << "cudnn:          " << cudnn_backend::version_string() << "\n";
+#else
+  s << "cudnn:          not compiled in (TESSERA_ENABLE_CUDNN=OFF)\n";
+#endif
   s << "hdf5:           " << (TESSERA_ENABLE_HDF5 ? "compiled in" : "not compiled in (TESSERA_ENABLE_HDF5=OFF)") << "\n";
   char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
   int length = 0;

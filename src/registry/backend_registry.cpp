@@ -6,6 +6,9 @@
 #if TESSERA_ENABLE_ONEDNN
 #include "tessera/backends/onednn/onednn_backend.hpp"
 #endif
+#if TESSERA_ENABLE_CUDNN
+#include "tessera/backends/cudnn/cudnn_backend.hpp"
+#endif
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/ops/backend.hpp"
@@ -17,6 +20,9 @@ struct Registry {
   std::vector<std::unique_ptr<Backend>> backends;  // in order of preference for "auto", Kokkos last
   Registry() {
     // Vendor backends come first: "auto" takes the first that supports a case.
+#if TESSERA_ENABLE_CUDNN
+    backends.push_back(cudnn_backend::make_backend());
+#endif
 #if TESSERA_ENABLE_ONEDNN
     backends.push_back(onednn_backend::make_backend());
 #endif

@@ -1,0 +1,37 @@
+#pragma once
+// The cuDNN GPU backend. Convolutions (and through them transposed convolutions) and pooling
+// run through cuDNN on plain channels-last tensors in device memory (NDHWC activations, ODHWI =
+// KRSC weights), on the Kokkos CUDA stream. Batch norm, activations and inner products return
+// nullptr, so the registry runs them as Kokkos CUDA kernels (see cudnn_backend.cpp for why).
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "tessera/ops/backend.hpp"
+
+namespace tessera::cudnn_backend {
+
+/// How convolutions choose their algorithm and precision. An op reads them when it is created.
+struct Options {
+  /// Allow TF32 tensor-core math (10-bit mantissa products) in convolutions. Off: cuDNN runs
+  /// FMA kernels only, so results are float32 like the other backends'.
+  bool tf32 = false;
+  /// Time the candidate algorithms on the first call of each pass (cudnnFind*AlgorithmEx)
+  /// instead of taking cuDNN's heuristic choice. Faster for some shapes, but the timing can
+  /// pick another algorithm in another run, so two runs may differ in the last bits.
+  bool benchmark = false;
+};
+
+/// The options in force: set_options', or else the environment's (TESSERA_CUDNN_TF32=0|1,
+/// TESSERA_CUDNN_ALGO=heuristic|benchmark), read on first use. Throws Error on another value.
+Options options();
+/// Replaces the options for ops created from now on.
+void set_options(const Options& o);
+
+std::unique_ptr<ops::Backend> make_backend();
+/// "cuDNN 9.19.0 (headers 9.19.0), FMA math (TF32 off), heuristic algorithms" for `tessera info`.
+std::string version_string();
+/// Bytes held by the workspace all cuDNN ops share (0 before the first convolution).
+size_t workspace_bytes();
+
+}  // namespace tessera::cudnn_backend

@@ -1,0 +1,350 @@
+// Convolution through cuDNN on channels-last tensors: activations as Nd tensor descriptors
+// with the explicit strides of NDHWC (NHWC for 2D, as 4D descriptors, so cuDNN's 2D kernels
+// run), weights ODHWI as the KRSC filter layout (CUDNN_TENSOR_NHWC filter format), no
+// reorders in either direction.
+//
+// API: cuDNN 9's legacy convolution calls (cudnnConvolutionForward / BackwardData /
+// BackwardFilter / BackwardBias, with cudnnGet*Algorithm_v7 and cudnnFind*AlgorithmEx). They
+// are deprecated in cuDNN 9 but present, and they name exactly the three passes a ConvOp
+// has, with algorithm queries and workspace sizes built in; the graph API reaches the same
+// kernels through a dozen backend descriptors per pass and buys nothing for unfused passes.
+//
+// Algorithms: chosen once per op (one geometry) for each pass, from cuDNN's heuristics when
+// the op is made, or, with the `benchmark` option, by timing the candidates on the first call
+// of each pass. Only deterministic algorithms are taken (a fixed configuration gives the same
+// result every run, as on the CPU), so e.g. backward-filter algorithms 0 and 3, which add with
+// atomics, never run. Without the `tf32` option every pass runs FMA kernels (CUDNN_FMA_MATH).
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "context.hpp"
+#include "cudnn_ops.hpp"
+#include "descriptors.hpp"
+#include "tessera/backends/cudnn/cudnn_backend.hpp"
+
+namespace tessera::cudnn_backend {
+namespace {
+
+constexpr float one = 1.0f;
+constexpr float zero = 0.0f;
+
+enum PassIndex { forward_pass = 0, data_pass = 1, filter_pass = 2 };
+
+/// The descriptors of one geometry. Each pass has its own convolution descriptor, because
+/// the descriptor carries the math type of the algorithm that pass runs.
+struct ConvDescs {
+  TensorDesc x, y, bias;
+  FilterDesc w;
+  ConvDesc conv[3];
+};
+
+/// A pass's tensors in the order its cuDNN calls take them: two inputs, one output.
+struct Buffers {
+  const void* a;
+  const void* b;
+  void* out;
+};
+
+/// The algorithm one pass runs, with the math type and workspace it needs.
+template <class Algo>
+struct Choice {
+  Algo algo{};
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+  size_t workspace = 0;
+  bool timed = false;  // picked by timing: final
+};
+
+// The three passes' queries under one set of names, so that choosing is written once.
+struct ForwardPass {
+  using Algo = cudnnConvolutionFwdAlgo_t;
+  using Perf = cudnnConvolutionFwdAlgoPerf_t;
+  static constexpr PassIndex index = forward_pass;
+  static int max_count(cudnnHandle_t h, const std::string& what) {
+    int n = 0;
+    check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &n), "cudnnGetConvolutionForwardAlgorithmMaxCount", what);
+    return n;
+  }
+  static void heuristics(cudnnHandle_t h, const ConvDescs& d, int n, int* got, Perf* p, const std::string& what) {
+    check(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv[index].get(), d.y.get(), n, got, p),
+          "cudnnGetConvolutionForwardAlgorithm_v7", what);
+  }
+  static void find(cudnnHandle_t h, const ConvDescs& d, const Buffers& b, int n, int* got, Perf* p, void* ws,
+                   size_t bytes, const std::string& what) {
+    check(cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), b.a, d.w.get(), b.b, d.conv[index].get(), d.y.get(),
+                                                 b.out, n, got, p, ws, bytes),
+          "cudnnFindConvolutionForwardAlgorithmEx", what);
+  }
+  static cudnnStatus_t workspace_size(cudnnHandle_t h, const ConvDescs& d, Algo a, size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), d.conv[index].get(), d.y.get(), a, bytes);
+  }
+};
+
+struct DataPass {
+  using Algo = cudnnConvolutionBwdDataAlgo_t;
+  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
+  static constexpr PassIndex index = data_pass;
+  static int max_count(cudnnHandle_t h, const std::string& what) {
+    int n = 0;
+    check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &n), "cudnnGetConvolutionBackwardDataAlgorithmMaxCount",
+          what);
+    return n;
+  }
+  static void heuristics(cudnnHandle_t h, const ConvDescs& d, int n, int* got, Perf* p, const std::string& what) {
+    check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(), d.conv[index].get(), d.x.get(), n, got,
+                                                      p),
+          "cudnnGetConvolutionBackwardDataAlgorithm_v7", what);
+  }
+  static void find(cudnnHandle_t h, const ConvDescs& d, const Buffers& b, int n, int* got, Perf* p, void* ws,
+                   size_t bytes, const std::string& what) {
+    check(cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w.get(), b.a, d.y.get(), b.b, d.conv[index].get(),
+                                                      d.x.get(), b.out, n, got, p, ws, bytes),
+          "cudnnFindConvolutionBackwardDataAlgorithmEx", what);
+  }
+  static cudnnStatus_t workspace_size(cudnnHandle_t h, const ConvDescs& d, Algo a, size_t* bytes) {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.get(), d.y.get(), d.conv[index].get(), d.x.get(), a,
+                                                        bytes);
+  }
+};
+
+struct FilterPass {
+  using Algo = cudnnConvolutionBwdFilterAlgo_t;
+  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
+  static constexpr PassIndex index = filter_pass;
+  static int max_count(cudnnHandle_t h, const std::string& what) {
+    int n = 0;
+    check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &n),
+          "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount", what);
+    return n;
+  }
+  static void heuristics(cudnnHandle_t h, const ConvDescs& d, int n, int* got, Perf* p, const std::string& what) {
+    check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(), d.conv[index].get(), d.w.get(), n,
+                                                        got, p),
+          "cudnnGetConvolutionBackwardFilterAlgorithm_v7", what);
+  }
+  static void find(cudnnHandle_t h, const ConvDescs& d, const Buffers& b, int n, int* got, Perf* p, void* ws,
+                   size_t bytes, const std::string& what) {
+    check(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x.get(), b.a, d.y.get(), b.b, d.conv[index].get(),
+                                                        d.w.get(), b.out, n, got, p, ws, bytes),
+          "cudnnFindConvolutionBackwardFilterAlgorithmEx", what);
+  }
+  static cudnnStatus_t workspace_size(cudnnHandle_t h, const ConvDescs& d, Algo a, size_t* bytes) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.get(), d.y.get(), d.conv[index].get(), d.w.get(), a,
+                                                          bytes);
+  }
+};
+
+/// The math type queries run under: FMA only, unless TF32 is allowed (default math lets cuDNN
+/// use TF32 tensor cores for float data).
+cudnnMathType_t query_math(bool tf32) { return tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH; }
+
+/// A result usable at all: it ran (or would run), it is deterministic, and its math is
+/// allowed: never a conversion of the float data to half, and without TF32 no tensor-op math
+/// (such a result was rated for TF32).
+template <class Perf>
+bool usable(const Perf& r, bool tf32) {
+  return r.status == CUDNN_STATUS_SUCCESS && r.determinism == CUDNN_DETERMINISTIC &&
+         r.mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION &&
+         (tf32 || r.mathType == CUDNN_FMA_MATH || r.mathType == CUDNN_DEFAULT_MATH);
+}
+
+/// The workspace an algorithm may ask for: what the shared workspace already holds plus a
+/// quarter of the free device memory, so that activations keep room to grow.
+size_t workspace_limit(const Context& ctx) { return ctx.workspace_capacity() + Context::free_device_bytes() / 4; }
+
+/// The first usable result, in cuDNN's order (fastest first), whose workspace fits `limit`.
+/// Sets the pass's descriptor to the math of each result it tries.
+template <class Pass>
+bool take_first(cudnnHandle_t h, const ConvDescs& d, const std::vector<typename Pass::Perf>& results, int count,
+                bool tf32, size_t limit, Choice<typename Pass::Algo>& out, const std::string& what) {
+  for (int i = 0; i < count; ++i) {
+    const auto& r = results[static_cast<size_t>(i)];
+    if (!usable(r, tf32)) continue;
+    const cudnnMathType_t math = tf32 ? r.mathType : CUDNN_FMA_MATH;
+    check(cudnnSetConvolutionMathType(d.conv[Pass::index].get(), math), "cudnnSetConvolutionMathType", what);
+    size_t bytes = 0;
+    if (Pass::workspace_size(h, d, r.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > limit) continue;
+    out.algo = r.algo;
+    out.math = math;
+    out.workspace = bytes;
+    return true;
+  }
+  return false;
+}
+
+/// cuDNN's heuristic ranking of the pass's algorithms (no data needed, nothing runs).
+template <class Pass>
+std::vector<typename Pass::Perf> ranked(cudnnHandle_t h, const ConvDescs& d, bool tf32, int& count,
+                                        const std::string& what) {
+  check(cudnnSetConvolutionMathType(d.conv[Pass::index].get(), query_math(tf32)), "cudnnSetConvolutionMathType",
+        what);
+  const int n = Pass::max_count(h, what);
+  std::vector<typename Pass::Perf> results(static_cast<size_t>(std::max(n, 1)));
+  Pass::heuristics(h, d, n, &count, results.data(), what);
+  return results;
+}
+
+template <class Pass>
+bool choose_by_heuristics(Context& ctx, const ConvDescs& d, bool tf32, Choice<typename Pass::Algo>& out,
+                          const std::string& what) {
+  int count = 0;
+  const auto results = ranked<Pass>(ctx.handle(), d, tf32, count, what);
+  return take_first<Pass>(ctx.handle(), d, results, count, tf32, workspace_limit(ctx), out, what);
+}
+
+/// Times the pass's candidates on the call's own tensors (the output is overwritten, as the
+/// call itself will) and keeps the fastest usable one; the heuristic choice stays if none is.
+template <class Pass>
+void choose_by_timing(Context& ctx, const ConvDescs& d, bool tf32, const Buffers& b, Choice<typename Pass::Algo>& inout,
+                      const std::string& what) {
+  const cudnnHandle_t h = ctx.handle();
+  const cudnnConvolutionDescriptor_t conv = d.conv[Pass::index].get();
+  const size_t limit = workspace_limit(ctx);
+  // Time with the largest workspace a usable candidate asks for within the limit: enough for
+  // every candidate worth timing, and no more.
+  int count = 0;
+  const auto candidates = ranked<Pass>(h, d, tf32, count, what);
+  size_t largest = inout.workspace;
+  for (int i = 0; i < count; ++i) {
+    const auto& r = candidates[static_cast<size_t>(i)];
+    if (!usable(r, tf32)) continue;
+    check(cudnnSetConvolutionMathType(conv, tf32 ? r.mathType : CUDNN_FMA_MATH), "cudnnSetConvolutionMathType", what);
+    size_t bytes = 0;
+    if (Pass::workspace_size(h, d, r.algo, &bytes) == CUDNN_STATUS_SUCCESS && bytes <= limit)
+      largest = std::max(largest, bytes);
+  }
+  check(cudnnSetConvolutionMathType(conv, query_math(tf32)), "cudnnSetConvolutionMathType", what);
+  void* workspace = ctx.workspace(largest);
+  std::vector<typename Pass::Perf> timed(candidates.size());
+  int timed_count = 0;
+  Pass::find(h, d, b, static_cast<int>(timed.size()), &timed_count, timed.data(), workspace, largest, what);
+  Choice<typename Pass::Algo> fastest;
+  if (take_first<Pass>(h, d, timed, timed_count, tf32, largest, fastest, what)) inout = fastest;
+  inout.timed = true;
+  check(cudnnSetConvolutionMathType(conv, inout.math), "cudnnSetConvolutionMathType", what);
+}
+
+/// A convolution bound to one geometry: descriptors built once, one algorithm per pass.
+class CudnnConvOp final : public ops::ConvOp {
+ public:
+  CudnnConvOp(const ops::ConvGeometry& g, const Options& options) : g_(g), options_(options) {
+    const std::string w = what();
+    const int rank = g.spatial_rank;
+    const auto out = g.out_size();
+    set_channels_last(d_.x, g.batch, g.in_channels, spatial(g.in_size, rank), w);
+    set_channels_last(d_.y, g.batch, g.out_channels, spatial(out, rank), w);
+    set_channels_last_filter(d_.w, g.out_channels, g.in_channels, spatial(g.kernel, rank), w);
+    // [1, K, 1, ...]: one value per output channel, broadcast over samples and positions.
+    set_channels_last(d_.bias, 1, g.out_channels, std::vector<int>(static_cast<size_t>(rank), 1), w);
+    const std::vector<int> padding = spatial(g.padding, rank), stride = spatial(g.stride, rank),
+                           dilation = spatial(g.dilation, rank);
+    for (const ConvDesc& conv : d_.conv)
+      check(cudnnSetConvolutionNdDescriptor(conv.get(), rank, padding.data(), stride.data(), dilation.data(),
+                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+            "cudnnSetConvolutionNdDescriptor", w);
+    // Both round the output size down; a difference would mean a descriptor is wrong.
+    std::vector<int> dims(static_cast<size_t>(rank + 2));
+    check(cudnnGetConvolutionNdForwardOutputDim(d_.conv[forward_pass].get(), d_.x.get(), d_.w.get(), rank + 2,
+                                                dims.data()),
+          "cudnnGetConvolutionNdForwardOutputDim", w);
+    std::vector<int> expected{static_cast<int>(g.batch), static_cast<int>(g.out_channels)};
+    for (const int e : spatial(out, rank)) expected.push_back(e);
+    if (dims != expected)
+      throw Error("cudnn " + w + ": cuDNN computes another output size than " + g.output_shape().str() +
+                  " (internal error)");
+  }
+
+  std::string backend() const override { return "cudnn"; }
+
+  /// Takes each pass's algorithm from cuDNN's heuristics; false when a pass has no usable
+  /// (deterministic, allowed math, workspace within bounds) algorithm.
+  bool choose_algorithms() {
+    Context& ctx = Context::get();
+    const auto lock = ctx.lock();
+    const std::string w = what();
+    return choose_by_heuristics<ForwardPass>(ctx, d_, options_.tf32, forward_, w) &&
+           choose_by_heuristics<DataPass>(ctx, d_, options_.tf32, data_, w) &&
+           choose_by_heuristics<FilterPass>(ctx, d_, options_.tf32, filter_, w);
+  }
+
+  void forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) override {
+    require_elements(x, g_.input_shape(), what(), "input");
+    require_elements(w, g_.weight_shape(), what(), "weight");
+    if (!bias.empty()) require_elements(bias, Shape{g_.out_channels}, what(), "bias");
+    require_elements(y, g_.output_shape(), what(), "output");
+    Context& ctx = Context::get();
+    const auto lock = ctx.lock();
+    if (options_.benchmark && !forward_.timed)
+      choose_by_timing<ForwardPass>(ctx, d_, options_.tf32, Buffers{x.data(), w.data(), y.data()}, forward_, what());
+    void* workspace = ctx.workspace(forward_.workspace);
+    check(cudnnConvolutionForward(ctx.handle(), &one, d_.x.get(), x.data(), d_.w.get(), w.data(),
+                                  d_.conv[forward_pass].get(), forward_.algo, workspace, forward_.workspace, &zero,
+                                  d_.y.get(), y.data()),
+          "cudnnConvolutionForward", running(static_cast<int>(forward_.algo), forward_.workspace));
+    if (!bias.empty())
+      check(cudnnAddTensor(ctx.handle(), &one, d_.bias.get(), bias.data(), &one, d_.y.get(), y.data()),
+            "cudnnAddTensor (bias)", what());
+  }
+
+  void backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx) override {
+    require_elements(dy, g_.output_shape(), what(), "output gradient");
+    require_elements(w, g_.weight_shape(), what(), "weight");
+    require_elements(dx, g_.input_shape(), what(), "input gradient");
+    Context& ctx = Context::get();
+    const auto lock = ctx.lock();
+    if (options_.benchmark && !data_.timed)
+      choose_by_timing<DataPass>(ctx, d_, options_.tf32, Buffers{w.data(), dy.data(), dx.data()}, data_, what());
+    void* workspace = ctx.workspace(data_.workspace);
+    check(cudnnConvolutionBackwardData(ctx.handle(), &one, d_.w.get(), w.data(), d_.y.get(), dy.data(),
+                                       d_.conv[data_pass].get(), data_.algo, workspace, data_.workspace, &zero,
+                                       d_.x.get(), dx.data()),
+          "cudnnConvolutionBackwardData", running(static_cast<int>(data_.algo), data_.workspace));
+  }
+
+  void backward_weights(const Tensor& x, const Tensor& dy, const Tensor& dw, const Tensor& dbias) override {
+    require_elements(x, g_.input_shape(), what(), "input");
+    require_elements(dy, g_.output_shape(), what(), "output gradient");
+    require_elements(dw, g_.weight_shape(), what(), "weight gradient");
+    if (!dbias.empty()) require_elements(dbias, Shape{g_.out_channels}, what(), "bias gradient");
+    Context& ctx = Context::get();
+    const auto lock = ctx.lock();
+    if (options_.benchmark && !filter_.timed)
+      choose_by_timing<FilterPass>(ctx, d_, options_.tf32, Buffers{x.data(), dy.data(), dw.data()}, filter_, what());
+    void* workspace = ctx.workspace(filter_.workspace);
+    check(cudnnConvolutionBackwardFilter(ctx.handle(), &one, d_.x.get(), x.data(), d_.y.get(), dy.data(),
+                                         d_.conv[filter_pass].get(), filter_.algo, workspace, filter_.workspace, &zero,
+                                         d_.w.get(), dw.data()),
+          "cudnnConvolutionBackwardFilter", running(static_cast<int>(filter_.algo), filter_.workspace));
+    if (!dbias.empty())
+      check(cudnnConvolutionBackwardBias(ctx.handle(), &one, d_.y.get(), dy.data(), &zero, d_.bias.get(), dbias.data()),
+            "cudnnConvolutionBackwardBias", what());
+  }
+
+ private:
+  std::string what() const { return "convolution " + g_.str(); }
+  std::string running(int algo, size_t workspace) const {
+    return what() + " (algorithm " + std::to_string(algo) + ", workspace " + std::to_string(workspace) + " bytes)";
+  }
+
+  ops::ConvGeometry g_;
+  Options options_;
+  ConvDescs d_;
+  Choice<cudnnConvolutionFwdAlgo_t> forward_;
+  Choice<cudnnConvolutionBwdDataAlgo_t> data_;
+  Choice<cudnnConvolutionBwdFilterAlgo_t> filter_;
+};
+
+}  // namespace
+
+std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g) {
+  g.validate("cudnn backend");
+  if (!fits_in_int(g.input_shape().numel()) || !fits_in_int(g.output_shape().numel()) ||
+      !fits_in_int(g.weight_shape().numel()))
+    return nullptr;
+  auto op = std::make_unique<CudnnConvOp>(g, options());
+  if (!op->choose_algorithms()) return nullptr;
+  return op;
+}
+
+}  // namespace tessera::cudnn_backend

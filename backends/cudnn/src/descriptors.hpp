@@ -1,0 +1,66 @@
+#pragma once
+// Owning wrappers of cuDNN's legacy descriptors and the channels-last layouts Tessera's
+// tensors have in cuDNN's terms. Private to the cuDNN backend.
+#include <cudnn.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "context.hpp"
+
+namespace tessera::cudnn_backend {
+
+/// One cuDNN descriptor, created with the object and destroyed with it.
+template <class Handle, cudnnStatus_t (*Create)(Handle*), cudnnStatus_t (*Destroy)(Handle)>
+class Descriptor {
+ public:
+  explicit Descriptor(const char* create_call) { check(Create(&handle_), create_call, "descriptor creation"); }
+  ~Descriptor() { Destroy(handle_); }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  Handle get() const { return handle_; }
+
+ private:
+  Handle handle_{};
+};
+
+class TensorDesc
+    : public Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor> {
+ public:
+  TensorDesc() : Descriptor("cudnnCreateTensorDescriptor") {}
+};
+class FilterDesc
+    : public Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor> {
+ public:
+  FilterDesc() : Descriptor("cudnnCreateFilterDescriptor") {}
+};
+class ConvDesc : public Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                                   cudnnDestroyConvolutionDescriptor> {
+ public:
+  ConvDesc() : Descriptor("cudnnCreateConvolutionDescriptor") {}
+};
+class PoolDesc
+    : public Descriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor> {
+ public:
+  PoolDesc() : Descriptor("cudnnCreatePoolingDescriptor") {}
+};
+
+/// The spatial extents cuDNN sees: H, W for a 2D geometry (stored as 3D with depth 1, but a
+/// 4D descriptor selects cuDNN's 2D kernels), D, H, W for 3D.
+std::vector<int> spatial(const std::array<int64_t, 3>& extents, int spatial_rank);
+
+/// True when a tensor of `elements` values can be described to cuDNN, whose dimensions and
+/// strides are 32-bit ints.
+bool fits_in_int(int64_t elements);
+
+/// [N, C, spatial...] dims with the strides of the channels-last (NHWC / NDHWC) layout.
+void set_channels_last(const TensorDesc& d, int64_t n, int64_t c, const std::vector<int>& spatial,
+                       const std::string& what);
+
+/// Weights [K, spatial..., C] (ODHWI): cuDNN's KRSC, given as KCRS dims in the NHWC filter format.
+void set_channels_last_filter(const FilterDesc& d, int64_t k, int64_t c, const std::vector<int>& kernel,
+                              const std::string& what);
+
+}  // namespace tessera::cudnn_backend

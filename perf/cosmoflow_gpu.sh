@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# cosmoflow-small training throughput on one NVIDIA GPU: Tessera (CUDA build, cuDNN backend)
+# against PyTorch eager with cuDNN on the same GPU (perf/torch_cosmoflow_gpu.py, the network
+# of ../shared/peer/torch_cosmoflow.py on a CUDA device), both in this run, same precision;
+# protocol of shared/design/BENCHMARKS.md (2 warm-up steps, median of the timed steps).
+# Usage: perf/cosmoflow_gpu.sh [--steps N] [--size S] [--batch B] [--tf32] [--algo heuristic|benchmark] [--build DIR]
+# Defaults: S=128, batch 4, FP32 (no TF32 on either side), Tessera with timed algorithm choice
+# (TESSERA_CUDNN_ALGO=benchmark); PyTorch's best of {NCDHW, channels_last_3d} x {cudnn.benchmark off, on}.
+# Last line: tessera_samples_per_s=X torch_samples_per_s=Y ratio=Z conv_bound_fraction=F
+set -euo pipefail
+cd "$(dirname "$0")/.."
+steps=10 size=128 batch=4 precision=fp32 algo=benchmark build=build/perf-cuda
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --steps) steps=$2; shift ;;
+    --size) size=$2; shift ;;
+    --batch) batch=$2; shift ;;
+    --tf32) precision=tf32 ;;
+    --algo) algo=$2; shift ;;
+    --build) build=$2; shift ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "cosmoflow_gpu.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+python=${TESSERA_PEER_PYTHON:-python3}
+nvidia-smi -L >/dev/null 2>&1 || { echo "cosmoflow_gpu.sh: no GPU visible (nvidia-smi -L failed)" >&2; exit 1; }
+"$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' ||
+  { echo "cosmoflow_gpu.sh: $python has no CUDA-enabled PyTorch (set TESSERA_PEER_PYTHON)" >&2; exit 1; }
+
+export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
+export NVCC_WRAPPER_DEFAULT_COMPILER=g++ PATH=/usr/local/cuda/bin:$PATH
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/tessera-deps/cuda \
+  -DCMAKE_CXX_COMPILER=/opt/tessera-deps/cuda/bin/nvcc_wrapper -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+  -DTESSERA_ENABLE_ONEDNN=OFF -DTESSERA_ENABLE_CUDNN=ON -DTESSERA_ENABLE_PERF=ON -DTESSERA_ENABLE_TESTS=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)" --target tessera_cli tessera_bench_ops >/dev/null
+
+export TESSERA_CUDNN_ALGO=$algo TESSERA_CUDNN_TF32=$([[ $precision == tf32 ]] && echo 1 || echo 0)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$python" - "$size" "$batch" "$((steps + 2))" examples/cosmoflow_small.json "$work/run.json" <<'PY'
+import json, sys
+size, batch, steps, src, dst = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+c = json.load(open(src))
+c["model"]["input"]["size"] = [size] * 3
+# Like the peer, train on one batch over and over: the in-memory store serves it after the
+# first step, so the timed steps measure training, not data generation.
+c["data"].update({"size": size, "samples": batch, "validation_samples": 0})
+c["training"].update({"batch_size": batch, "epochs": steps, "log_every": 1})
+json.dump(c, open(dst, "w"))
+PY
+
+"$build/tessera" info --kokkos-disable-warnings | grep -E "^(tessera|kokkos:|cudnn:)" || true
+echo "== tessera: cosmoflow-small S=$size batch=$batch precision=$precision algorithms=$algo"
+"$build/tessera" train "$work/run.json" --metrics "$work/metrics.jsonl" --quiet --kokkos-disable-warnings | tail -n 1
+tessera_rate=$("$python" - "$work/metrics.jsonl" "$batch" <<'PY'
+import json, statistics, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+steps = [e for e in ev if e["event"] == "train"][2:]          # two warm-up steps
+times = [int(sys.argv[2]) / e["samples_per_s"] for e in steps]
+print(f"{int(sys.argv[2]) / statistics.median(times):.3f}")
+PY
+)
+
+echo "== conv-bound limit: cuDNN's own conv rate on the model's shapes"
+bench=$("$build/perf/tessera_bench_ops" --size "$size" --batch "$batch" --reps 5 --backend cudnn \
+  --kokkos-disable-warnings)
+echo "$bench"
+limit=$(sed -n 's/.*conv-bound limit \([0-9.]*\) samples\/s.*/\1/p' <<<"$bench")
+
+echo "== torch peer (best of NCDHW / channels_last_3d, cudnn.benchmark off / on)"
+best=0
+for fmt in default channels_last; do
+  for choice in heuristic benchmark; do
+    out=$("$python" perf/torch_cosmoflow_gpu.py "$size" "$batch" "$steps" "$fmt" "$precision" "$choice")
+    echo "$out"
+    rate=$(sed -n 's/.*samples_per_s=\([0-9.]*\).*/\1/p' <<<"$out")
+    best=$("$python" -c "print(max($best, $rate))")
+  done
+done
+
+"$python" - "$tessera_rate" "$best" "$limit" <<'PY'
+import sys
+t, p, lim = map(float, sys.argv[1:])
+print(f"tessera_samples_per_s={t:.2f} torch_samples_per_s={p:.2f} ratio={t / p:.2f} conv_bound_fraction={t / lim:.2f}")
+PY
