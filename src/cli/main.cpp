@@ -30,6 +30,8 @@ int main(int argc, char* argv[]) {
   app.require_subcommand(1);
   tessera::cli::TrainArgs train_args;
   auto* train = tessera::cli::add_train_command(app, train_args);
+  tessera::cli::DatagenArgs datagen_args;
+  auto* datagen = tessera::cli::add_datagen_command(app, datagen_args);
   auto* info = app.add_subcommand("info", "Print the build configuration: Kokkos execution space and threads, "
                                           "compiled-in backends and library versions.");
   try {
@@ -45,6 +47,7 @@ int main(int argc, char* argv[]) {
   Kokkos::initialize(kokkos_argc, kokkos_args.data());
   try {
     if (*train) status = tessera::cli::run_train(train_args);
+    if (*datagen) status = tessera::cli::run_datagen(datagen_args);
     if (*info) status = tessera::cli::run_info();
   } catch (const std::exception& e) {
     // On one rank or many: say what failed where, and end every rank (no rank may be left

@@ -1,5 +1,6 @@
 #include "tessera/io/synthetic_fields.hpp"
 
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -29,6 +30,22 @@ void blur_axis(const DeviceView<float>& in, const DeviceView<float>& out, int64_
         out((d * s + h) * s + w) = acc;
       });
 }
+/// Rows first_row.. of `dst` = the part `box` of rows rows(0..n-1) of `src`, whose rows are
+/// whole samples of spatial size `size` with `channels` values per voxel (channels-last).
+void gather_boxes(const Kokkos::View<const float**, Kokkos::LayoutRight, MemSpace>& src,
+                  const Kokkos::View<const int64_t*, MemSpace>& rows, int64_t n, const std::array<int64_t, 3>& size,
+                  int64_t channels, const dist::Box& box, const DeviceView<float>& dst, int64_t first_row) {
+  const int64_t bd = box.extent[0], bh = box.extent[1], bw = box.extent[2];
+  const int64_t od = box.offset[0], oh = box.offset[1], ow = box.offset[2];
+  const int64_t sh = size[1], sw = size[2], c = channels, box_values = box.volume() * channels;
+  Kokkos::parallel_for(
+      "tessera::synthetic_gather_box", MDPolicy<3>({0, 0, 0}, {n, bd * bh, bw * c}),
+      KOKKOS_LAMBDA(const int64_t r, const int64_t dh, const int64_t wc) {
+        const int64_t d = dh / bh, h = dh % bh;
+        dst((first_row + r) * box_values + dh * bw * c + wc) =
+            src(rows(r), (((d + od) * sh + (h + oh)) * sw + ow) * c + wc);
+      });
+}
 }  // namespace
 
 SyntheticFields::SyntheticFields(const Options& options) : options_(options) {
@@ -47,6 +64,10 @@ SyntheticFields::SyntheticFields(const Options& options) : options_(options) {
         decltype(stored_targets_)("tessera::synthetic_store_targets", options_.samples, target_shape().numel());
     stored_.assign(static_cast<size_t>(options_.samples), 0);
   }
+  whole_inputs_ = Tensor(Shape{1, options_.size, options_.size, options_.size, options_.channels},
+                         "tessera::synthetic_sample");
+  whole_targets_ = Tensor(Shape{1, target_shape().numel()}, "tessera::synthetic_sample_targets");
+  first_row_ = Kokkos::View<int64_t*, MemSpace>("tessera::synthetic_first_row", 1);  // zero: row 0
 }
 
 std::string SyntheticFields::describe() const {
@@ -63,43 +84,48 @@ std::array<float, 4> SyntheticFields::parameters(int64_t index) const {
   return theta;
 }
 
-void SyntheticFields::load(const std::vector<int64_t>& indices, const Tensor& inputs, const Tensor& targets) {
-  const int64_t per_input = sample_shape().numel(), per_target = target_shape().numel();
+void SyntheticFields::load(const std::vector<int64_t>& indices, const dist::Box& box, const Tensor& inputs,
+                           const Tensor& targets) {
+  const int64_t s = options_.size, channels = options_.channels;
   const auto n = static_cast<int64_t>(indices.size());
-  require_shape(inputs.numel() >= n * per_input && targets.numel() >= n * per_target,
-                "synthetic_fields: batch tensors too small for " + std::to_string(n) + " samples");
+  const bool voxel_targets = targets_per_voxel();
+  const int64_t target_values = voxel_targets ? box.volume() : 4;
+  check_load_arguments("synthetic_fields", {s, s, s}, box, n, inputs, channels, targets, target_values);
   for (const int64_t index : indices)
     if (index < 0 || index >= options_.samples)
       throw Error("synthetic_fields: sample index " + std::to_string(index) + " out of range [0, " +
                   std::to_string(options_.samples) + ")");
+  // Inputs are S³ voxels of C channels; targets either 4 values (a 1×1×1 "volume" of 4
+  // channels, never cut) or one value per voxel (cut by the box like the inputs).
+  const std::array<int64_t, 3> target_size = voxel_targets ? std::array<int64_t, 3>{s, s, s} : std::array<int64_t, 3>{1, 1, 1};
+  const dist::Box target_box = voxel_targets ? box : dist::Box::whole({1, 1, 1});
+  const int64_t target_channels = voxel_targets ? 1 : 4;
+  const int64_t per_input = sample_shape().numel(), per_target = target_shape().numel();
   if (stored_inputs_.extent(0) == 0) {
-    for (int64_t row = 0; row < n; ++row) generate(indices[static_cast<size_t>(row)], row, inputs, targets);
+    for (int64_t row = 0; row < n; ++row) {
+      generate(indices[static_cast<size_t>(row)], 0, whole_inputs_, whole_targets_);
+      gather_boxes(UnmanagedMatrix<float>(whole_inputs_.data(), 1, per_input), first_row_, 1, {s, s, s}, channels, box,
+                   inputs.view(), row);
+      gather_boxes(UnmanagedMatrix<float>(whole_targets_.data(), 1, per_target), first_row_, 1, target_size,
+                   target_channels, target_box, targets.view(), row);
+    }
     return;
   }
-  // Generate what the store lacks, through row 0 of the batch, then gather the whole batch.
+  // Generate what the store lacks, then gather the whole batch from the store.
   for (const int64_t index : indices) {
     if (stored_[static_cast<size_t>(index)]) continue;
-    generate(index, 0, inputs, targets);
-    Kokkos::deep_copy(Kokkos::subview(stored_inputs_, index, Kokkos::ALL),
-                      Kokkos::subview(inputs.view(), std::make_pair(int64_t{0}, per_input)));
-    Kokkos::deep_copy(Kokkos::subview(stored_targets_, index, Kokkos::ALL),
-                      Kokkos::subview(targets.view(), std::make_pair(int64_t{0}, per_target)));
+    generate(index, 0, whole_inputs_, whole_targets_);
+    Kokkos::deep_copy(Kokkos::subview(stored_inputs_, index, Kokkos::ALL), whole_inputs_.view());
+    Kokkos::deep_copy(Kokkos::subview(stored_targets_, index, Kokkos::ALL), whole_targets_.view());
     stored_[static_cast<size_t>(index)] = 1;
   }
   if (rows_.extent(0) < indices.size())
     rows_ = Kokkos::View<int64_t*, MemSpace>("tessera::synthetic_rows", indices.size());
-  auto rows = rows_;
   Kokkos::deep_copy(
-      Kokkos::subview(rows, std::make_pair<size_t, size_t>(0, indices.size())),
+      Kokkos::subview(rows_, std::make_pair<size_t, size_t>(0, indices.size())),
       Kokkos::View<const int64_t*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(indices.data(), indices.size()));
-  auto x = inputs.view(), t = targets.view();
-  auto si = stored_inputs_, st = stored_targets_;
-  Kokkos::parallel_for(
-      "tessera::synthetic_gather", MDPolicy<2>({0, 0}, {n, per_input}),
-      KOKKOS_LAMBDA(const int64_t r, const int64_t i) { x(r * per_input + i) = si(rows(r), i); });
-  Kokkos::parallel_for(
-      "tessera::synthetic_gather_targets", MDPolicy<2>({0, 0}, {n, per_target}),
-      KOKKOS_LAMBDA(const int64_t r, const int64_t i) { t(r * per_target + i) = st(rows(r), i); });
+  gather_boxes(stored_inputs_, rows_, n, {s, s, s}, channels, box, inputs.view(), 0);
+  gather_boxes(stored_targets_, rows_, n, target_size, target_channels, target_box, targets.view(), 0);
 }
 
 void SyntheticFields::generate(int64_t index, int64_t row_index, const Tensor& inputs, const Tensor& targets) {
@@ -163,31 +189,6 @@ void SyntheticFields::generate(int64_t index, int64_t row_index, const Tensor& i
         const float scale = amplitude * math::exp(0.4f * growth * (static_cast<float>(c) - centre));
         x(base + i * c_count + c) = offset + scale * norm * smoothed(i);
       });
-}
-
-DataSplit make_datasets(ConfigObject& cfg, uint64_t seed) {
-  const std::string source = cfg.choice("source", {"synthetic_fields"}, "synthetic_fields");
-  DataSplit split;
-  if (source == "synthetic_fields") {
-    SyntheticFields::Options o;
-    o.task = cfg.choice("task", {"regression", "segmentation"}, "regression") == "regression"
-                 ? SyntheticFields::Task::regression
-                 : SyntheticFields::Task::segmentation;
-    o.samples = cfg.integer_in("samples", 1, int64_t{1} << 40, 512);
-    o.size = cfg.integer_in("size", 4, 4096, 16);
-    o.channels = cfg.integer_in("channels", 1, 1024, 4);
-    o.seed = static_cast<uint64_t>(cfg.integer_in("seed", 0, int64_t{1} << 62, static_cast<int64_t>(seed)));
-    o.store_mb = cfg.integer_in("store_mb", 0, int64_t{1} << 30, 1024);
-    const int64_t validation = cfg.integer_in("validation_samples", 0, int64_t{1} << 40, 64);
-    split.train = std::make_unique<SyntheticFields>(o);
-    if (validation > 0) {
-      o.index_offset = static_cast<uint64_t>(o.samples);
-      o.samples = validation;
-      split.validation = std::make_unique<SyntheticFields>(o);
-    }
-  }
-  cfg.finish();
-  return split;
 }
 
 }  // namespace tessera::io

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "tessera/core/error.hpp"
 #include "tessera/io/synthetic_fields.hpp"
 
 using namespace tessera;
@@ -42,15 +43,15 @@ Stats stats(const std::vector<float>& x, int64_t s, int64_t channels, int64_t c)
 TEST_CASE("Synthetic fields are a pure function of seed and index", "[io][synthetic]") {
   auto a = make(8, 8, 3), b = make(8, 8, 3), c = make(8, 8, 4);
   Tensor xa(Shape{2, 8, 8, 8, 4}), ya(Shape{2, 4}), xb(Shape{2, 8, 8, 8, 4}), yb(Shape{2, 4});
-  a.load({5, 1}, xa, ya);
-  b.load({1, 5}, xb, yb);
+  a.load({5, 1}, a.whole_box(), xa, ya);
+  b.load({1, 5}, b.whole_box(), xb, yb);
   const auto ha = xa.to_host(), hb = xb.to_host();
   const size_t per = 8 * 8 * 8 * 4;
   CHECK(std::equal(ha.begin(), ha.begin() + per, hb.begin() + per));  // sample 5 in either row
   CHECK(ya.to_host()[0] == yb.to_host()[4]);
-  c.load({5, 1}, xb, yb);
+  c.load({5, 1}, c.whole_box(), xb, yb);
   CHECK(xb.to_host() != ha);
-  CHECK_THROWS(a.load({8}, xa, ya));
+  CHECK_THROWS(a.load({8}, a.whole_box(), xa, ya));
 }
 
 TEST_CASE("Synthetic field statistics follow their parameters", "[io][synthetic]") {
@@ -61,7 +62,7 @@ TEST_CASE("Synthetic field statistics follow their parameters", "[io][synthetic]
   for (int64_t i = 0; i < 64; ++i) {
     const auto theta = ds.parameters(i);
     for (float t : theta) REQUIRE((t >= -1.0f && t <= 1.0f));
-    ds.load({i}, x, y);
+    ds.load({i}, ds.whole_box(), x, y);
     const auto h = x.to_host();
     const auto st0 = stats(h, s, 4, 0), st3 = stats(h, s, 4, 3);
     // Mean offset θ2 up to the sampling noise of a correlated field: the sample mean of
@@ -80,7 +81,7 @@ TEST_CASE("Synthetic field statistics follow their parameters", "[io][synthetic]
   int n_smooth = 0, n_rough = 0;
   for (int64_t i = 0; i < 64; ++i) {
     const auto theta = ds.parameters(i);
-    ds.load({i}, x, y);
+    ds.load({i}, ds.whole_box(), x, y);
     const auto st = stats(x.to_host(), s, 4, 0);
     const double r = st.roughness / st.var;
     if (theta[1] > 0.3) { smooth += r; ++n_smooth; }
@@ -100,7 +101,7 @@ TEST_CASE("Segmentation targets mark where the noiseless field is positive", "[i
   io::SyntheticFields ds(o);
   CHECK(ds.target_shape() == Shape{12, 12, 12});
   Tensor x(Shape{2, 12, 12, 12, 2}), y(Shape{2, 12, 12, 12});
-  ds.load({0, 3}, x, y);
+  ds.load({0, 3}, ds.whole_box(), x, y);
   const auto hx = x.to_host(), hy = y.to_host();
   // Labels are 0/1, both classes occur, and the mean input of the two channels agrees with
   // the label far more often than chance although each channel carries unit noise.
@@ -133,10 +134,46 @@ TEST_CASE("The in-memory store returns exactly what regeneration returns", "[io]
     std::vector<int64_t> ts{3};
     for (auto d : plain.target_shape().dims()) ts.push_back(d);
     Tensor xa(xs), ya{Shape(ts)}, xb(xs), yb{Shape(ts)};
-    plain.load({4, 0, 4}, xa, ya);
-    stored.load({4, 0, 2}, xb, yb);  // fills the store for 4, 0, 2
-    stored.load({4, 0, 4}, xb, yb);  // served from the store
+    plain.load({4, 0, 4}, plain.whole_box(), xa, ya);
+    stored.load({4, 0, 2}, stored.whole_box(), xb, yb);  // fills the store for 4, 0, 2
+    stored.load({4, 0, 4}, stored.whole_box(), xb, yb);  // served from the store
     CHECK(xa.to_host() == xb.to_host());
     CHECK(ya.to_host() == yb.to_host());
+  }
+}
+
+TEST_CASE("Loading a box of each sample equals cutting it from the whole sample", "[io][synthetic]") {
+  for (auto task : {io::SyntheticFields::Task::regression, io::SyntheticFields::Task::segmentation}) {
+    for (const int64_t store_mb : {int64_t{0}, int64_t{16}}) {
+      io::SyntheticFields::Options o;
+      o.task = task;
+      o.samples = 5;
+      o.size = 6;
+      o.channels = 3;
+      o.seed = 2;
+      o.store_mb = store_mb;
+      io::SyntheticFields ds(o);
+      const bool voxel = task == io::SyntheticFields::Task::segmentation;
+      CHECK(ds.targets_per_voxel() == voxel);
+      Tensor x(Shape{2, 6, 6, 6, 3}), y(Shape{2, voxel ? 216 : 4});
+      ds.load({4, 1}, ds.whole_box(), x, y);
+      const auto hx = x.to_host(), hy = y.to_host();
+      const dist::Box box{{2, 0, 3}, {4, 3, 3}};
+      Tensor bx(Shape{2, 4, 3, 3, 3}), by(Shape{2, voxel ? 36 : 4});
+      ds.load({4, 1}, box, bx, by);
+      std::vector<float> want_x, want_y;
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t d = 2; d < 6; ++d)
+          for (int64_t h = 0; h < 3; ++h)
+            for (int64_t w = 3; w < 6; ++w) {
+              const int64_t v = r * 216 + (d * 6 + h) * 6 + w;
+              for (int64_t c = 0; c < 3; ++c) want_x.push_back(hx[static_cast<size_t>(v * 3 + c)]);
+              if (voxel) want_y.push_back(hy[static_cast<size_t>(v)]);
+            }
+      if (!voxel) want_y = hy;  // per-sample targets are not cut
+      CHECK(bx.to_host() == want_x);
+      CHECK(by.to_host() == want_y);
+      CHECK_THROWS_AS(ds.load({0}, dist::Box{{3, 0, 0}, {4, 6, 6}}, bx, by), ShapeError);
+    }
   }
 }

@@ -41,23 +41,27 @@ class SyntheticFields final : public Dataset {
   Shape target_shape() const override {
     return options_.task == Task::regression ? Shape{4} : Shape{options_.size, options_.size, options_.size};
   }
-  void load(const std::vector<int64_t>& indices, const Tensor& inputs, const Tensor& targets) override;
+  bool targets_per_voxel() const override { return options_.task == Task::segmentation; }
+  void load(const std::vector<int64_t>& indices, const dist::Box& box, const Tensor& inputs,
+            const Tensor& targets) override;
 
   /// The four parameters of sample `index`.
   std::array<float, 4> parameters(int64_t index) const;
-  /// Generates sample `index` into row `row` of `inputs`/`targets`, bypassing the store.
-  /// (Public because it launches device lambdas, which CUDA forbids in private members.)
+  /// Generates the whole of sample `index` into row `row` of `inputs`/`targets` (whole-sample
+  /// rows), bypassing the store. (Public because it launches device lambdas, which CUDA
+  /// forbids in private members.)
   void generate(int64_t index, int64_t row, const Tensor& inputs, const Tensor& targets);
 
  private:
-
   Options options_;
   Tensor noise_, smoothed_, tmp_;  // per-sample scratch, reused across loads
+  Tensor whole_inputs_, whole_targets_;  // one whole sample, cut to the box without a store
   Kokkos::View<float*, MemSpace> weights_;
   // The in-memory store: one row of inputs and one of targets per sample, filled on first use.
   Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> stored_inputs_, stored_targets_;
   std::vector<char> stored_;
-  Kokkos::View<int64_t*, MemSpace> rows_;  // batch indices on the device, grow-only
+  Kokkos::View<int64_t*, MemSpace> rows_;       // batch indices on the device, grow-only
+  Kokkos::View<int64_t*, MemSpace> first_row_;  // {0}: gathers from the one whole sample
 };
 
 }  // namespace tessera::io

@@ -28,7 +28,7 @@ class Tessera(CMakePackage, CudaPackage):
     variant("openmp", default=True, description="Kokkos with OpenMP host threads")
     variant("onednn", default=False, description="oneDNN CPU backend: TESSERA_ENABLE_ONEDNN")
     variant("cudnn", default=False, description="cuDNN GPU backend: TESSERA_ENABLE_CUDNN")
-    variant("hdf5", default=False, description="HDF5 data readers: TESSERA_ENABLE_HDF5")
+    variant("hdf5", default=True, description="HDF5 data readers and tessera datagen: TESSERA_ENABLE_HDF5")
     variant("tests", default=False, description="Catch2 test suite: TESSERA_ENABLE_TESTS")
     variant("perf", default=False, description="Benchmarks in perf/: TESSERA_ENABLE_PERF")
 
@@ -63,7 +63,7 @@ class Tessera(CMakePackage, CudaPackage):
 
     depends_on("onednn@2.6:2", when="+onednn")  # the backend targets the oneDNN 2.x API
     depends_on("hdf5@1.10:+mpi", when="+hdf5")  # parallel reads of hyperslabs
-    depends_on("cudnn", when="+cudnn")
+    depends_on("cudnn@9:", when="+cudnn")  # the backend is written to the cuDNN 9 API
     conflicts("+cudnn", when="~cuda", msg="the cuDNN backend needs +cuda cuda_arch=...")
 
     # Catch2 v2: the tests include <catch2/catch.hpp>, the header's path since 2.3.
@@ -80,6 +80,9 @@ class Tessera(CMakePackage, CudaPackage):
         if self.spec.satisfies("+cuda"):
             # Kokkos' CUDA build compiles every translation unit through nvcc_wrapper.
             args.append(self.define("CMAKE_CXX_COMPILER", self._kokkos_cxx()))
+        if self.spec.satisfies("+cudnn"):
+            # Spack's cudnn lives in a prefix of its own, not beside the CUDA toolkit.
+            args.append(self.define("CUDNN_ROOT", self.spec["cudnn"].prefix))
         return args
 
     def _kokkos_cxx(self):

@@ -1,0 +1,285 @@
+// `tessera datagen cosmoflow`: writes a synthetic CosmoFlow-like data set in the HDF5 layout of
+// docs/data.md. Under mpirun each rank writes its share of the files.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <vector>
+
+#include "commands.hpp"
+#include "tessera/core/atomic_file.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/log.hpp"
+#include "tessera/dist/communicator.hpp"
+#include "tessera/io/cosmoflow_fields.hpp"
+#ifdef TESSERA_HAVE_HDF5
+#include "tessera/io/hdf5_writer.hpp"
+#endif
+
+namespace tessera::cli {
+#ifdef TESSERA_HAVE_HDF5
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// One file to write: which samples (global indices of the generator) go in it.
+struct PlannedFile {
+  std::string path, listed_as;  // listed_as: the path relative to the output folder
+  int64_t first_index = 0, samples = 1;
+};
+
+std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
+  return buf;
+}
+
+std::string join(const std::vector<double>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + format("%.4g", values[i]);
+  return s + "]";
+}
+
+/// The files of one set ("train" or "validation") of `count` samples starting at `first`.
+std::vector<PlannedFile> plan(const DatagenArgs& a, const std::string& set, int64_t first, int64_t count) {
+  std::vector<PlannedFile> files;
+  char name[64];
+  if (a.layout == "sample-per-file") {
+    for (int64_t i = 0; i < count; ++i) {
+      std::snprintf(name, sizeof name, "%s/sample_%06lld.h5", set.c_str(), static_cast<long long>(i));
+      files.push_back({a.output + "/" + name, name, first + i, 1});
+    }
+  } else {
+    for (int64_t i = 0, k = 0; i < count; i += a.samples_per_file, ++k) {
+      std::snprintf(name, sizeof name, "%s_%04lld.h5", set.c_str(), static_cast<long long>(k));
+      files.push_back({a.output + "/" + name, name, first + i, std::min(a.samples_per_file, count - i)});
+    }
+  }
+  return files;
+}
+
+/// Rank 0's progress: a bar redrawn in place on a terminal, a line per tenth otherwise.
+class DatagenProgress {
+ public:
+  DatagenProgress(bool enabled, int64_t total, int ranks)
+      : enabled_(enabled), tty_(::isatty(::fileno(stdout)) != 0), total_(total), ranks_(ranks) {}
+  void update(int64_t done, double bytes) {
+    if (!enabled_ || total_ == 0) return;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    const int tenth = static_cast<int>(10 * done / total_);
+    if (!tty_ && tenth == last_tenth_ && done != total_) return;
+    last_tenth_ = tenth;
+    const double rate = static_cast<double>(done) / std::max(elapsed, 1e-9);
+    std::string line = "datagen: " + std::to_string(done) + "/" + std::to_string(total_) + " samples" +
+                       (ranks_ > 1 ? " (rank 0's share)" : "") +
+                       format(" %5.1f%%  %.1f samples/s  %.1f MB/s  ETA %.0f s", 100.0 * static_cast<double>(done) / total_,
+                              rate, bytes / 1e6 / std::max(elapsed, 1e-9),
+                              static_cast<double>(total_ - done) / std::max(rate, 1e-9));
+    std::fprintf(stdout, tty_ ? "\r%s\033[K" : "%s\n", line.c_str());
+    if (tty_ && done == total_) std::fputc('\n', stdout);
+    std::fflush(stdout);
+  }
+
+ private:
+  bool enabled_, tty_;
+  int64_t total_;
+  int ranks_;
+  int last_tenth_ = -1;
+  Clock::time_point start_ = Clock::now();
+};
+
+}  // namespace
+#endif
+
+CLI::App* add_datagen_command(CLI::App& app, DatagenArgs& a) {
+  auto* datagen = app.add_subcommand("datagen", "Write a synthetic data set in Tessera's HDF5 layout (docs/data.md).");
+  datagen->require_subcommand(1);
+  auto* cmd = datagen->add_subcommand(
+      "cosmoflow",
+      "CosmoFlow-like universes: 4-channel 3D log-normal density fields (one channel per redshift) whose power "
+      "spectrum and growth are set by 4 parameters drawn per sample, stored with the parameters (each in [-1, 1]) "
+      "as the regression targets. Under mpirun each rank writes its share of the files. Prints the \"data\" "
+      "section of a run config that reads them.");
+  cmd->add_option("--output,-o", a.output,
+                  "Folder to write into (created if missing). Files of the same names are replaced, each atomically")
+      ->required();
+  cmd->add_option("--samples", a.samples, "Training samples")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--validation-samples", a.validation_samples,
+                  "Validation samples, drawn after the training ones (disjoint); 0: none")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--size", a.size, "Voxels per side of each cubic sample: a power of two from 8 to 1024 (CosmoFlow: 128 or 512)")
+      ->check([](const std::string& v) -> std::string {
+        const long long s = std::atoll(v.c_str());
+        return s >= 8 && s <= 1024 && (s & (s - 1)) == 0 ? "" : "the size must be a power of two from 8 to 1024";
+      })
+      ->capture_default_str();
+  cmd->add_option("--channels", a.channels, "Channels per voxel: redshifts, the earliest first")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--seed", a.seed, "Seed of the parameters and fields; each sample depends only on (seed, index)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--layout", a.layout,
+                  "sample-per-file: one file per sample listed in train.txt / validation.txt (CosmoFlow's layout, "
+                  "read with \"sample_list\"); samples-per-file: train_NNNN.h5 files of --samples-per-file samples "
+                  "(read with \"files\")")
+      ->check(CLI::IsMember({"sample-per-file", "samples-per-file"}))
+      ->capture_default_str();
+  cmd->add_option("--samples-per-file", a.samples_per_file, "Samples per file with --layout samples-per-file")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--dtype", a.dtype,
+                  "Stored element type: int16 or uint8 hold particle counts per voxel (CosmoFlow stores int16), "
+                  "float32 the densities themselves")
+      ->check(CLI::IsMember({"int16", "uint8", "float32"}))
+      ->capture_default_str();
+  cmd->add_option("--mean-count", a.mean_count,
+                  "Particles per voxel at mean density, for integer types (counts above the type's maximum are "
+                  "clipped and reported)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_flag("--checksum", a.checksum,
+                "Store each sample as a chunk with HDF5's Fletcher-32 checksum, so damaged data is refused when read "
+                "(slower to read than the default contiguous storage)");
+  cmd->add_flag("--no-progress", a.no_progress, "No progress lines");
+  cmd->add_flag("--quiet", a.quiet, "Only errors and the final summary");
+  return datagen;
+}
+
+int run_datagen(DatagenArgs& a) {
+#ifndef TESSERA_HAVE_HDF5
+  (void)a;
+  throw ConfigError("datagen", "this build of Tessera has no HDF5 support (configure with -DTESSERA_ENABLE_HDF5=ON)");
+#else
+  const auto world = dist::Communicator::world();
+  const auto start = Clock::now();
+  std::error_code ec;
+  std::filesystem::create_directories(a.output, ec);
+  if (a.layout == "sample-per-file") {
+    std::filesystem::create_directories(a.output + "/train", ec);
+    if (a.validation_samples > 0) std::filesystem::create_directories(a.output + "/validation", ec);
+  }
+  require_writable_location(a.output + "/train.txt", "the data set");
+
+  const auto type = a.dtype == "uint8" ? io::ElementType::uint8
+                    : a.dtype == "int16" ? io::ElementType::int16
+                                         : io::ElementType::float32;
+  io::SampleSchema schema;
+  schema.input = Shape{a.size, a.size, a.size, a.channels};
+  schema.input_type = type;
+  schema.target = Shape{4};
+  schema.target_type = io::ElementType::float32;
+  io::Hdf5SampleWriter::Options options;
+  options.stacked = a.layout == "samples-per-file";
+  options.checksum = a.checksum;
+  // Thousands of one-sample files: one file-system sync at the end instead of one per file.
+  options.durable = options.stacked;
+
+  const auto train = plan(a, "train", 0, a.samples);
+  const auto validation = plan(a, "validation", a.samples, a.validation_samples);
+  std::vector<const PlannedFile*> all;
+  for (const auto& f : train) all.push_back(&f);
+  for (const auto& f : validation) all.push_back(&f);
+  int64_t mine = 0;
+  for (size_t i = static_cast<size_t>(world.rank()); i < all.size(); i += static_cast<size_t>(world.size()))
+    mine += all[i]->samples;
+
+  io::CosmoFlowFields fields({a.size, a.channels, static_cast<uint64_t>(a.seed)});
+  const int64_t volume = a.size * a.size * a.size, values = volume * a.channels;
+  std::vector<unsigned char> stored(static_cast<size_t>(values * io::element_size(type)));
+  // Moments per channel of the values after the suggested transform (log1p for counts), for
+  // the normalisation the summary suggests; every `stride`-th voxel is enough for that.
+  const int64_t stride = std::max<int64_t>(1, volume >> 18);
+  std::vector<double> moments(static_cast<size_t>(2 * a.channels + 2), 0.0);  // sums, squares, count, clipped
+  const bool counts = type != io::ElementType::float32;
+  DatagenProgress progress(!(a.quiet || a.no_progress) && world.rank() == 0, mine, world.size());
+  int64_t done = 0;
+  double bytes = 0.0;
+  if (!a.quiet)
+    log::info(format("datagen cosmoflow: %.0f training + %.0f validation samples of %.0f channels x %.0f^3 ",
+                     static_cast<double>(a.samples), static_cast<double>(a.validation_samples),
+                     static_cast<double>(a.channels), static_cast<double>(a.size)) +
+              a.dtype + ", " + a.layout + ", seed " + std::to_string(a.seed) + " -> " + a.output);
+
+  for (size_t i = static_cast<size_t>(world.rank()); i < all.size(); i += static_cast<size_t>(world.size())) {
+    const PlannedFile& file = *all[i];
+    io::Hdf5SampleWriter writer(file.path, schema, file.samples, options);
+    for (int64_t k = 0; k < file.samples; ++k) {
+      const int64_t index = file.first_index + k;
+      moments.back() += static_cast<double>(fields.stored_values(index, type, a.mean_count, stored.data()));
+      const auto theta = fields.parameters(index);
+      writer.write(k, stored.data(), theta.data());
+      for (int64_t v = 0; v < volume; v += stride)
+        for (int64_t c = 0; c < a.channels; ++c) {
+          const size_t at = static_cast<size_t>(v * a.channels + c);
+          double x = 0.0;
+          switch (type) {
+            case io::ElementType::uint8: x = std::log1p(static_cast<double>(stored[at])); break;
+            case io::ElementType::int16:
+              x = std::log1p(static_cast<double>(reinterpret_cast<const int16_t*>(stored.data())[at]));
+              break;
+            default: x = static_cast<double>(reinterpret_cast<const float*>(stored.data())[at]); break;
+          }
+          moments[static_cast<size_t>(c)] += x;
+          moments[static_cast<size_t>(a.channels + c)] += x * x;
+        }
+      moments[static_cast<size_t>(2 * a.channels)] += static_cast<double>((volume + stride - 1) / stride);
+      bytes += static_cast<double>(stored.size());
+      progress.update(++done, bytes);
+    }
+    writer.set_attribute("generator", "tessera datagen cosmoflow --size " + std::to_string(a.size) + " --channels " +
+                                          std::to_string(a.channels) + " --seed " + std::to_string(a.seed) +
+                                          " --dtype " + a.dtype + " --mean-count " + format("%g", a.mean_count));
+    writer.set_attribute("targets", "theta0 amplitude, theta1 spectral index, theta2 turnover, theta3 growth; "
+                                    "each uniform in [-1, 1]");
+    writer.commit();
+  }
+  if (!options.durable) io::sync_file_system(a.output);
+  world.barrier();  // every file is in place, on disk, before a list names it
+  if (world.rank() == 0 && a.layout == "sample-per-file") {
+    auto write_list = [&](const std::string& name, const std::vector<PlannedFile>& files) {
+      write_file_atomically(a.output + "/" + name, [&](std::FILE* f) {
+        for (const auto& file : files) {
+          const std::string line = file.listed_as + "\n";
+          write_all(f, line.data(), line.size(), a.output + "/" + name);
+        }
+      });
+    };
+    write_list("train.txt", train);
+    if (!validation.empty()) write_list("validation.txt", validation);
+  }
+  world.allreduce_sum(moments.data(), static_cast<int64_t>(moments.size()));
+
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double n = moments[static_cast<size_t>(2 * a.channels)];
+  std::vector<double> mean, spread;
+  for (int64_t c = 0; c < a.channels; ++c) {
+    const double m = moments[static_cast<size_t>(c)] / n;
+    mean.push_back(m);
+    spread.push_back(std::sqrt(std::max(moments[static_cast<size_t>(a.channels + c)] / n - m * m, 1e-12)));
+  }
+  std::string summary = format("datagen: wrote %.0f samples in %.0f files in %.1f s",
+                               static_cast<double>(a.samples + a.validation_samples), static_cast<double>(all.size()),
+                               seconds);
+  if (counts) summary += format(", %.0f counts clipped to the type's maximum", moments.back());
+  const std::string data_section =
+      std::string("\"data\": {\"source\": \"hdf5\", ") +
+      (a.layout == "sample-per-file"
+           ? "\"sample_list\": \"" + a.output + "/train.txt\"" +
+                 (a.validation_samples > 0 ? ", \"validation\": {\"sample_list\": \"" + a.output + "/validation.txt\"}"
+                                           : std::string())
+           : "\"files\": \"" + a.output + "/train_*.h5\"" +
+                 (a.validation_samples > 0 ? ", \"validation\": {\"files\": \"" + a.output + "/validation_*.h5\"}"
+                                           : std::string())) +
+      ",\n         \"normalize\": {\"transform\": \"" + (counts ? "log1p" : "none") + "\", \"mean\": " + join(mean) +
+      ", \"std\": " + join(spread) + "}}";
+  log::info(summary + "\nread them with (mean and std measured on the data):\n  " + data_section);
+  return 0;
+#endif
+}
+
+}  // namespace tessera::cli
