@@ -43,7 +43,11 @@ PY
 }
 # run RANKS THREADS CONFIG NAME: prints "samples_per_s allreduce_wait_seconds_over_the_timed_steps"
 run() {
-  OMP_NUM_THREADS=$2 mpirun -np "$1" "$build/tessera" train "$3" --metrics "$work/$4.jsonl" --quiet \
+  # One rank per core for the multi-rank runs (Open MPI's default binding for few ranks); the
+  # single rank must not be bound, or its two threads share one core.
+  local bind=()
+  [[ $1 -eq 1 ]] && bind=(--bind-to none)
+  OMP_NUM_THREADS=$2 mpirun "${bind[@]}" -np "$1" "$build/tessera" train "$3" --metrics "$work/$4.jsonl" --quiet \
     --kokkos-threads="$2" --kokkos-disable-warnings >/dev/null
   /usr/bin/python3 - "$work/$4.jsonl" "$batch" <<'PY'
 import json, statistics, sys

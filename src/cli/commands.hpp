@@ -12,11 +12,24 @@ struct TrainArgs {
   std::string config;
   train::RunOverrides overrides;
   int64_t epochs = 0, batch_size = 0, max_steps = -1, checkpoint_every = -1, seed = -1;
+  std::string distribution;  // JSON overriding model.distribution
   bool no_progress = false, quiet = false;
+};
+
+/// The flags of `tessera datagen cosmoflow`.
+struct DatagenArgs {
+  std::string output;
+  int64_t samples = 1024, validation_samples = 128, size = 64, channels = 4, seed = 0, samples_per_file = 64;
+  std::string layout = "sample-per-file", dtype = "int16";
+  double mean_count = 64.0;
+  bool checksum = false, no_progress = false, quiet = false;
 };
 
 CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
 int run_train(TrainArgs& args);
+/// Adds `datagen` (with its `cosmoflow` subcommand); returns `datagen`.
+CLI::App* add_datagen_command(CLI::App& app, DatagenArgs& args);
+int run_datagen(DatagenArgs& args);
 int run_info();
 
 }  // namespace tessera::cli

@@ -21,6 +21,9 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
                   "Default op backend for layers that do not name one: auto (fastest available, falling back "
                   "to kokkos per layer) or a compiled-in backend (see `tessera info`)")
       ->capture_default_str();
+  cmd->add_option("--distribution", a.distribution,
+                  "Override model.distribution, the split of every layer without its own, as JSON, e.g. "
+                  "'{\"sample\": 2, \"depth\": 2}' (counts must multiply to the number of ranks)");
   cmd->add_option("--metrics", a.overrides.metrics_file, "Write a JSON-lines metrics log to this file");
   cmd->add_option("--checkpoint", a.overrides.checkpoint_file,
                   "Checkpoint file, written atomically at the end (and every --checkpoint-every steps)");
@@ -42,7 +45,18 @@ int run_train(TrainArgs& a) {
   if (a.seed >= 0) a.overrides.seed = static_cast<uint64_t>(a.seed);
   a.overrides.progress = !(a.no_progress || a.quiet);
 
-  const auto config = read_json_file(a.config);
+  auto config = read_json_file(a.config);
+  if (!a.distribution.empty()) {
+    nlohmann::json distribution;
+    try {
+      distribution = nlohmann::json::parse(a.distribution);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw ConfigError("--distribution", std::string("is not valid JSON: ") + e.what());
+    }
+    if (!distribution.is_object())
+      throw ConfigError("--distribution", "expected an object such as {\"depth\": 2}, got " + a.distribution);
+    if (config.contains("model") && config["model"].is_object()) config["model"]["distribution"] = distribution;
+  }
   train::TrainingRun run(config, a.overrides);
   if (!a.quiet) {
     log::info("tessera train " + a.config);
@@ -68,7 +82,7 @@ int run_train(TrainArgs& a) {
       summary += line;
     }
   }
-  std::snprintf(line, sizeof line, ", peak RSS %.0f MiB", train::peak_rss_mb());
+  std::snprintf(line, sizeof line, ", peak RSS %.0f MiB (largest rank)", report.peak_rss_mb_max_rank);
   log::info(summary + line);
   return 0;
 }

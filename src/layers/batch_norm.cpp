@@ -95,9 +95,15 @@ void running_statistics(const Tensor& running_mean_t, const Tensor& running_var_
 
 }  // namespace
 
+const dist::Communicator& BatchNorm::statistics_group() const {
+  // A spatial group shares each sample, so its statistics always cover the whole group;
+  // "sync" widens them to every sample of the mini-batch.
+  return sync_ ? grid().all() : grid().spatial();
+}
+
 double BatchNorm::group_rows() const {
-  // Every rank holds an equal share of the mini-batch (the trainer requires it).
-  return static_cast<double>(rows_) * (sync_ ? context().samples.size() : 1);
+  // Every rank holds an equal share of the mini-batch and of each sample (splits are even).
+  return static_cast<double>(rows_) * statistics_group().size();
 }
 
 void BatchNorm::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) {
@@ -106,7 +112,7 @@ void BatchNorm::forward(const std::vector<Tensor>& inputs, const Tensor& output,
     require_shape(group_rows() > 1,
                   where() + ": training needs more than one value per channel, got input " + x.shape().str());
     op_->statistics(x, sums_);
-    if (sync_) context().samples.allreduce_sum(sums_);
+    statistics_group().allreduce_sum(sums_);
     batch_statistics(sums_, group_rows(), momentum_, epsilon_, mean_, invstd_, running_mean_->value,
                      running_var_->value);
   } else {
@@ -126,7 +132,7 @@ void BatchNorm::backward(const std::vector<Tensor>& inputs, const Tensor& /*outp
   if (grad_inputs.at(0).empty()) return;
   const bool batch_stats = step.mode == Mode::training;
   // dx depends on the sums over every sample the statistics came from.
-  if (sync_ && batch_stats) context().samples.allreduce_sum(grad_sums_);
+  if (batch_stats) statistics_group().allreduce_sum(grad_sums_);
   op_->backward_data(x, grad_output, mean_, invstd_, gamma_->value, grad_sums_,
                      batch_stats ? group_rows() : static_cast<double>(rows_), batch_stats, grad_inputs[0]);
 }

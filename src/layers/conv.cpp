@@ -67,8 +67,66 @@ void Conv::reshape(const std::vector<Shape>& inputs) {
   require_shape(g.in_channels == in_channels_, where() + ": input " + input.str() + " does not have the " +
                                                    std::to_string(in_channels_) + " channels it was set up with");
   if (op_ && input == op_input_) return;  // keep the op and its workspace
-  op_ = op_factory().conv(g, name());
+  if (grid().distribution().is_spatial()) {
+    halo_.reshape(grid(), input, Window{options_.kernel, options_.stride, options_.padding, options_.dilation}, 0.0f,
+                  where());
+    ops::ConvGeometry local = geometry(halo_.op_input_shape());
+    local.padding = halo_.op_padding();
+    local.validate(where());
+    op_ = op_factory().conv(local, name());
+    make_overlap_pieces(local);
+  } else {
+    op_ = op_factory().conv(g, name());
+    interior_.clear();
+    boundary_.clear();
+  }
   op_input_ = input;
+}
+
+void Conv::make_overlap_pieces(const ops::ConvGeometry& local) {
+  interior_.clear();
+  boundary_.clear();
+  // Only a split in depth (the outermost spatial axis) leaves each sample's rows contiguous,
+  // so pieces of it are plain tensors for any backend.
+  const auto parts = grid().spatial_parts();
+  if (!context().overlap_halos || !halo_.active() || parts[1] != 1 || parts[2] != 1) return;
+  const int64_t before = halo_.widths().before[0], s = local.stride[0];
+  const int64_t reach = (local.kernel[0] - 1) * local.dilation[0] + 1;
+  const int64_t outputs = local.out_size()[0], block = local.in_size[0] - before - halo_.widths().after[0];
+  // Output row o reads haloed rows [o·s, o·s + reach): it needs no halo when those lie in
+  // [before, before + block).
+  const int64_t first = (before + s - 1) / s;
+  const int64_t last = (before + block - reach) >= 0 ? (before + block - reach) / s : -1;  // inclusive
+  auto piece = [&](int64_t o0, int64_t o1) {
+    DepthPiece p;
+    p.first_output = o0;
+    p.outputs = o1 - o0;
+    p.first_input = o0 * s;
+    ops::ConvGeometry g = local;
+    g.batch = 1;
+    g.in_size[0] = (o1 - o0 - 1) * s + reach;
+    g.validate(where());
+    p.op = op_factory().conv(g, name());
+    return p;
+  };
+  if (last < first) return;  // every row needs a halo: nothing to overlap
+  interior_.push_back(piece(first, last + 1));
+  if (first > 0) boundary_.push_back(piece(0, first));
+  if (last + 1 < outputs) boundary_.push_back(piece(last + 1, outputs));
+}
+
+void Conv::forward_piece(const DepthPiece& piece, const Tensor& x, const Tensor& y) {
+  const ActivationDims in = ActivationDims::of(x.shape()), out = ActivationDims::of(y.shape());
+  const int64_t in_row = in.h * in.w * in.c, out_row = out.h * out.w * out.c;
+  const Shape in_shape{1, (piece.outputs - 1) * options_.stride[0] +
+                              (options_.kernel[0] - 1) * options_.dilation[0] + 1, in.h, in.w, in.c};
+  const Shape out_shape{1, piece.outputs, out.h, out.w, out.c};
+  for (int64_t n = 0; n < in.n; ++n) {
+    piece.op->forward(x.slice((n * in.d + piece.first_input) * in_row, in_shape), weight_->value,
+                      bias_ ? bias_->value : Tensor(),
+                      y.slice((n * out.d + piece.first_output) * out_row, out_shape));
+    halo_.progress();
+  }
 }
 
 std::string Conv::backend() const { return op_ ? op_->backend() : ""; }
@@ -80,13 +138,32 @@ double Conv::forward_flops(const std::vector<Shape>& inputs) const {
 }
 
 void Conv::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
-  op_->forward(inputs.at(0), weight_->value, bias_ ? bias_->value : Tensor(), output);
+  if (interior_.empty()) {
+    op_->forward(halo_.gather(inputs.at(0)), weight_->value, bias_ ? bias_->value : Tensor(), output);
+    return;
+  }
+  halo_.start_gather(inputs.at(0));
+  const Tensor& x = halo_.gathered(inputs.at(0));
+  for (const auto& piece : interior_) forward_piece(piece, x, output);
+  halo_.finish_gather();
+  for (const auto& piece : boundary_) forward_piece(piece, x, output);
 }
 
 void Conv::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
                     const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
-  op_->backward_weights(inputs.at(0), grad_output, weight_->grad, bias_ ? bias_->grad : Tensor());
-  if (!grad_inputs.at(0).empty()) op_->backward_data(grad_output, weight_->value, grad_inputs[0]);
+  const Tensor& x = halo_.gathered(inputs.at(0));
+  const Tensor& dx = grad_inputs.at(0);
+  if (dx.empty()) {
+    op_->backward_weights(x, grad_output, weight_->grad, bias_ ? bias_->grad : Tensor());
+    return;
+  }
+  // The input gradient goes first so its halo travels back to the neighbours while the
+  // weight gradient is computed.
+  op_->backward_data(grad_output, weight_->value, halo_.grad_buffer(dx));
+  halo_.start_scatter(dx);
+  if (!context().overlap_halos) halo_.finish_scatter();
+  op_->backward_weights(x, grad_output, weight_->grad, bias_ ? bias_->grad : Tensor());
+  if (context().overlap_halos) halo_.finish_scatter();
 }
 
 }  // namespace tessera::layers

@@ -134,7 +134,25 @@ void ConvTranspose::reshape(const std::vector<Shape>& inputs) {
   require_shape(g.out_channels == in_channels_, where() + ": input " + input.str() + " does not have the " +
                                                     std::to_string(in_channels_) + " channels it was set up with");
   if (op_ && input == op_input_) return;
-  op_ = op_factory().conv(g, name());
+  if (grid().distribution().is_spatial()) {
+    // The adjoint convolution reads this layer's output: under a spatial split its window
+    // reaches into the neighbours' output blocks, so the output gets the halo.
+    const Shape output = grid().local_shape(output_shape({global_shape(input)}), where());
+    halo_.reshape(grid(), output, Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}}, 0.0f,
+                  where());
+    ops::ConvGeometry local = g;
+    const ActivationDims padded = ActivationDims::of(halo_.op_input_shape());
+    local.in_size = {padded.d, padded.h, padded.w};
+    local.padding = halo_.op_padding();
+    local.validate(where());
+    const ActivationDims in = ActivationDims::of(input);
+    require_shape(local.out_size() == std::array<int64_t, 3>{in.d, in.h, in.w},
+                  where() + ": the block " + input.str() + " of the input does not map onto the output block " +
+                      output.str() + " under distribution " + grid().distribution().str());
+    op_ = op_factory().conv(local, name());
+  } else {
+    op_ = op_factory().conv(g, name());
+  }
   op_input_ = input;
 }
 
@@ -147,7 +165,11 @@ double ConvTranspose::forward_flops(const std::vector<Shape>& inputs) const {
 }
 
 void ConvTranspose::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
-  op_->backward_data(inputs.at(0), weight_->value, output);
+  // Under a spatial split the adjoint writes into the output block and its halo; the halo
+  // part belongs to the neighbours and is added into their blocks.
+  op_->backward_data(inputs.at(0), weight_->value, halo_.grad_buffer(output));
+  halo_.start_scatter(output);
+  halo_.finish_scatter();
   if (bias_) add_channel_bias(bias_->value, output);
 }
 
@@ -155,9 +177,10 @@ void ConvTranspose::backward(const std::vector<Tensor>& inputs, const Tensor& /*
                              const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
   // In the adjoint convolution this layer's output gradient plays the input and its input
   // plays the output gradient.
-  op_->backward_weights(grad_output, inputs.at(0), weight_->grad, Tensor());
+  const Tensor& dy = halo_.gather(grad_output);
+  op_->backward_weights(dy, inputs.at(0), weight_->grad, Tensor());
   if (bias_) sum_channels(grad_output, bias_partials_, bias_->grad);
-  if (!grad_inputs.at(0).empty()) op_->forward(grad_output, weight_->value, Tensor(), grad_inputs[0]);
+  if (!grad_inputs.at(0).empty()) op_->forward(dy, weight_->value, Tensor(), grad_inputs[0]);
 }
 
 }  // namespace tessera::layers

@@ -19,9 +19,14 @@ Shape Dropout::output_shape(const std::vector<Shape>& inputs) const {
   return inputs[0];
 }
 
-uint64_t Dropout::first_index(const Tensor& t, const StepInfo& step) {
-  const int64_t per_sample = t.shape()[0] > 0 ? t.numel() / t.shape()[0] : 0;
-  return static_cast<uint64_t>(step.first_sample * per_sample);
+ops::BlockPlacement Dropout::placement(const Tensor& t, const StepInfo& step) const {
+  ops::BlockPlacement placed;
+  placed.first_sample = grid().first_sample(step.batch, where());
+  if (grid().distribution().is_spatial() && t.shape().rank() > 2) {
+    placed.sample = dist::spatial_size_of(global_shape(t.shape()));
+    placed.offset = grid().local_box(placed.sample, where()).offset;
+  }
+  return placed;
 }
 
 uint64_t Dropout::stream(const StepInfo& step) const {
@@ -35,7 +40,7 @@ void Dropout::forward(const std::vector<Tensor>& inputs, const Tensor& output, c
     deep_copy(output, inputs.at(0));
     return;
   }
-  ops::dropout_forward(inputs.at(0), rate_, context().seed, stream(step), output, first_index(inputs.at(0), step));
+  ops::dropout_forward(inputs.at(0), rate_, context().seed, stream(step), output, placement(inputs.at(0), step));
 }
 
 void Dropout::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*output*/, const Tensor& grad_output,
@@ -46,7 +51,7 @@ void Dropout::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*ou
     deep_copy(dx, grad_output);
     return;
   }
-  ops::dropout_backward(grad_output, rate_, context().seed, stream(step), dx, first_index(grad_output, step));
+  ops::dropout_backward(grad_output, rate_, context().seed, stream(step), dx, placement(grad_output, step));
 }
 
 }  // namespace tessera::layers

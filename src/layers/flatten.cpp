@@ -16,14 +16,34 @@ Shape Flatten::output_shape(const std::vector<Shape>& inputs) const {
   return Shape{n, n == 0 ? 0 : s.numel() / n};
 }
 
+void Flatten::reshape(const std::vector<Shape>& inputs) {
+  const Shape& input = inputs.at(0);
+  const bool split = grid().distribution().is_spatial() && input.rank() >= 4;
+  if (!split) {
+    gather_.reset();
+  } else if (!gather_ || gather_->local_shape() != input) {
+    gather_ = std::make_unique<dist::SpatialGather>(grid(), input, where());
+  }
+}
+
 void Flatten::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
-  // Channels-last row-major data is already in flattened order: a plain copy.
-  deep_copy(output, inputs.at(0));
+  // Channels-last row-major data is already in flattened order: a plain copy, or the gather
+  // of the blocks straight into it.
+  if (gather_) {
+    gather_->forward(inputs.at(0), output.reshaped(gather_->whole_shape()));
+  } else {
+    deep_copy(output, inputs.at(0));
+  }
 }
 
 void Flatten::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*output*/, const Tensor& grad_output,
                        const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
-  if (!grad_inputs.at(0).empty()) deep_copy(grad_inputs[0], grad_output);
+  if (grad_inputs.at(0).empty()) return;
+  if (gather_) {
+    gather_->backward(grad_output.reshaped(gather_->whole_shape()), grad_inputs[0]);
+  } else {
+    deep_copy(grad_inputs[0], grad_output);
+  }
 }
 
 }  // namespace tessera::layers

@@ -10,4 +10,6 @@ void Layer::setup(const std::vector<Shape>& inputs, const LayerContext& ctx, Par
 
 void Layer::reshape(const std::vector<Shape>& /*inputs*/) {}
 
+Shape Layer::global_shape(const Shape& local) const { return ctx_.grid.global_shape(local); }
+
 }  // namespace tessera::layers

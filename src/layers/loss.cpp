@@ -21,12 +21,13 @@ class MeanSquaredError final : public Loss {
   std::string type() const override { return "mse"; }
   Shape target_shape(const Shape& prediction) const override { return prediction; }
 
-  LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad) override {
+  LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad,
+                    int64_t sample_parts) override {
     const Shape& p = prediction.shape();
     require_batch(p, global_batch, type());
     require_shape(target.shape() == p,
                   "mse loss: target of shape " + target.shape().str() + " does not match prediction " + p.str());
-    const double per_sample = static_cast<double>(p.numel() / p[0]);
+    const double per_sample = static_cast<double>(p.numel() / p[0] * sample_parts);
     LossSums sums;
     sums.loss_sum = ops::mse_loss(prediction, target, per_sample,
                                   static_cast<float>(1.0 / static_cast<double>(global_batch)), grad);
@@ -44,14 +45,15 @@ class SoftmaxCrossEntropy final : public Loss {
     return Shape(dims);
   }
 
-  LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad) override {
+  LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad,
+                    int64_t sample_parts) override {
     const Shape& p = prediction.shape();
     require_batch(p, global_batch, type());
     require_shape(fits(p, target.shape()), "softmax_cross_entropy loss: target of shape " + target.shape().str() +
                                                " does not hold one class index per row of logits " + p.str() +
                                                " (expected " + target_shape(p).str() + ")");
     const int64_t rows = p.numel() / p[p.rank() - 1];
-    const double rows_per_sample = static_cast<double>(rows / p[0]);
+    const double rows_per_sample = static_cast<double>(rows / p[0] * sample_parts);
     LossSums sums;
     sums.loss_sum =
         ops::softmax_cross_entropy(prediction, target, rows_per_sample,

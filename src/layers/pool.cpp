@@ -1,5 +1,7 @@
 #include "tessera/layers/pool.hpp"
 
+#include <limits>
+
 #include "tessera/core/error.hpp"
 
 namespace tessera::layers {
@@ -66,21 +68,40 @@ Shape Pool::output_shape(const std::vector<Shape>& inputs) const {
 
 void Pool::reshape(const std::vector<Shape>& inputs) {
   const Shape& input = single_input(inputs);
-  const ops::PoolGeometry g = geometry(input);
   if (op_ && input == op_input_) return;
-  op_ = op_factory().pool(g, name());
+  if (grid().distribution().is_spatial()) {
+    // Max pooling ignores padding, which a halo of the lowest float reproduces. Average pooling
+    // divides by the in-bounds count, which a padded halo would change.
+    halo_.reshape(grid(), input, Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}},
+                  std::numeric_limits<float>::lowest(), where());
+    if (halo_.active() && options_.kind == ops::PoolKind::average)
+      for (size_t k = 0; k < 3; ++k)
+        require_shape(options_.padding[k] == 0 || grid().spatial_parts()[k] == 1,
+                      where() + ": average pooling with padding cannot split a padded axis over ranks (its "
+                                "divisor excludes padding); use padding 0 or do not split that axis");
+    ops::PoolGeometry local = geometry(halo_.op_input_shape());
+    local.padding = halo_.op_padding();
+    local.validate(where());
+    op_ = op_factory().pool(local, name());
+  } else {
+    op_ = op_factory().pool(geometry(input), name());
+  }
   op_input_ = input;
 }
 
 std::string Pool::backend() const { return op_ ? op_->backend() : ""; }
 
 void Pool::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
-  op_->forward(inputs.at(0), output);
+  op_->forward(halo_.gather(inputs.at(0)), output);
 }
 
 void Pool::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
                     const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
-  if (!grad_inputs.at(0).empty()) op_->backward(inputs.at(0), grad_output, grad_inputs[0]);
+  const Tensor& dx = grad_inputs.at(0);
+  if (dx.empty()) return;
+  op_->backward(halo_.gathered(inputs.at(0)), grad_output, halo_.grad_buffer(dx));
+  halo_.start_scatter(dx);
+  halo_.finish_scatter();
 }
 
 }  // namespace tessera::layers

@@ -2,10 +2,12 @@
 
 #include <cstdio>
 #include <map>
+#include <numeric>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
+#include "tessera/layers/redistribute.hpp"
 #include "tessera/ops/elementwise.hpp"
 
 namespace tessera::model {
@@ -22,15 +24,7 @@ dist::Distribution read_distribution(ConfigObject cfg) {
   return d;
 }
 
-void check_distribution(const dist::Distribution& d, const BuildOptions& options, const std::string& path) {
-  if (d.channel != 1 || d.is_spatial())
-    throw ConfigError(path, "distribution " + d.str() +
-                                " splits channels or space; this version of Tessera parallelises over samples only");
-  if (d.ranks() != options.ranks)
-    throw ConfigError(path, "distribution " + d.str() + " uses " + std::to_string(d.ranks()) +
-                                " ranks, but this run has " + std::to_string(options.ranks) + " (mpirun -np " +
-                                std::to_string(d.ranks()) + ")");
-}
+int64_t lcm(int64_t a, int64_t b) { return a / std::gcd(a, b) * b; }
 
 }  // namespace
 
@@ -55,13 +49,22 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
   input.finish();
 
   const std::string default_backend = spec.string("backend", options.backend);
+  const bool overlap_halos = spec.boolean("halo_overlap", true);
   const auto init_scheme = spec.choice("init", {"he_normal", "uniform_fan_in"}, "he_normal") == "he_normal"
                                ? layers::InitScheme::he_normal
                                : layers::InitScheme::uniform_fan_in;
   dist::Distribution default_distribution;
-  default_distribution.sample = options.ranks;  // data parallelism unless the spec says otherwise
+  default_distribution.sample = options.group.size();  // data parallelism unless the spec says otherwise
   if (spec.has("distribution")) default_distribution = read_distribution(spec.object("distribution"));
-  check_distribution(default_distribution, options, spec.path_of("distribution"));
+  // One grid (and its sub-communicators) per distinct distribution.
+  std::map<std::string, dist::ProcessGrid> grids;
+  auto grid_for = [&](const dist::Distribution& d, const std::string& path) -> const dist::ProcessGrid& {
+    auto it = grids.find(d.str());
+    if (it == grids.end()) it = grids.emplace(d.str(), dist::ProcessGrid(d, options.group, path)).first;
+    m->batch_multiple_ = lcm(m->batch_multiple_, d.sample);
+    return it->second;
+  };
+  m->input_grid_ = grid_for(default_distribution, spec.path_of("distribution"));
 
   std::map<std::string, int> index_of;
   std::map<std::string, ops::OpFactory*> factory_of;
@@ -76,8 +79,45 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
     return factory_of[backend] = m->factories_.back().get();
   };
 
+  // Shapes are checked with the smallest batch every distribution can split; reshape_for()
+  // sets the real batch later.
+  auto global_shape_of = [&](int node) {
+    if (node != kModelInput) return m->nodes_[static_cast<size_t>(node)].global_output;
+    std::vector<int64_t> dims{1};
+    for (auto d : m->sample_shape_.dims()) dims.push_back(d);
+    return Shape(dims);
+  };
+  // A layer whose distribution differs from its producer's reads the producer's output through
+  // a redistribution node (one per producer and destination).
+  std::map<std::pair<int, std::string>, int> moved;
+  auto redistributed = [&](int producer, const dist::ProcessGrid& to, const std::string& path) {
+    const dist::ProcessGrid& from = producer == kModelInput ? m->input_grid_ : m->nodes_[static_cast<size_t>(producer)].grid;
+    if (from.distribution() == to.distribution()) return producer;
+    const auto key = std::make_pair(producer, to.distribution().str());
+    if (auto it = moved.find(key); it != moved.end()) return it->second;
+    const std::string from_name = producer == kModelInput ? "input" : m->nodes_[static_cast<size_t>(producer)].layer->name();
+    Node node;
+    node.layer = std::make_unique<layers::Redistribute>(from_name + "->" + to.distribution().str(), from);
+    node.grid = to;
+    node.spec_path = path;
+    node.inputs = {producer};
+    if (producer != kModelInput) m->nodes_[static_cast<size_t>(producer)].consumers++;
+    node.global_output = global_shape_of(producer);
+    layers::LayerContext ctx;
+    ctx.grid = to;
+    ctx.seed = options.seed;
+    Shape block = node.global_output;
+    block[0] = m->batch_multiple_;
+    node.first_parameter = m->params_.trainable_count();
+    node.layer->setup({from.local_shape(block, path)}, ctx, m->params_);
+    const int index = static_cast<int>(m->nodes_.size());
+    m->nodes_.push_back(std::move(node));
+    return moved[key] = index;
+  };
+
   auto layer_specs = spec.object_list("layers");
   if (layer_specs.empty()) throw ConfigError(spec.path_of("layers"), "a model needs at least one layer");
+  int previous = kModelInput;
   for (size_t i = 0; i < layer_specs.size(); ++i) {
     auto& ls = layer_specs[i];
     const std::string type = ls.string("type");
@@ -86,69 +126,79 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
       throw ConfigError(ls.path_of("name"), "layer name \"" + name + "\" is " +
                                                 (name == "input" ? "reserved for the model input" : "used twice"));
     Node node;
+    node.spec_path = ls.path();
     const auto input_names = ls.string_list("inputs", {i == 0 ? std::string("input") : std::string()});
+    std::vector<int> producers;
     for (const auto& in : input_names) {
       if (in.empty()) {
-        node.inputs.push_back(static_cast<int>(i) - 1);
+        producers.push_back(previous);
       } else if (in == "input") {
-        node.inputs.push_back(kModelInput);
+        producers.push_back(kModelInput);
       } else {
         auto it = index_of.find(in);
         if (it == index_of.end())
           throw ConfigError(ls.path_of("inputs"), "\"" + in + "\" is not the name of an earlier layer or \"input\"");
-        node.inputs.push_back(it->second);
+        producers.push_back(it->second);
       }
     }
     layers::LayerContext ctx;
     ctx.ops = factory(ls.string("backend", default_backend),
                       ls.has("backend") ? ls.path_of("backend") : spec.path_of("backend"));
     ctx.seed = options.seed;
-    ctx.samples = options.samples;
-    ctx.distribution = default_distribution;
-    if (ls.has("distribution")) {
-      ctx.distribution = read_distribution(ls.object("distribution"));
-      check_distribution(ctx.distribution, options, ls.path_of("distribution"));
-    }
+    ctx.overlap_halos = overlap_halos;
+    ctx.grid = ls.has("distribution") ? grid_for(read_distribution(ls.object("distribution")), ls.path_of("distribution"))
+                                      : m->input_grid_;
+    node.grid = ctx.grid;
     node.layer = make_layer(type, name, ls);
     ls.finish();
 
     const int wanted = node.layer->num_inputs();
-    const int got = static_cast<int>(node.inputs.size());
+    const int got = static_cast<int>(producers.size());
     if ((wanted >= 0 && got != wanted) || (wanted < 0 && got < 2))
       throw ConfigError(ls.path_of("inputs"), "layer '" + name + "' (" + type + ") takes " +
                                                   (wanted < 0 ? std::string("two or more") : std::to_string(wanted)) +
                                                   " input(s), got " + std::to_string(got));
-    for (int in : node.inputs) {
+    if (ctx.grid.distribution().is_spatial() && !node.layer->supports_spatial_split())
+      throw ConfigError(ls.has("distribution") ? ls.path_of("distribution") : spec.path_of("distribution"),
+                        "layer '" + name + "' (" + type + ") cannot run with its samples split in space (distribution " +
+                            ctx.grid.distribution().str() +
+                            "); give it a distribution without depth/height/width splits, e.g. {\"sample\": " +
+                            std::to_string(options.group.size()) + "}");
+    for (int producer : producers) {
+      const int in = redistributed(producer, ctx.grid, ls.path());
+      node.inputs.push_back(in);
       if (in != kModelInput) m->nodes_[static_cast<size_t>(in)].consumers++;
-      node.input_shapes.push_back(in == kModelInput ? Shape() : m->nodes_[static_cast<size_t>(in)].output.shape());
     }
-    // Shapes are checked with a batch of 1 here; the batch dimension is free.
-    std::vector<int64_t> batch1{1};
-    for (auto d : m->sample_shape_.dims()) batch1.push_back(d);
-    for (size_t k = 0; k < node.inputs.size(); ++k)
-      if (node.inputs[k] == kModelInput) node.input_shapes[k] = Shape(batch1);
-    Shape out;
+    std::vector<Shape> globals, locals;
     try {
-      out = node.layer->output_shape(node.input_shapes);
+      for (int in : node.inputs) globals.push_back(global_shape_of(in));
+      node.global_output = node.layer->output_shape(globals);
+      // Blocks of a small batch only to declare parameters; reshape_for() sets the real ones.
+      for (auto g : globals) {
+        g[0] = m->batch_multiple_;
+        locals.push_back(ctx.grid.local_shape(g, "layer '" + name + "' (" + type + ")"));
+      }
     } catch (const ShapeError& e) {
       throw ConfigError(ls.path(), e.what());
     }
     node.first_parameter = m->params_.trainable_count();
-    node.layer->setup(node.input_shapes, ctx, m->params_);
-    node.output = Tensor(out, name + ".output");
-    index_of[name] = static_cast<int>(i);
+    node.layer->setup(locals, ctx, m->params_);
+    index_of[name] = static_cast<int>(m->nodes_.size());
+    previous = index_of[name];
     m->nodes_.push_back(std::move(node));
   }
   spec.finish();
 
   for (size_t i = 0; i + 1 < m->nodes_.size(); ++i)
     if (m->nodes_[i].consumers == 0)
-      throw ConfigError(layer_specs[i].path(), "the output of layer '" + m->nodes_[i].layer->name() +
-                                                   "' is used by no later layer (only the last layer may be unused)");
-  std::vector<int64_t> batch1{1};
-  for (auto d : m->sample_shape_.dims()) batch1.push_back(d);
+      throw ConfigError(m->nodes_[i].spec_path, "the output of layer '" + m->nodes_[i].layer->name() +
+                                                    "' is used by no later layer (only the last layer may be unused)");
   for (const auto& line : m->move_activations_after_max_pools()) log::info(line);
-  m->reshape_for(Shape(batch1));
+  try {
+    m->reshape_for(m->batch_multiple_);
+  } catch (const ShapeError& e) {
+    throw ConfigError(spec.path_of("layers"), e.what());
+  }
   m->params_.finalize(options.seed, init_scheme);
   m->grad_written_.assign(m->nodes_.size(), 0);
   return m;
@@ -176,36 +226,64 @@ std::vector<std::string> Model::move_activations_after_max_pools() {
 }
 
 Shape Model::output_shape(int64_t batch) const {
-  Shape s = nodes_.back().output.shape();
+  Shape s = nodes_.back().global_output;
   s[0] = batch;
   return s;
 }
 
-void Model::reshape_for(const Shape& input_shape) {
+bool Model::has_spatial_split() const {
+  for (const auto& node : nodes_)
+    if (node.grid.distribution().is_spatial()) return true;
+  return false;
+}
+
+Shape Model::global_input_shape(int64_t batch) const {
+  std::vector<int64_t> dims{batch};
+  for (auto d : sample_shape_.dims()) dims.push_back(d);
+  return Shape(dims);
+}
+
+void Model::reshape_for(int64_t batch) {
+  if (batch % batch_multiple_ != 0)
+    throw ShapeError("a global batch of " + std::to_string(batch) + " samples does not split over the model's " +
+                     "distributions; use a multiple of " + std::to_string(batch_multiple_));
+  const Shape input_global = global_input_shape(batch);
+  const Shape input_local = input_grid_.local_shape(input_global, "model input");
   for (auto& node : nodes_) {
-    for (size_t k = 0; k < node.inputs.size(); ++k)
-      node.input_shapes[k] =
-          node.inputs[k] == kModelInput ? input_shape : nodes_[static_cast<size_t>(node.inputs[k])].output.shape();
-    const Shape out = node.layer->output_shape(node.input_shapes);
+    std::vector<Shape> globals;
+    node.input_shapes.resize(node.inputs.size());
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const int in = node.inputs[k];
+      globals.push_back(in == kModelInput ? input_global : nodes_[static_cast<size_t>(in)].global_output);
+      node.input_shapes[k] = in == kModelInput ? input_local : nodes_[static_cast<size_t>(in)].output.shape();
+    }
+    const std::string where = "layer '" + node.layer->name() + "' (" + node.layer->type() + ")";
+    node.global_output = node.layer->output_shape(globals);
     node.layer->reshape(node.input_shapes);
-    ensure_shape(node.output, out, node.layer->name() + ".output");
+    ensure_shape(node.output, node.grid.local_shape(node.global_output, where), node.layer->name() + ".output");
   }
-  current_input_shape_ = input_shape;
+  current_batch_ = batch;
 }
 
 const Tensor& Model::forward(const Tensor& input, const layers::StepInfo& step) {
-  Shape expected = input.shape();
-  for (int d = 1; d < expected.rank(); ++d) expected[d] = d - 1 < sample_shape_.rank() ? sample_shape_[d - 1] : -1;
-  if (input.shape().rank() != sample_shape_.rank() + 1 || expected != input.shape())
-    throw ShapeError("model input has shape " + input.shape().str() + ", expected [N] + " + sample_shape_.str());
-  if (input.shape() != current_input_shape_) reshape_for(input.shape());
+  const int64_t batch = input.shape().rank() > 0 ? input.shape()[0] * input_grid_.distribution().sample : 0;
+  require_shape(step.batch == 0 || step.batch == batch,
+                "model input of shape " + input.shape().str() + " is not this rank's share of a batch of " +
+                    std::to_string(step.batch) + " samples");
+  if (batch != current_batch_) reshape_for(batch);
+  const Shape expected = input_grid_.local_shape(global_input_shape(batch), "model input");
+  if (input.shape() != expected)
+    throw ShapeError("model input has shape " + input.shape().str() + ", expected " + expected.str() +
+                     " (this rank's block of [N] + " + sample_shape_.str() + ")");
+  layers::StepInfo info = step;
+  info.batch = batch;
   input_ = input;
   std::vector<Tensor> ins;
   for (auto& node : nodes_) {
     ProfileRegion region("forward/" + node.layer->name());
     ins.clear();
     for (int in : node.inputs) ins.push_back(in == kModelInput ? input : nodes_[static_cast<size_t>(in)].output);
-    node.layer->forward(ins, node.output, step);
+    node.layer->forward(ins, node.output, info);
   }
   return nodes_.back().output;
 }
@@ -216,6 +294,8 @@ void Model::backward(const Tensor& grad_output, const layers::StepInfo& step,
                 "gradient of shape " + grad_output.shape().str() + " for a model output of shape " +
                     nodes_.back().output.shape().str());
   std::fill(grad_written_.begin(), grad_written_.end(), 0);
+  layers::StepInfo info = step;
+  info.batch = current_batch_;
   nodes_.back().grad = grad_output;
   grad_written_.back() = 1;
   std::vector<Tensor> ins, grads;
@@ -246,7 +326,7 @@ void Model::backward(const Tensor& grad_output, const layers::StepInfo& step,
         accumulate.push_back(in);
       }
     }
-    node.layer->backward(ins, node.output, node.grad, grads, step);
+    node.layer->backward(ins, node.output, node.grad, grads, info);
     for (int in : accumulate) {
       Node& src = nodes_[static_cast<size_t>(in)];
       ops::axpby(1.0f, src.scratch, 1.0f, src.grad);
@@ -266,8 +346,8 @@ std::string Model::summary() const {
     for (const auto& p : params_.all())
       if (p->trainable && p->name.rfind(node.layer->name() + ".", 0) == 0) count += p->shape.numel();
     std::snprintf(line, sizeof line, "%-18s %-18s %-24s %12lld  %s\n", node.layer->name().c_str(),
-                  node.layer->type().c_str(), node.output.shape().str().c_str(), static_cast<long long>(count),
-                  node.layer->backend().c_str());
+                  node.layer->type().c_str(), node.global_output.str().c_str(), static_cast<long long>(count),
+                  (node.layer->backend() + (node.grid.distribution().is_serial() ? "" : "  " + node.grid.distribution().str())).c_str());
     out += line;
   }
   std::snprintf(line, sizeof line, "total trainable parameters: %lld\n",
@@ -278,8 +358,12 @@ std::string Model::summary() const {
 double Model::forward_flops_per_sample() const {
   double flops = 0.0;
   for (const auto& node : nodes_) {
-    auto shapes = node.input_shapes;
-    for (auto& s : shapes) s[0] = 1;
+    std::vector<Shape> shapes;
+    for (int in : node.inputs) {
+      Shape s = in == kModelInput ? global_input_shape(1) : nodes_[static_cast<size_t>(in)].global_output;
+      s[0] = 1;
+      shapes.push_back(s);
+    }
     flops += node.layer->forward_flops(shapes);
   }
   return flops;

@@ -43,6 +43,9 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
   o.seed = static_cast<uint64_t>(cfg.integer_in("seed", 0, int64_t{1} << 62, 0));
   o.log_every = cfg.integer_in("log_every", 1, 1 << 30, 10);
   o.allreduce_bucket_kb = cfg.integer_in("allreduce_bucket_kb", 1, 1 << 30, 4096);
+  if (cfg.choice("gradient_combination", {"sum", "adasum"}, "sum") == "adasum")
+    o.gradient_combination = dist::GradientCombination::adasum;
+  o.check_replicas = cfg.boolean("check_replicas", o.check_replicas);
   if (cfg.has("checkpoint")) {
     auto ck = cfg.object("checkpoint");
     o.checkpoint_file = ck.string("path");
@@ -52,6 +55,17 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
   cfg.finish();
   return o;
 }
+
+namespace {
+
+/// D, H, W of a per-sample input shape ([D, H, W, C], [H, W, C] or [F]).
+std::array<int64_t, 3> sample_spatial_size(const Shape& sample) {
+  if (sample.rank() == 4) return {sample[0], sample[1], sample[2]};
+  if (sample.rank() == 3) return {1, sample[0], sample[1]};
+  return {1, 1, 1};
+}
+
+}  // namespace
 
 Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& optimizer, io::DataSplit& data,
                  const TrainingOptions& options, const nlohmann::json& optimizer_config,
@@ -73,15 +87,43 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   if (steps_per_epoch_ == 0)
     throw ConfigError("$.training.batch_size", "batch size " + std::to_string(options_.batch_size) + " exceeds the " +
                                                    std::to_string(data_.train->size()) + " training samples");
-  if (options_.batch_size % samples_.size() != 0)
+  const int64_t multiple = model_.batch_multiple();
+  if (options_.batch_size % multiple != 0)
     throw ConfigError("$.training.batch_size", "the global batch of " + std::to_string(options_.batch_size) +
-                                                   " samples does not divide over " + std::to_string(samples_.size()) +
-                                                   " ranks; use a multiple of " + std::to_string(samples_.size()));
-  local_batch_ = options_.batch_size / samples_.size();
+                                                   " samples does not divide over the model's sample groups; use a "
+                                                   "multiple of " + std::to_string(multiple));
+  // Inputs and targets are read for this rank's block under the input distribution; the loss
+  // sees its block of the targets under the output distribution.
+  const dist::ProcessGrid& in_grid = model_.input_grid();
+  const dist::ProcessGrid& out_grid = model_.output_grid();
+  local_batch_ = in_grid.local_batch(options_.batch_size, "model input");
+  box_ = in_grid.local_box(sample_spatial_size(model_.sample_shape()), "model input");
+  const bool voxel_targets = have_target.rank() > 2 || out.rank() > 2;
+  if (!(in_grid.distribution() == out_grid.distribution())) {
+    if (voxel_targets)
+      throw ConfigError("$.model.layers", "the model output " + out.str() + " has per-voxel targets but its distribution " +
+                                              out_grid.distribution().str() + " differs from the input's " +
+                                              in_grid.distribution().str() + "; give the last layer the input's distribution");
+    if (out_grid.distribution().sample % in_grid.distribution().sample != 0)
+      throw ConfigError("$.model.layers", "the last layer's distribution " + out_grid.distribution().str() +
+                                              " splits the batch into fewer sample groups than the input's " +
+                                              in_grid.distribution().str() + "; its targets would live on other ranks");
+  }
+  if (options_.gradient_combination == dist::GradientCombination::adasum && model_.has_spatial_split())
+    throw ConfigError("$.training.gradient_combination",
+                      "adasum combines whole-sample gradients of sample groups; this model splits samples in space");
   if (samples_.rank() != 0) options_.metrics_file.clear();  // one log, one checkpoint, one console
   optimizer_.bind(model_.parameters().values(), model_.parameters().grads());
-  reducer_ = std::make_unique<dist::GradientReducer>(samples_, model_.parameters().grads(),
-                                                     options_.allreduce_bucket_kb * 1024 / 4);
+  if (options_.gradient_combination == dist::GradientCombination::adasum) {
+    std::vector<int64_t> offsets{0};  // Adasum combines each parameter tensor on its own
+    for (const auto& p : model_.parameters().all())
+      if (p->trainable) offsets.push_back(offsets.back() + p->shape.numel());
+    reducer_ = std::make_unique<dist::GradientReducer>(
+        model_.parameters().grads(), dist::Adasum(samples_, offsets, "$.training.gradient_combination"));
+  } else {
+    reducer_ = std::make_unique<dist::GradientReducer>(samples_, model_.parameters().grads(),
+                                                       options_.allreduce_bucket_kb * 1024 / 4);
+  }
   const int64_t total = options_.epochs * steps_per_epoch_;
   if (optimizer_config.contains("lr_scaling")) {
     // Goyal et al.'s linear rule: a k times larger global batch takes a k times larger rate
@@ -98,9 +140,49 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   } else {
     schedule_ = optim::LrSchedule::constant(optimizer_.base_lr());
   }
-  inputs_ = Tensor(batch_shape(local_batch_, model_.sample_shape()), "tessera::batch_inputs");
-  targets_ = Tensor(batch_shape(local_batch_, data_.train->target_shape()), "tessera::batch_targets");
-  grad_ = Tensor(model_.output_shape(local_batch_), "tessera::loss_grad");
+  inputs_ = Tensor(local_input_shape(local_batch_), "tessera::batch_inputs");
+  targets_ = Tensor(local_target_shape(local_batch_, data_.train->target_shape()), "tessera::batch_targets");
+  grad_ = Tensor(out_grid.local_shape(model_.output_shape(options_.batch_size), "model output"), "tessera::loss_grad");
+  sample_parts_ = out_grid.spatial().size();
+  if (data_.validation) {
+    validation_samples_ = data_.validation->size() / multiple * multiple;
+    if (validation_samples_ < data_.validation->size())
+      log::warn("validation uses " + std::to_string(validation_samples_) + " of its " +
+                std::to_string(data_.validation->size()) + " samples: batches must split over " +
+                std::to_string(multiple) + " sample groups");
+  }
+}
+
+Shape Trainer::local_input_shape(int64_t rows) const {
+  std::vector<int64_t> dims{rows};
+  const Shape& sample = model_.sample_shape();
+  const int spatial = sample.rank() - 1;  // 3 for [D, H, W, C], 2 for [H, W, C], 0 for [F]
+  for (int k = 0; k < spatial; ++k) dims.push_back(box_.extent[static_cast<size_t>(3 - spatial + k)]);
+  dims.push_back(sample[sample.rank() - 1]);
+  return Shape(dims);
+}
+
+Shape Trainer::local_target_shape(int64_t rows, const Shape& per_sample) const {
+  // Per-voxel targets ([D, H, W] or [D, H, W, 1]) are cut by the same box as the inputs.
+  std::vector<int64_t> dims{rows};
+  const int spatial = model_.sample_shape().rank() - 1;
+  const bool voxel = spatial >= 2 && per_sample.rank() >= spatial;
+  for (int k = 0; k < per_sample.rank(); ++k)
+    dims.push_back(voxel && k < spatial ? box_.extent[static_cast<size_t>(3 - spatial + k)] : per_sample[k]);
+  return Shape(dims);
+}
+
+Tensor Trainer::loss_targets(const Tensor& targets, const Tensor& prediction, int64_t global_rows) const {
+  const dist::ProcessGrid& in_grid = model_.input_grid();
+  const dist::ProcessGrid& out_grid = model_.output_grid();
+  const Shape wanted = loss_.target_shape(prediction.shape());
+  if (in_grid.distribution() == out_grid.distribution()) return targets.reshaped(wanted);
+  // Per-sample targets of the output's sample groups: a run of the rows read for the input's
+  // (larger) sample groups, since ranks are numbered with samples slowest.
+  const int64_t offset = out_grid.first_sample(global_rows, "model output") -
+                         in_grid.first_sample(global_rows, "model input");
+  const int64_t per_row = targets.numel() / std::max<int64_t>(targets.shape()[0], 1);
+  return targets.slice(offset * per_row, wanted);
 }
 
 std::vector<int64_t> Trainer::epoch_order(int64_t epoch) const {
@@ -118,31 +200,41 @@ std::vector<int64_t> Trainer::epoch_order(int64_t epoch) const {
 Trainer::Validation Trainer::validate() {
   Validation v;
   auto& ds = *data_.validation;
-  const int64_t n = ds.size(), b = local_batch_;
-  // Each rank evaluates every size()-th sample; the sums are then reduced over the group.
-  std::vector<int64_t> mine;
-  for (int64_t i = samples_.rank(); i < n; i += samples_.size()) mine.push_back(i);
+  const int64_t n = validation_samples_, b = options_.batch_size;
+  const dist::ProcessGrid& in_grid = model_.input_grid();
   double loss_sum = 0.0;
   int64_t correct = 0, predictions = 0;
-  // Target moments give the predict-the-mean baseline of a regression; unused otherwise.
-  const bool regression = loss_.type() == "mse";
+  // Target moments give the predict-the-mean baseline of a regression on per-sample targets;
+  // unused otherwise. A spatial group holds copies of its samples' targets: one rank counts them.
+  const bool regression = loss_.type() == "mse" && model_.output_shape(1).rank() == 2;
+  const bool counts_targets = model_.output_grid().spatial().rank() == 0;
   const size_t moments = regression ? static_cast<size_t>(ds.target_shape().numel()) : 0;
   std::vector<double> target_sum(moments, 0.0), target_sq(moments, 0.0);
   Tensor inputs, targets, no_grad;
-  for (size_t start = 0; start < mine.size(); start += static_cast<size_t>(b)) {
-    const auto rows = static_cast<int64_t>(std::min(mine.size() - start, static_cast<size_t>(b)));
-    std::vector<int64_t> idx(mine.begin() + static_cast<std::ptrdiff_t>(start),
-                             mine.begin() + static_cast<std::ptrdiff_t>(start) + rows);
-    ensure_shape(inputs, batch_shape(rows, ds.sample_shape()), "tessera::val_inputs");
-    ensure_shape(targets, batch_shape(rows, ds.target_shape()), "tessera::val_targets");
-    ds.load(idx, inputs, targets);
-    const Tensor& out = model_.forward(inputs, {layers::Mode::inference, 0});
-    const auto sums = loss_.evaluate(out, targets.reshaped(loss_.target_shape(out.shape())), n, no_grad);
+  // Global batches in order, each rank taking its block, as in training.
+  for (int64_t start = 0; start < n; start += b) {
+    const int64_t global_rows = std::min(b, n - start);
+    const int64_t rows = in_grid.local_batch(global_rows, "validation");
+    const int64_t first = start + in_grid.first_sample(global_rows, "validation");
+    std::vector<int64_t> idx(static_cast<size_t>(rows));
+    std::iota(idx.begin(), idx.end(), first);
+    ensure_shape(inputs, local_input_shape(rows), "tessera::val_inputs");
+    ensure_shape(targets, local_target_shape(rows, ds.target_shape()), "tessera::val_targets");
+    ds.load(idx, box_, inputs, targets);
+    if (start + b < n) {  // the next batch is read while this one is evaluated
+      const int64_t next_rows = std::min(b, n - start - b);
+      std::vector<int64_t> next(static_cast<size_t>(in_grid.local_batch(next_rows, "validation")));
+      std::iota(next.begin(), next.end(), start + b + in_grid.first_sample(next_rows, "validation"));
+      ds.prefetch(next, box_);
+    }
+    const Tensor& out = model_.forward(inputs, {layers::Mode::inference, 0, global_rows});
+    const Tensor mine = loss_targets(targets, out, global_rows);
+    const auto sums = loss_.evaluate(out, mine, n, no_grad, sample_parts_);
     loss_sum += sums.loss_sum;
     correct += sums.correct;
     predictions += sums.predictions;
-    if (regression) {
-      const auto t = targets.to_host();
+    if (regression && counts_targets) {
+      const auto t = mine.to_host();
       const size_t per = target_sum.size();
       for (size_t i = 0; i < t.size(); ++i) {
         target_sum[i % per] += t[i];
@@ -221,22 +313,29 @@ TrainingReport Trainer::run() {
       Profiler::instance().enable(true);
       profile_start = Clock::now();
     }
-    // This rank's contiguous slice of the global mini-batch.
-    const int64_t first = in_epoch * b + samples_.rank() * local_batch_;
+    // This rank's contiguous slice of the global mini-batch (and its box of each sample).
+    const int64_t first = in_epoch * b + model_.input_grid().first_sample(b, "model input");
     std::vector<int64_t> idx(order.begin() + first, order.begin() + first + local_batch_);
-    const layers::StepInfo info{layers::Mode::training, step, samples_.rank() * local_batch_};
+    const layers::StepInfo info{layers::Mode::training, step, b};
     const float lr = static_cast<float>(lr_factor_ * schedule_->lr(step));
     double loss_value;
     {
       ProfileRegion region("step");
       {
         ProfileRegion r("data");
-        data_.train->load(idx, inputs_, targets_);
+        data_.train->load(idx, box_, inputs_, targets_);
+        if (step + 1 < last_step) {  // the next step's samples are read while this one trains
+          const int64_t next_epoch = (step + 1) / steps_per_epoch_;
+          const std::vector<int64_t> later = next_epoch == epoch ? std::vector<int64_t>() : epoch_order(next_epoch);
+          const auto& next_order = next_epoch == epoch ? order : later;
+          const int64_t next = ((step + 1) % steps_per_epoch_) * b + model_.input_grid().first_sample(b, "model input");
+          data_.train->prefetch(std::vector<int64_t>(next_order.begin() + next, next_order.begin() + next + local_batch_), box_);
+        }
       }
       const Tensor& out = model_.forward(inputs_, info);
       {
         ProfileRegion r("loss");
-        loss_value = loss_.evaluate(out, targets_.reshaped(loss_.target_shape(out.shape())), b, grad_).loss_sum;
+        loss_value = loss_.evaluate(out, loss_targets(targets_, out, b), b, grad_, sample_parts_).loss_sum;
       }
       // Each rank's gradient is already divided by the global batch, so the sum over ranks is
       // the gradient of the mean loss over the whole mini-batch. Buckets are reduced while
@@ -250,6 +349,7 @@ TrainingReport Trainer::run() {
       loss_value /= static_cast<double>(b);
       ProfileRegion r("optimizer");
       optimizer_.step(lr);
+      if (options_.check_replicas) check_replicas(samples_, model_.parameters(), step + 1);
     }
     if (!std::isfinite(loss_value))
       throw Error("training diverged: the loss is " + std::to_string(loss_value) + " at step " + std::to_string(step) +
@@ -305,6 +405,9 @@ TrainingReport Trainer::run() {
   if (!options_.checkpoint_file.empty() && samples_.rank() == 0)
     save_checkpoint(options_.checkpoint_file, model_.parameters(), optimizer_, {step, options_.seed});
   report.steps = step;
+  double max_peak_rss = peak_rss_mb();  // the largest rank's, for memory-per-rank reports
+  samples_.allreduce_max(&max_peak_rss, 1);
+  report.peak_rss_mb_max_rank = max_peak_rss;
   report.samples_per_second = static_cast<double>(trained_samples) / std::max(total_time, 1e-9);
   metrics.write({{"event", "end"},
                  {"steps", step},
@@ -312,12 +415,18 @@ TrainingReport Trainer::run() {
                  {"ranks", samples_.size()},
                  {"allreduce_wait_s", reducer_->wait_seconds()},
                  {"samples_per_s", report.samples_per_second},
-                 {"peak_rss_mb", peak_rss_mb()}});
+                 {"peak_rss_mb", peak_rss_mb()},
+                 {"peak_rss_mb_max_rank", max_peak_rss}});
   if (options_.profile) {
     const double profiled = seconds_since(profile_start);
     log::info("profile of steps " + std::to_string(first_profiled + 1) + "-" + std::to_string(step) + " (" +
               format("%.3f s", profiled, 0, 0) + ", validation included; warm-up steps left out):\n" +
               Profiler::instance().report(profiled));
+    nlohmann::json regions = nlohmann::json::object();
+    for (const auto& [name, entry] : Profiler::instance().entries())
+      regions[name] = {{"seconds", entry.seconds}, {"calls", entry.calls}};
+    metrics.write({{"event", "profile"}, {"first_step", first_profiled + 1}, {"last_step", step},
+                   {"seconds", profiled}, {"regions", regions}});
     Profiler::instance().enable(false);
   }
   return report;

@@ -28,8 +28,7 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   model::BuildOptions build;
   build.backend = o.backend;
   build.seed = options_.seed;
-  build.ranks = o.samples.size();
-  build.samples = o.samples;
+  build.group = o.group;
   auto model_cfg = root.object("model");
   model_ = model::Model::from_json(model_cfg, build);
 
@@ -53,7 +52,7 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   data_ = io::make_datasets(data_cfg, options_.seed);
   root.finish();
 
-  trainer_ = std::make_unique<Trainer>(*model_, *loss_, *optimizer_, data_, options_, optimizer_config_, o.samples);
+  trainer_ = std::make_unique<Trainer>(*model_, *loss_, *optimizer_, data_, options_, optimizer_config_, o.group);
 }
 
 std::string TrainingRun::describe() const {

@@ -7,11 +7,10 @@ using namespace tessera;
 using nlohmann::json;
 
 namespace {
-std::unique_ptr<model::Model> build(const std::string& text, int ranks = 1) {
+std::unique_ptr<model::Model> build(const std::string& text) {
   const json spec = json::parse(text);
   ConfigObject cfg(spec, "$.model");
   model::BuildOptions o;
-  o.ranks = ranks;
   o.seed = 3;
   return model::Model::from_json(cfg, o);
 }
@@ -81,9 +80,11 @@ TEST_CASE("Model spec errors name the JSON path and the problem", "[model][spec]
   fails_with(R"({"type": "add"})", "$.model.layers[0].inputs", "two or more");
   fails_with(R"({"type": "relu"}, {"type": "dense", "units": 3})", "$.model.layers[1]", "flatten");
   fails_with(R"({"type": "relu", "distribution": {"depth": 2}})", "$.model.layers[0].distribution",
-             "over samples only");
+             "needs 2 ranks but the job has 1");
   fails_with(R"({"type": "relu", "distribution": {"sample": 2}})", "$.model.layers[0].distribution",
-             "uses 2 ranks, but this run has 1");
+             "mpirun -np 2");
+  fails_with(R"({"type": "relu", "distribution": {"channel": 2}})", "$.model.layers[0].distribution",
+             "splits channels");
   fails_with(R"({"type": "relu", "backend": "fpga"})", "$.model.layers[0].backend", "not compiled into this build");
   CHECK_THROWS_WITH(build(R"({"input": {"channels": 2, "size": [8, 8, 8, 8]}, "layers": [{"type": "relu"}]})"),
                     Catch::Contains("$.model.input.size"));

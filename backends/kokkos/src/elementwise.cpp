@@ -99,29 +99,51 @@ namespace {
 
 // Forward and backward apply the same mask, regenerated from the counter-based RNG.
 void apply_dropout_mask(const char* label, const Tensor& in, float p, uint64_t seed, uint64_t stream,
-                        uint64_t first_index, const Tensor& out) {
+                        const BlockPlacement& placement, const Tensor& out) {
   require_same_size(in, out, "dropout");
   if (!(p >= 0.0f && p < 1.0f)) throw Error("dropout: rate " + std::to_string(p) + " is not in [0, 1)");
   const auto iv = in.view();
   const auto ov = out.view();
   const float keep_scale = 1.0f / (1.0f - p);
+  if (placement.sample[0] == 0) {
+    const int64_t rows = in.shape().rank() > 0 ? in.shape()[0] : 1;
+    const int64_t per_sample = rows > 0 ? in.numel() / rows : 0;
+    // The block holds whole samples: global index = offset of its first sample + local index.
+    const uint64_t first = static_cast<uint64_t>(placement.first_sample * per_sample);
+    Kokkos::parallel_for(
+        label, RangePolicy(0, in.numel()), KOKKOS_LAMBDA(const int64_t i) {
+          const bool keep = rng::uniform(seed, stream, first + static_cast<uint64_t>(i)) >= p;
+          ov(i) = keep ? iv(i) * keep_scale : 0.0f;
+        });
+    return;
+  }
+  const ActivationDims a = ActivationDims::of(in.shape());
+  const int64_t n0 = placement.first_sample, d0 = placement.offset[0], h0 = placement.offset[1],
+                w0 = placement.offset[2];
+  const int64_t gd = placement.sample[0], gh = placement.sample[1], gw = placement.sample[2];
+  const int64_t d = a.d, h = a.h, w = a.w, c = a.c;
   Kokkos::parallel_for(
-      label, RangePolicy(0, in.numel()), KOKKOS_LAMBDA(const int64_t i) {
-        const bool keep = rng::uniform(seed, stream, first_index + static_cast<uint64_t>(i)) >= p;
-        ov(i) = keep ? iv(i) * keep_scale : 0.0f;
+      label, MDPolicy<4>({0, 0, 0, 0}, {a.n, d, h, w}),
+      KOKKOS_LAMBDA(const int64_t n, const int64_t z, const int64_t y, const int64_t x) {
+        const int64_t local = (((n * d + z) * h + y) * w + x) * c;
+        const int64_t global = ((((n0 + n) * gd + d0 + z) * gh + h0 + y) * gw + w0 + x) * c;
+        for (int64_t k = 0; k < c; ++k) {
+          const bool keep = rng::uniform(seed, stream, static_cast<uint64_t>(global + k)) >= p;
+          ov(local + k) = keep ? iv(local + k) * keep_scale : 0.0f;
+        }
       });
 }
 
 }  // namespace
 
 void dropout_forward(const Tensor& x, float p, uint64_t seed, uint64_t stream, const Tensor& y,
-                     uint64_t first_index) {
-  apply_dropout_mask("tessera::dropout_forward", x, p, seed, stream, first_index, y);
+                     const BlockPlacement& placement) {
+  apply_dropout_mask("tessera::dropout_forward", x, p, seed, stream, placement, y);
 }
 
 void dropout_backward(const Tensor& dy, float p, uint64_t seed, uint64_t stream, const Tensor& dx,
-                      uint64_t first_index) {
-  apply_dropout_mask("tessera::dropout_backward", dy, p, seed, stream, first_index, dx);
+                      const BlockPlacement& placement) {
+  apply_dropout_mask("tessera::dropout_backward", dy, p, seed, stream, placement, dx);
 }
 
 double mse_loss(const Tensor& pred, const Tensor& target, double count, float scale, const Tensor& grad) {

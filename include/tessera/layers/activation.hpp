@@ -19,6 +19,8 @@ class Activation final : public Layer {
   static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
 
   std::string type() const override;
+  /// Pointwise: each rank works on its own block.
+  bool supports_spatial_split() const override { return true; }
   const ops::EltwiseDesc& desc() const { return desc_; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void reshape(const std::vector<Shape>& inputs) override;

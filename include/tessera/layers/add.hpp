@@ -16,6 +16,8 @@ class Add final : public Layer {
   static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
 
   std::string type() const override { return "add"; }
+  /// Blocks of equally distributed inputs line up.
+  bool supports_spatial_split() const override { return true; }
   int num_inputs() const override { return -1; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;

@@ -20,6 +20,8 @@ class BatchNorm final : public Layer {
   static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
 
   std::string type() const override { return "batch_norm"; }
+  /// Statistics are reduced over the spatial group.
+  bool supports_spatial_split() const override { return true; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void reshape(const std::vector<Shape>& inputs) override;
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
@@ -35,6 +37,8 @@ class BatchNorm final : public Layer {
 
  private:
   /// Rows the statistics are taken over: this rank's, or the whole sample group's with sync.
+  /// The ranks whose statistics are combined, and the number of values per channel they cover.
+  const dist::Communicator& statistics_group() const;
   double group_rows() const;
   bool sync_ = false;  // statistics over the whole sample group (synchronised batch norm)
   double momentum_, epsilon_;

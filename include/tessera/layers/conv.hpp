@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tessera/core/config.hpp"
+#include "tessera/layers/haloed_input.hpp"
 #include "tessera/layers/layer.hpp"
 #include "tessera/ops/conv.hpp"
 
@@ -43,6 +44,7 @@ class Conv final : public Layer {
   std::string backend() const override;
   /// 2·kD·kH·kW·C·filters per output position of one sample.
   double forward_flops(const std::vector<Shape>& inputs) const override;
+  bool supports_spatial_split() const override { return true; }
 
  protected:
   void declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) override;
@@ -55,6 +57,17 @@ class Conv final : public Layer {
   Parameter* weight_ = nullptr;
   Parameter* bias_ = nullptr;
   Shape op_input_;  // the input shape op_ was made for
+  /// Under a depth split, the output rows whose window stays inside this rank's block are
+  /// computed per sample while the halos travel, then the rows next to each neighbour.
+  struct DepthPiece {
+    int64_t first_input = 0, first_output = 0, outputs = 0;  // rows of the haloed input / output
+    std::unique_ptr<ops::ConvOp> op;                          // for one sample
+  };
+  void make_overlap_pieces(const ops::ConvGeometry& local);
+  void forward_piece(const DepthPiece& piece, const Tensor& x, const Tensor& y);
+
+  HaloedInput halo_;
+  std::vector<DepthPiece> interior_, boundary_;  // empty: no overlap
   std::unique_ptr<ops::ConvOp> op_;
 };
 

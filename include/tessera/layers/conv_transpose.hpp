@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tessera/core/config.hpp"
+#include "tessera/layers/haloed_input.hpp"
 #include "tessera/layers/layer.hpp"
 #include "tessera/ops/conv.hpp"
 
@@ -48,6 +49,7 @@ class ConvTranspose final : public Layer {
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   std::string backend() const override;
+  bool supports_spatial_split() const override { return true; }
   /// The same multiply-adds as the adjoint convolution: 2·kD·kH·kW·C·filters per input position.
   double forward_flops(const std::vector<Shape>& inputs) const override;
 
@@ -62,6 +64,7 @@ class ConvTranspose final : public Layer {
   Parameter* weight_ = nullptr;
   Parameter* bias_ = nullptr;
   Shape op_input_;
+  HaloedInput halo_;  // around the output: the adjoint convolution's input
   std::unique_ptr<ops::ConvOp> op_;
   DeviceView<double> bias_partials_;  // grow-only workspace of the bias-gradient reduction
 };

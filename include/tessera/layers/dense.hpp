@@ -17,6 +17,8 @@ class Dense final : public Layer {
   static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
 
   std::string type() const override { return "dense"; }
+  /// Features are whole on every rank of a spatial group: it runs replicated there.
+  bool supports_spatial_split() const override { return true; }
   int64_t units() const { return units_; }
   bool has_bias() const { return bias_enabled_; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;

@@ -5,6 +5,7 @@
 
 #include "tessera/core/config.hpp"
 #include "tessera/layers/layer.hpp"
+#include "tessera/ops/elementwise.hpp"
 
 namespace tessera::layers {
 
@@ -18,6 +19,8 @@ class Dropout final : public Layer {
   static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
 
   std::string type() const override { return "dropout"; }
+  /// Masks follow each element's global index.
+  bool supports_spatial_split() const override { return true; }
   float rate() const { return rate_; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
@@ -26,7 +29,7 @@ class Dropout final : public Layer {
 
  private:
   /// Global index of this rank's first element, so masks match whatever the rank count.
-  static uint64_t first_index(const Tensor& t, const StepInfo& step);
+  ops::BlockPlacement placement(const Tensor& t, const StepInfo& step) const;
   uint64_t stream(const StepInfo& step) const;
 
   float rate_;

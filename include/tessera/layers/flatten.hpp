@@ -4,13 +4,16 @@
 #include <vector>
 
 #include "tessera/core/config.hpp"
+#include "tessera/dist/spatial_gather.hpp"
 #include "tessera/layers/layer.hpp"
 
 namespace tessera::layers {
 
 /// Flattens [N, ...] to [N, product of the rest] ("flatten", no keys). The features keep the
 /// channels-last order (D, H, W, C), not PyTorch's (C, D, H, W): only weights ported to or
-/// from a PyTorch model's following dense layer need their columns permuted.
+/// from a PyTorch model's following dense layer need their columns permuted. Under a spatial
+/// split it gathers each sample's blocks, so the features and the layers after it are
+/// replicated on every rank of the spatial group.
 class Flatten final : public Layer {
  public:
   explicit Flatten(std::string name) : Layer(std::move(name)) {}
@@ -18,9 +21,14 @@ class Flatten final : public Layer {
 
   std::string type() const override { return "flatten"; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
+  void reshape(const std::vector<Shape>& inputs) override;
+  bool supports_spatial_split() const override { return true; }
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
+
+ private:
+  std::unique_ptr<dist::SpatialGather> gather_;  // when the input is split in space
 };
 
 }  // namespace tessera::layers

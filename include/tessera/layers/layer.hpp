@@ -5,8 +5,7 @@
 #include <vector>
 
 #include "tessera/core/tensor.hpp"
-#include "tessera/dist/communicator.hpp"
-#include "tessera/dist/distribution.hpp"
+#include "tessera/dist/process_grid.hpp"
 #include "tessera/layers/parameter.hpp"
 #include "tessera/ops/backend.hpp"
 
@@ -17,17 +16,18 @@ enum class Mode { training, inference };
 /// What a layer is told about where it runs, once, at setup.
 struct LayerContext {
   const ops::OpFactory* ops = nullptr;
-  dist::Distribution distribution;
-  /// The ranks that split the mini-batch with this one (distribution.sample of them).
-  dist::Communicator samples;
+  /// The ranks this layer's activations are split over and this rank's place among them.
+  dist::ProcessGrid grid;
   uint64_t seed = 0;
+  /// Compute what needs no halo while halos are in flight (off only to measure the overlap).
+  bool overlap_halos = true;
 };
 
 /// Per-step information a layer may need (dropout masks differ per step).
 struct StepInfo {
   Mode mode = Mode::training;
   int64_t step = 0;
-  int64_t first_sample = 0;  // index in the global mini-batch of this rank's first sample
+  int64_t batch = 0;  // samples in the global mini-batch (each layer knows its share from its grid)
 };
 
 /// A node of the model graph. Shapes are channels-last and include the batch dimension.
@@ -52,7 +52,9 @@ class Layer {
   /// Stores the context, declares parameters, then reshapes for `inputs`.
   void setup(const std::vector<Shape>& inputs, const LayerContext& ctx, ParameterRegistry& params);
   /// (Re)creates whatever depends on the input shapes, such as backend ops. Called by setup
-  /// and whenever the input shapes change.
+  /// and whenever the input shapes change. Shapes given to setup and reshape, and the tensors
+  /// given to forward and backward, are this rank's blocks under the layer's distribution;
+  /// output_shape works on whole (global) shapes.
   virtual void reshape(const std::vector<Shape>& inputs);
 
   virtual void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) = 0;
@@ -69,12 +71,18 @@ class Layer {
   virtual bool commutes_with_max_pool() const { return false; }
   /// Forward FLOPs per sample of compute-bound work (for throughput reports).
   virtual double forward_flops(const std::vector<Shape>& /*inputs*/) const { return 0.0; }
+  /// True when the layer computes the same result with each sample split over depth, height
+  /// and width (it exchanges halos or reduces over the spatial group as it needs to).
+  virtual bool supports_spatial_split() const { return false; }
 
  protected:
   virtual void declare_parameters(const std::vector<Shape>& /*inputs*/, ParameterRegistry& /*params*/) {}
   const LayerContext& context() const { return ctx_; }
   const ops::OpFactory& op_factory() const { return *ctx_.ops; }
   std::string where() const { return "layer '" + name_ + "' (" + type() + ")"; }
+  const dist::ProcessGrid& grid() const { return ctx_.grid; }
+  /// The whole (global) shape of which `local` is this rank's block (splits are even).
+  Shape global_shape(const Shape& local) const;
 
  private:
   std::string name_;

@@ -32,9 +32,11 @@ class Loss {
   virtual Shape target_shape(const Shape& prediction) const = 0;
   /// Σ over this process's samples of the per-sample loss; if `grad` is not empty it receives
   /// ∂(Σ_samples loss)/∂prediction divided by `global_batch` (so summing grads over ranks gives
-  /// the gradient of the mean loss over the global batch).
+  /// the gradient of the mean loss over the global batch). Under a spatial split each sample is
+  /// cut into `sample_parts` equal blocks and this process holds one block of each of its
+  /// samples: the sums are its blocks' shares, which add up over the spatial group.
   virtual LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch,
-                            const Tensor& grad) = 0;
+                            const Tensor& grad, int64_t sample_parts = 1) = 0;
   /// Reads "type" ("mse" | "softmax_cross_entropy"); the caller calls cfg.finish().
   static std::unique_ptr<Loss> from_json(ConfigObject& cfg);
 };

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tessera/core/config.hpp"
+#include "tessera/layers/haloed_input.hpp"
 #include "tessera/layers/layer.hpp"
 #include "tessera/ops/pool.hpp"
 
@@ -40,12 +41,14 @@ class Pool final : public Layer {
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   std::string backend() const override;
+  bool supports_spatial_split() const override { return true; }
 
  private:
   const Shape& single_input(const std::vector<Shape>& inputs) const;
 
   PoolOptions options_;
   Shape op_input_;
+  HaloedInput halo_;
   std::unique_ptr<ops::PoolOp> op_;
 };
 

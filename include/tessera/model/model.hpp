@@ -15,8 +15,8 @@ namespace tessera::model {
 struct BuildOptions {
   std::string backend = "auto";  // default op backend for layers that do not name one
   uint64_t seed = 0;
-  int ranks = 1;                 // ranks launched; every layer's distribution must use them all
-  dist::Communicator samples;    // the ranks splitting each mini-batch
+  /// The ranks training this model together; every layer's distribution uses all of them.
+  dist::Communicator group;
 };
 
 /// A directed acyclic graph of layers, built from the "model" section of a spec:
@@ -31,11 +31,21 @@ class Model {
 
   /// Per-sample input shape, channels-last: [D, H, W, C], [H, W, C] or [F].
   const Shape& sample_shape() const { return sample_shape_; }
-  /// The output shape for a batch of `batch` samples.
+  /// The whole output shape for a global batch of `batch` samples.
   Shape output_shape(int64_t batch) const;
 
-  /// Runs every layer on `input` ([N, ...sample_shape]); returns the last layer's output.
-  /// The returned tensor stays valid until the next forward.
+  /// How the model input and output are split over the ranks. The input is this rank's block
+  /// of the global batch under input_grid(); the output its block under output_grid().
+  const dist::ProcessGrid& input_grid() const { return input_grid_; }
+  const dist::ProcessGrid& output_grid() const { return nodes_.back().grid; }
+  /// Global batch sizes must be a multiple of this (every distribution's sample count).
+  int64_t batch_multiple() const { return batch_multiple_; }
+  /// True when some layer splits its samples over depth, height or width.
+  bool has_spatial_split() const;
+
+  /// Runs every layer on `input` (this rank's block of [N, ...sample_shape] under
+  /// input_grid(), for the global batch step.batch); returns this rank's block of the last
+  /// layer's output. The returned tensor stays valid until the next forward.
   const Tensor& forward(const Tensor& input, const layers::StepInfo& step);
   /// Back-propagates `grad_output` (same shape as the output) and writes every parameter's
   /// gradient. Must follow a forward in training mode. After each layer, `on_progress` (if set)
@@ -56,22 +66,28 @@ class Model {
  private:
   struct Node {
     std::unique_ptr<layers::Layer> layer;
+    dist::ProcessGrid grid;
+    std::string spec_path;    // where the spec defines it (for errors)
     std::vector<int> inputs;  // node indices; -1 is the model input
     int consumers = 0;
     int64_t first_parameter = 0;  // offset of this layer's first trainable parameter
-    std::vector<Shape> input_shapes;
-    Tensor output, grad, scratch;
+    std::vector<Shape> input_shapes;  // this rank's blocks
+    Shape global_output;              // the whole output for the current batch
+    Tensor output, grad, scratch;     // this rank's blocks
   };
   static constexpr int kModelInput = -1;
 
-  void reshape_for(const Shape& input_shape);
+  /// Sets every node's shapes for a global batch of `batch` samples.
+  void reshape_for(int64_t batch);
+  Shape global_input_shape(int64_t batch) const;
   /// Runs each activation that feeds only a max pool after that pool instead (exact; see
   /// Layer::commutes_with_max_pool). Returns the lines describing what moved.
   std::vector<std::string> move_activations_after_max_pools();
-  Shape shape_of(int node, const Shape& input_shape) const;
 
   Shape sample_shape_;
-  Shape current_input_shape_;
+  dist::ProcessGrid input_grid_;
+  int64_t batch_multiple_ = 1;
+  int64_t current_batch_ = 0;
   std::vector<Node> nodes_;
   std::vector<std::unique_ptr<ops::OpFactory>> factories_;
   ParameterStore params_;

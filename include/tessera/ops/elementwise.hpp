@@ -1,6 +1,7 @@
 #pragma once
 // Small portable kernels that every build runs as Kokkos kernels (no vendor library does
 // them better): arithmetic on whole tensors, channel concat/split, dropout, losses.
+#include <array>
 #include <cstdint>
 
 #include "tessera/core/tensor.hpp"
@@ -22,15 +23,22 @@ double dot(const Tensor& x, const Tensor& y);
 /// [channel_offset, channel_offset + C_src) of `dst` (or the reverse with `to_dst` false).
 void copy_channels(const Tensor& src, const Tensor& dst, int64_t channel_offset, bool to_dst);
 
+/// Where a rank's block of an activation [N, D, H, W, C] (or [N, H, W, C], [N, F]) sits in
+/// the whole tensor, so that per-element random numbers follow an element's global index and
+/// do not depend on how the tensor is split over ranks.
+struct BlockPlacement {
+  int64_t first_sample = 0;                // global index of the block's first sample
+  std::array<int64_t, 3> offset{0, 0, 0};  // of the block within a sample (D, H, W)
+  std::array<int64_t, 3> sample{0, 0, 0};  // whole-sample extent (D, H, W); 0: not split in space
+};
+
 /// Inverted dropout: y = x·mask/(1−p), keeping element i iff rng::uniform(seed, stream, i) >= p,
-/// with i the flat index in `x`. Backward regenerates the same mask, so nothing is stored.
-/// Throws Error unless p is in [0, 1).
-/// `first_index` is the global index of element 0 (a rank's offset in the global batch), so a
-/// sample's mask does not depend on which rank holds it.
+/// with i the element's flat index in the whole (global) tensor as `placement` locates it.
+/// Backward regenerates the same mask, so nothing is stored. Throws Error unless p is in [0, 1).
 void dropout_forward(const Tensor& x, float p, uint64_t seed, uint64_t stream, const Tensor& y,
-                     uint64_t first_index = 0);
+                     const BlockPlacement& placement = {});
 void dropout_backward(const Tensor& dy, float p, uint64_t seed, uint64_t stream, const Tensor& dx,
-                      uint64_t first_index = 0);
+                      const BlockPlacement& placement = {});
 
 /// Squared error: returns Σ(pred − target)²/count and, unless `grad` is empty, writes
 /// grad = 2(pred − target)/count · scale.

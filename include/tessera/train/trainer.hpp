@@ -12,6 +12,7 @@
 #include "tessera/optim/lr_schedule.hpp"
 #include "tessera/optim/optimizer.hpp"
 #include "tessera/train/checkpoint.hpp"
+#include "tessera/train/replica_check.hpp"
 
 namespace tessera::train {
 
@@ -26,6 +27,8 @@ struct TrainingOptions {
   std::string checkpoint_file;  // written every `checkpoint_every` steps and at the end, empty: none
   int64_t checkpoint_every = 0;
   int64_t allreduce_bucket_kb = 4096;  // gradient bucket size for the overlapped all-reduce
+  dist::GradientCombination gradient_combination = dist::GradientCombination::sum;
+  bool check_replicas = check_replicas_by_default();  // compare replicas after every step
   std::string resume_file;      // checkpoint to start from, empty: fresh start
   bool progress = true;
   bool profile = false;
@@ -44,6 +47,7 @@ struct TrainingReport {
   double validation_accuracy = -1.0;  // classification only
   int64_t steps = 0;
   double samples_per_second = 0.0;
+  double peak_rss_mb_max_rank = 0.0;  // peak resident memory of the rank that used the most
 };
 
 /// Runs epochs of synchronous mini-batch training: shuffle (from seed and epoch), forward,
@@ -69,6 +73,12 @@ class Trainer {
     double loss = 0.0, baseline = -1.0, accuracy = -1.0;
   };
   Validation validate();
+  /// This rank's block of `rows` samples' inputs, and of their targets.
+  Shape local_input_shape(int64_t rows) const;
+  Shape local_target_shape(int64_t rows, const Shape& per_sample) const;
+  /// The part of `targets` (read for the input's distribution) the loss compares with
+  /// `prediction` (this rank's block under the output's distribution).
+  Tensor loss_targets(const Tensor& targets, const Tensor& prediction, int64_t global_rows) const;
 
   model::Model& model_;
   layers::Loss& loss_;
@@ -77,7 +87,10 @@ class Trainer {
   TrainingOptions options_;
   dist::Communicator samples_;
   std::unique_ptr<dist::GradientReducer> reducer_;
-  int64_t local_batch_ = 0;
+  int64_t local_batch_ = 0;   // samples of each global batch this rank reads
+  dist::Box box_;             // the part of each sample it reads
+  int64_t sample_parts_ = 1;  // blocks each sample of the model output is split into
+  int64_t validation_samples_ = 0;
   std::unique_ptr<optim::LrSchedule> schedule_;
   double lr_factor_ = 1.0;  // linear scaling with the global batch ("optimizer.lr_scaling")
   int64_t steps_per_epoch_ = 0;

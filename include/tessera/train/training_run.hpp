@@ -17,8 +17,8 @@ struct RunOverrides {
   std::string metrics_file, checkpoint_file, resume_file;
   bool progress = true;
   bool profile = false;
-  /// The ranks that split each mini-batch (all ranks of the job by default).
-  dist::Communicator samples = dist::Communicator::world();
+  /// The ranks that train together (all ranks of the job by default).
+  dist::Communicator group = dist::Communicator::world();
 };
 
 /// A training run assembled from a run config:

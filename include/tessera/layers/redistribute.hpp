@@ -1,0 +1,34 @@
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/dist/redistribution.hpp"
+#include "tessera/layers/layer.hpp"
+
+namespace tessera::layers {
+
+/// Moves an activation from one distribution to another between two layers that want it split
+/// differently (CosmoFlow's convolutions split in space, its dense layers over samples). The
+/// model inserts it; it is not written in a model spec. Its grid is the destination's; the
+/// source grid is given at construction. Its gradient is the inverse move.
+class Redistribute final : public Layer {
+ public:
+  Redistribute(std::string name, dist::ProcessGrid from) : Layer(std::move(name)), from_(std::move(from)) {}
+
+  std::string type() const override { return "redistribute"; }
+  Shape output_shape(const std::vector<Shape>& inputs) const override;
+  void reshape(const std::vector<Shape>& inputs) override;
+  void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
+  void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
+                const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
+  bool supports_spatial_split() const override { return true; }
+  const dist::ProcessGrid& source_grid() const { return from_; }
+
+ private:
+  dist::ProcessGrid from_;
+  Shape input_;  // the local input shape the redistribution was made for
+  std::unique_ptr<dist::Redistribution> move_;
+};
+
+}  // namespace tessera::layers

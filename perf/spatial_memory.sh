@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Peak resident memory per rank of cosmoflow-small trained with each sample split in space
+# (shared/design/BENCHMARKS.md model, S=128, global batch 4, 2 steps, one OpenMP thread per
+# rank so 8 ranks fit on a small machine):
+#   1 rank: no split; 2: {depth 2}; 4: {depth 4}; 8: {depth 2, height 2, width 2}.
+# The convolutions run on each rank's block of every sample; flatten gathers the blocks and the
+# dense layers run replicated over each spatial group (see docs/parallelism.md).
+# Usage: perf/spatial_memory.sh [--size S] [--batch B] [--steps N] [--build DIR]
+# Last line: peak_mb_per_rank p1=A p2=B p4=C p8=D
+set -euo pipefail
+cd "$(dirname "$0")/.."
+size=128 batch=4 steps=2 build=build/perf
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --size) size=$2; shift ;;
+    --batch) batch=$2; shift ;;
+    --steps) steps=$2; shift ;;
+    --build) build=$2; shift ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "spatial_memory.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/tessera-deps/openmp \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DTESSERA_ENABLE_ONEDNN=ON -DTESSERA_ENABLE_PERF=ON \
+  -DTESSERA_ENABLE_TESTS=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)" --target tessera_cli >/dev/null
+export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMP_PROC_BIND=false OMP_NUM_THREADS=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# run RANKS DISTRIBUTION_JSON: prints the peak resident MiB of the largest rank
+run() {
+  /usr/bin/python3 - "$size" "$batch" "$steps" "$2" examples/cosmoflow_small.json "$work/run$1.json" <<'PY'
+import json, sys
+size, batch, steps = map(int, sys.argv[1:4])
+dist, src, dst = json.loads(sys.argv[4]), sys.argv[5], sys.argv[6]
+c = json.load(open(src))
+c["model"]["input"]["size"] = [size] * 3
+c["model"]["distribution"] = dist
+c["data"].update({"size": size, "samples": batch, "validation_samples": 0, "store_mb": 0})
+c["training"].update({"batch_size": batch, "epochs": steps, "log_every": 1})
+json.dump(c, open(dst, "w"))
+PY
+  mpirun -np "$1" "$build/tessera" train "$work/run$1.json" --metrics "$work/run$1.jsonl" --quiet \
+    --kokkos-threads=1 --kokkos-disable-warnings >/dev/null
+  /usr/bin/python3 -c "
+import json, sys
+end = [json.loads(l) for l in open('$work/run$1.jsonl') if '\"end\"' in l][-1]
+print(f\"{end['peak_rss_mb_max_rank']:.0f}\")"
+}
+p1=$(run 1 '{"sample": 1}')
+echo "1 rank: peak ${p1} MiB"
+p2=$(run 2 '{"depth": 2}')
+echo "2 ranks {depth 2}: peak ${p2} MiB per rank ($(/usr/bin/python3 -c "print(f'{$p2/$p1:.2f}')") of 1 rank)"
+p4=$(run 4 '{"depth": 4}')
+echo "4 ranks {depth 4}: peak ${p4} MiB per rank ($(/usr/bin/python3 -c "print(f'{$p4/$p1:.2f}')") of 1 rank)"
+p8=$(run 8 '{"depth": 2, "height": 2, "width": 2}')
+echo "8 ranks {depth 2, height 2, width 2}: peak ${p8} MiB per rank ($(/usr/bin/python3 -c "print(f'{$p8/$p1:.2f}')") of 1 rank)"
+echo "peak_mb_per_rank p1=$p1 p2=$p2 p4=$p4 p8=$p8"

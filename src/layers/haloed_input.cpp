@@ -1,0 +1,103 @@
+#include "tessera/layers/haloed_input.hpp"
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/profiling.hpp"
+
+namespace tessera::layers {
+
+void HaloedInput::reshape(const dist::ProcessGrid& grid, const Shape& local, const Window& window,
+                          float boundary_value, const std::string& where) {
+  static const char* const axis[3] = {"depth", "height", "width"};
+  require_shape(local.rank() == 4 || local.rank() == 5,
+                where + ": a spatially split input must be [N, H, W, C] or [N, D, H, W, C], got " + local.str());
+  boundary_value_ = boundary_value;
+  region_ = "halo/" + where;
+  wait_region_ = "halo_wait/" + where;
+  local_ = local;
+  const auto parts = grid.spatial_parts();
+  const auto block = dist::spatial_size_of(local);
+  dist::HaloWidths halo;
+  op_padding_ = window.padding;
+  for (size_t k = 0; k < 3; ++k) {
+    if (parts[k] == 1) continue;
+    const int64_t block_in = block[k], global_in = block_in * parts[k];
+    const int64_t s = window.stride[k], p = window.padding[k];
+    const int64_t reach = (window.kernel[k] - 1) * window.dilation[k] + 1;
+    const int64_t global_out = (global_in + 2 * p - reach) / s + 1;
+    // Rank r's output block [r·Lo, (r+1)·Lo) reads inputs from r·Lo·s − p on: a fixed halo
+    // before every block only when each input block is exactly s·Lo long.
+    const int64_t block_out = global_out / parts[k];
+    if (global_out % parts[k] != 0 || block_out * s != block_in)
+      throw ShapeError(where + ": cannot split " + axis[k] + " over " + std::to_string(parts[k]) +
+                       " ranks: the input of " + std::to_string(global_in) + " gives an output of " +
+                       std::to_string(global_out) + " with kernel " + std::to_string(window.kernel[k]) + ", stride " +
+                       std::to_string(s) + ", padding " + std::to_string(p) +
+                       ", so blocks of " + std::to_string(block_in) + " inputs do not map onto blocks of " +
+                       "outputs; split " + axis[k] + " over fewer ranks from this layer on (its \"distribution\"), "
+                       "or use padding (kernel-1)/2 with blocks divisible by the stride");
+    halo.before[k] = p;
+    halo.after[k] = std::max<int64_t>(0, reach - s - p);
+    op_padding_[k] = 0;
+  }
+  widths_ = halo;
+  active_ = halo.any();
+  if (!active_) {
+    op_shape_ = local;
+    exchange_ = dist::HaloExchange();
+    padded_ = grad_padded_ = Tensor();
+    return;
+  }
+  exchange_ = dist::HaloExchange(grid, local, halo, where);
+  op_shape_ = exchange_.padded_shape();
+  label_ = where;
+  ensure_shape(padded_, op_shape_, where + ".haloed_input");
+  if (!grad_padded_.empty()) ensure_shape(grad_padded_, op_shape_, where + ".haloed_input_grad");
+}
+
+const Tensor& HaloedInput::grad_buffer(const Tensor& dx) {
+  if (!active_) return dx;
+  if (grad_padded_.empty()) ensure_shape(grad_padded_, op_shape_, label_ + ".haloed_input_grad");
+  return grad_padded_;
+}
+
+const Tensor& HaloedInput::gather(const Tensor& x) {
+  start_gather(x);
+  finish_gather();
+  return gathered(x);
+}
+
+void HaloedInput::start_gather(const Tensor& x) {
+  if (!active_) return;
+  ProfileRegion region(region_);
+  exchange_.start_forward(x, padded_, boundary_value_);
+}
+
+void HaloedInput::finish_gather() {
+  if (!active_) return;
+  ProfileRegion region(region_);
+  const double waited = exchange_.wait_seconds();
+  exchange_.finish_forward();
+  record_wait(waited);
+}
+
+void HaloedInput::record_wait(double waited_before) const {
+  // Time blocked on messages alone (no packing or copies): what overlap can hide.
+  if (Profiler::instance().enabled())
+    Profiler::instance().add(wait_region_, exchange_.wait_seconds() - waited_before);
+}
+
+void HaloedInput::start_scatter(const Tensor& dx) {
+  if (!active_) return;
+  ProfileRegion region(region_);
+  exchange_.start_backward(grad_padded_, dx);
+}
+
+void HaloedInput::finish_scatter() {
+  if (!active_) return;
+  ProfileRegion region(region_);
+  const double waited = exchange_.wait_seconds();
+  exchange_.finish_backward();
+  record_wait(waited);
+}
+
+}  // namespace tessera::layers
