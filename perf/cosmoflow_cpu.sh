@@ -22,11 +22,8 @@ done
 peer=${TESSERA_PEER_DIR:-../shared/peer}/torch_cosmoflow.py
 [[ -f $peer ]] || { echo "cosmoflow_cpu.sh: peer script not found at $peer (set TESSERA_PEER_DIR)" >&2; exit 1; }
 
-export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/tessera-deps/openmp \
-  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DTESSERA_ENABLE_ONEDNN=ON -DTESSERA_ENABLE_PERF=ON \
-  -DTESSERA_ENABLE_TESTS=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target tessera_cli tessera_bench_ops >/dev/null
+source perf/common.sh
+build_perf "$build" tessera_cli tessera_bench_ops
 
 export OMP_NUM_THREADS=$threads OMP_PROC_BIND=false
 work=$(mktemp -d)

@@ -27,12 +27,9 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/tessera-deps/openmp \
-  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DTESSERA_ENABLE_ONEDNN=ON -DTESSERA_ENABLE_PERF=ON \
-  -DTESSERA_ENABLE_TESTS=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target tessera_cli >/dev/null
-export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source perf/common.sh
+build_perf "$build" tessera_cli
+export OMPI_MCA_hwloc_base_binding_policy=none  # ranks (1 thread each) share the cores freely
 export OMP_PROC_BIND=false OMP_NUM_THREADS=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -31,11 +31,8 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/tessera-deps/openmp \
-  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DTESSERA_ENABLE_ONEDNN=ON -DTESSERA_ENABLE_HDF5=ON -DTESSERA_ENABLE_PERF=ON \
-  -DTESSERA_ENABLE_TESTS=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target tessera_cli tessera_bench_io >/dev/null
+source perf/common.sh
+build_perf "$build" tessera_cli tessera_bench_io
 
 export OMP_NUM_THREADS=$threads OMP_PROC_BIND=false
 work=$(mktemp -d)

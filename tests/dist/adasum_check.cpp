@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "support/mpi_program.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/dist/adasum.hpp"
 #include "tessera/dist/communicator.hpp"
@@ -74,11 +75,7 @@ bool same_bits_on_every_rank(const dist::Communicator& world, const std::vector<
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  dist::MpiSession mpi(argc, argv);
-  char disable_warnings[] = "--kokkos-disable-warnings";
-  char* kokkos_argv[] = {argv[0], disable_warnings, nullptr};
-  int kokkos_argc = 2;
-  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
+  testing::MpiProgram program(argc, argv);
   const auto world = dist::Communicator::world();
   int failed = 0;
   try {
@@ -153,7 +150,5 @@ int main(int argc, char* argv[]) {
   } catch (const std::exception& e) {
     return dist::handle_fatal_error(e);
   }
-  int64_t any_failed = failed;
-  world.allreduce_sum(&any_failed, 1);
-  return any_failed ? 1 : 0;
+  return program.exit_status(failed);
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "support/mpi_program.hpp"
 #include "tessera/dist/communicator.hpp"
 #include "tessera/train/replica_check.hpp"
 #include "tessera/train/training_run.hpp"
@@ -15,11 +16,7 @@
 using namespace tessera;
 
 int main(int argc, char* argv[]) {
-  dist::MpiSession mpi(argc, argv);
-  char disable_warnings[] = "--kokkos-disable-warnings";
-  char* kokkos_argv[] = {argv[0], disable_warnings, nullptr};
-  int kokkos_argc = 2;
-  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
+  testing::MpiProgram program(argc, argv);
   const auto world = dist::Communicator::world();
   int failed = 0;
   try {
@@ -75,7 +72,5 @@ int main(int argc, char* argv[]) {
   } catch (const std::exception& e) {
     return dist::handle_fatal_error(e);
   }
-  int64_t any_failed = failed;
-  world.allreduce_sum(&any_failed, 1);
-  return any_failed ? 1 : 0;
+  return program.exit_status(failed);
 }

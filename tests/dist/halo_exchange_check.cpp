@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "mpi_check.hpp"
+#include "support/mpi_program.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/dist/halo_exchange.hpp"
 
@@ -216,11 +217,7 @@ void run_case(const HaloCase& c, const dist::Communicator& world, testing::MpiCh
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  dist::MpiSession mpi(argc, argv);
-  char disable_warnings[] = "--kokkos-disable-warnings";
-  char* kokkos_argv[] = {argv[0], disable_warnings, nullptr};
-  int kokkos_argc = 2;
-  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
+  testing::MpiProgram program(argc, argv);
   const auto world = dist::Communicator::world();
   testing::MpiCheckLog log(world);
   try {

@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "mpi_check.hpp"
+#include "support/mpi_program.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/dist/redistribution.hpp"
 
@@ -95,11 +96,7 @@ void run_case(const std::string& name, const Shape& global, const dist::Distribu
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  dist::MpiSession mpi(argc, argv);
-  char disable_warnings[] = "--kokkos-disable-warnings";
-  char* kokkos_argv[] = {argv[0], disable_warnings, nullptr};
-  int kokkos_argc = 2;
-  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
+  testing::MpiProgram program(argc, argv);
   const auto world = dist::Communicator::world();
   testing::MpiCheckLog log(world);
   try {

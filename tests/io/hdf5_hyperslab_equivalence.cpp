@@ -13,6 +13,7 @@
 #include <numeric>
 
 #include "support/hdf5_files.hpp"
+#include "support/mpi_program.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/dist/process_grid.hpp"
 #include "tessera/io/dataset.hpp"
@@ -42,11 +43,7 @@ std::pair<std::vector<float>, std::vector<float>> read(io::Dataset& ds, const st
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  dist::MpiSession mpi(argc, argv);
-  char disable_warnings[] = "--kokkos-disable-warnings";
-  char* kokkos_argv[] = {argv[0], disable_warnings, nullptr};
-  int kokkos_argc = 2;
-  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
+  testing::MpiProgram program(argc, argv);
   const auto world = dist::Communicator::world();
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s SCRATCH_FOLDER\n", argv[0]);
