@@ -69,8 +69,8 @@ std::array<int64_t, 3> sample_spatial_size(const Shape& sample) {
 
 Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& optimizer, io::DataSplit& data,
                  const TrainingOptions& options, const nlohmann::json& optimizer_config,
-                 dist::Communicator samples)
-    : model_(model), loss_(loss), optimizer_(optimizer), data_(data), options_(options), samples_(samples) {
+                 dist::Communicator group)
+    : model_(model), loss_(loss), optimizer_(optimizer), data_(data), options_(options), group_(group) {
   if (!data_.train) throw Error("training needs a training dataset");
   if (data_.train->sample_shape() != model_.sample_shape())
     throw ConfigError("$.data", "samples have shape " + data_.train->sample_shape().str() +
@@ -112,16 +112,16 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   if (options_.gradient_combination == dist::GradientCombination::adasum && model_.has_spatial_split())
     throw ConfigError("$.training.gradient_combination",
                       "adasum combines whole-sample gradients of sample groups; this model splits samples in space");
-  if (samples_.rank() != 0) options_.metrics_file.clear();  // one log, one checkpoint, one console
+  if (group_.rank() != 0) options_.metrics_file.clear();  // one log, one checkpoint, one console
   optimizer_.bind(model_.parameters().values(), model_.parameters().grads());
   if (options_.gradient_combination == dist::GradientCombination::adasum) {
     std::vector<int64_t> offsets{0};  // Adasum combines each parameter tensor on its own
     for (const auto& p : model_.parameters().all())
       if (p->trainable) offsets.push_back(offsets.back() + p->shape.numel());
     reducer_ = std::make_unique<dist::GradientReducer>(
-        model_.parameters().grads(), dist::Adasum(samples_, offsets, "$.training.gradient_combination"));
+        model_.parameters().grads(), dist::Adasum(group_, offsets, "$.training.gradient_combination"));
   } else {
-    reducer_ = std::make_unique<dist::GradientReducer>(samples_, model_.parameters().grads(),
+    reducer_ = std::make_unique<dist::GradientReducer>(group_, model_.parameters().grads(),
                                                        options_.allreduce_bucket_kb * 1024 / 4);
   }
   const int64_t total = options_.epochs * steps_per_epoch_;
@@ -242,13 +242,13 @@ Trainer::Validation Trainer::validate() {
       }
     }
   }
-  samples_.allreduce_sum(&loss_sum, 1);
+  group_.allreduce_sum(&loss_sum, 1);
   std::array<int64_t, 2> counts{correct, predictions};
-  samples_.allreduce_sum(counts.data(), 2);
+  group_.allreduce_sum(counts.data(), 2);
   correct = counts[0];
   predictions = counts[1];
-  samples_.allreduce_sum(target_sum.data(), static_cast<int64_t>(target_sum.size()));
-  samples_.allreduce_sum(target_sq.data(), static_cast<int64_t>(target_sq.size()));
+  group_.allreduce_sum(target_sum.data(), static_cast<int64_t>(target_sum.size()));
+  group_.allreduce_sum(target_sq.data(), static_cast<int64_t>(target_sq.size()));
   v.loss = loss_sum / static_cast<double>(n);
   if (regression) {
     // MSE of always predicting the validation set's mean target: the bar a model must beat.
@@ -266,7 +266,7 @@ Trainer::Validation Trainer::validate() {
 TrainingReport Trainer::run() {
   TrainingReport report;
   MetricsLog metrics(options_.metrics_file);
-  ProgressReporter progress(options_.progress && samples_.rank() == 0, options_.log_every);
+  ProgressReporter progress(options_.progress && group_.rank() == 0, options_.log_every);
   int64_t step = 0;
   if (!options_.resume_file.empty()) {
     const auto restored = load_checkpoint(options_.resume_file, model_.parameters(), optimizer_);
@@ -344,12 +344,12 @@ TrainingReport Trainer::run() {
       {
         ProfileRegion r("allreduce_wait");
         reducer_->finish();
-        samples_.allreduce_sum(&loss_value, 1);
+        group_.allreduce_sum(&loss_value, 1);
       }
       loss_value /= static_cast<double>(b);
       ProfileRegion r("optimizer");
       optimizer_.step(lr);
-      if (options_.check_replicas) check_replicas(samples_, model_.parameters(), step + 1);
+      if (options_.check_replicas) check_replicas(group_, model_.parameters(), step + 1);
     }
     if (!std::isfinite(loss_value))
       throw Error("training diverged: the loss is " + std::to_string(loss_value) + " at step " + std::to_string(step) +
@@ -380,7 +380,7 @@ TrainingReport Trainer::run() {
       window_steps = 0;
       window_start = Clock::now();
     }
-    if (!options_.checkpoint_file.empty() && samples_.rank() == 0 && options_.checkpoint_every > 0 &&
+    if (!options_.checkpoint_file.empty() && group_.rank() == 0 && options_.checkpoint_every > 0 &&
         step % options_.checkpoint_every == 0)
       save_checkpoint(options_.checkpoint_file, model_.parameters(), optimizer_, {step, options_.seed});
     if ((epoch_end || step == last_step) && data_.validation) {
@@ -402,17 +402,17 @@ TrainingReport Trainer::run() {
   }
   progress.finish_line();
   const double total_time = seconds_since(run_start);
-  if (!options_.checkpoint_file.empty() && samples_.rank() == 0)
+  if (!options_.checkpoint_file.empty() && group_.rank() == 0)
     save_checkpoint(options_.checkpoint_file, model_.parameters(), optimizer_, {step, options_.seed});
   report.steps = step;
   double max_peak_rss = peak_rss_mb();  // the largest rank's, for memory-per-rank reports
-  samples_.allreduce_max(&max_peak_rss, 1);
+  group_.allreduce_max(&max_peak_rss, 1);
   report.peak_rss_mb_max_rank = max_peak_rss;
   report.samples_per_second = static_cast<double>(trained_samples) / std::max(total_time, 1e-9);
   metrics.write({{"event", "end"},
                  {"steps", step},
                  {"elapsed_s", total_time},
-                 {"ranks", samples_.size()},
+                 {"ranks", group_.size()},
                  {"allreduce_wait_s", reducer_->wait_seconds()},
                  {"samples_per_s", report.samples_per_second},
                  {"peak_rss_mb", peak_rss_mb()},

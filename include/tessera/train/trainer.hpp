@@ -52,15 +52,15 @@ struct TrainingReport {
 
 /// Runs epochs of synchronous mini-batch training: shuffle (from seed and epoch), forward,
 /// loss, backward, optimizer step; logs, validates each epoch and checkpoints. With several
-/// ranks in `samples` (data parallelism) each rank trains on its contiguous slice of every
-/// global mini-batch and the gradients are summed over the group before each step, so the
-/// result equals one rank training on the whole batch; rank 0 alone prints, logs and writes
-/// checkpoints.
+/// ranks in `group` each rank reads its block of every global mini-batch — its slice of the
+/// samples and, under a spatial split, its box of each — as the model's input distribution
+/// says, and the gradients are summed over the group before each step, so the result equals
+/// one rank training on the whole batch; rank 0 alone prints, logs and writes checkpoints.
 class Trainer {
  public:
   Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& optimizer, io::DataSplit& data,
           const TrainingOptions& options, const nlohmann::json& optimizer_config,
-          dist::Communicator samples = dist::Communicator::world());
+          dist::Communicator group = dist::Communicator::world());
   TrainingReport run();
 
   int64_t steps_per_epoch() const { return steps_per_epoch_; }
@@ -85,7 +85,7 @@ class Trainer {
   optim::Optimizer& optimizer_;
   io::DataSplit& data_;
   TrainingOptions options_;
-  dist::Communicator samples_;
+  dist::Communicator group_;
   std::unique_ptr<dist::GradientReducer> reducer_;
   int64_t local_batch_ = 0;   // samples of each global batch this rank reads
   dist::Box box_;             // the part of each sample it reads
