@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "support/gradient_check.hpp"
+#include "support/layer_harness.hpp"
 #include "support/test_parameters.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
@@ -21,37 +22,9 @@ using tessera::Shape;
 using tessera::Tensor;
 using tessera::layers::Conv;
 using tessera::layers::ConvOptions;
-using tessera::testing::check_gradient;
+using tessera::testing::LayerHarness;
 using tessera::testing::random_vector;
 using Floats = std::vector<float>;
-
-/// A layer set up on the Kokkos backend with its own parameters.
-struct ConvFixture {
-  tessera::testing::TestParameters params;
-  tessera::ops::OpFactory factory{"kokkos"};
-  Conv layer;
-  Shape in, out;
-  Tensor x_buffer, y_buffer;  // reused by loss(): finite differences call it thousands of times
-
-  ConvFixture(const ConvOptions& o, const Shape& input) : layer("c", o), in(input) {
-    tessera::layers::LayerContext ctx;
-    ctx.ops = &factory;
-    layer.setup({in}, ctx, params);
-    out = layer.output_shape({in});
-    x_buffer = Tensor(in);
-    y_buffer = Tensor(out);
-  }
-
-  /// L = Σ y·r accumulated in double.
-  double loss(const Floats& x, const Floats& r) {
-    x_buffer.copy_from_host(x);
-    layer.forward({x_buffer}, y_buffer, {});
-    const Floats y = y_buffer.to_host();
-    double s = 0.0;
-    for (size_t i = 0; i < y.size(); ++i) s += static_cast<double>(y[i]) * r[i];
-    return s;
-  }
-};
 
 struct Reached {
   double dx = 0.0, dw = 0.0, db = 0.0;
@@ -60,51 +33,21 @@ struct Reached {
 /// Checks dL/dx, dL/dw and dL/dbias of the layer against central differences. L is linear in
 /// each of them, so the step can be large and only float rounding separates the two.
 void check_layer_gradients(const ConvOptions& o, const Shape& in, unsigned seed, Reached& reached) {
-  ConvFixture f(o, in);
-  INFO("conv " << f.layer.type() << " input " << in.str() << " output " << f.out.str());
-  auto& weight = f.params["c.weight"];
-  auto& bias = f.params["c.bias"];
-  const Floats x = random_vector<float>(static_cast<size_t>(in.numel()), seed);
-  const Floats r = random_vector<float>(static_cast<size_t>(f.out.numel()), seed + 1);
-  const Floats w = weight.value.to_host();
-  const Floats b = random_vector<float>(static_cast<size_t>(o.filters), seed + 2);
-  bias.value.copy_from_host(b);
-
-  Tensor xt(in), yt(f.out), dyt(f.out), dxt(in);
-  xt.copy_from_host(x);
-  dyt.copy_from_host(r);
-  dxt.fill(1e30f);  // backward must overwrite, not accumulate
-  weight.grad.fill(1e30f);
-  bias.grad.fill(1e30f);
-  f.layer.forward({xt}, yt, {});
-  f.layer.backward({xt}, yt, dyt, {dxt}, {});
-  const Floats dx = dxt.to_host(), dw = weight.grad.to_host(), db = bias.grad.to_host();
-
-  const double h = 0.05, floor = 1e-2, tolerance = 2e-2;
-  const auto cx = check_gradient<float>(
-      x, dx, [&](const Floats& v) { return f.loss(v, r); }, h, floor);
-  const auto cw = check_gradient<float>(
-      w, dw,
-      [&](const Floats& v) {
-        weight.value.copy_from_host(v);
-        return f.loss(x, r);
-      },
-      h, floor);
-  weight.value.copy_from_host(w);
-  const auto cb = check_gradient<float>(
-      b, db,
-      [&](const Floats& v) {
-        bias.value.copy_from_host(v);
-        return f.loss(x, r);
-      },
-      h, floor);
-  INFO("dx " << cx.str() << "; dw " << cw.str() << "; dbias " << cb.str());
-  CHECK(cx.max_rel_error < tolerance);
-  CHECK(cw.max_rel_error < tolerance);
-  CHECK(cb.max_rel_error < tolerance);
-  reached.dx = std::max(reached.dx, cx.max_rel_error);
-  reached.dw = std::max(reached.dw, cw.max_rel_error);
-  reached.db = std::max(reached.db, cb.max_rel_error);
+  LayerHarness h(std::make_unique<Conv>("c", o), {in});
+  INFO("conv " << h.layer().type() << " input " << in.str() << " output " << h.output().shape().str());
+  h.input(0).copy_from_host(random_vector<float>(static_cast<size_t>(in.numel()), seed));
+  h.params()["c.bias"].value.copy_from_host(random_vector<float>(static_cast<size_t>(o.filters), seed + 2));
+  const double tolerance = 2e-2;
+  const auto report = h.check_gradients({}, 0.05, 1e-2, 1, seed + 1);
+  const double dx = report.rel_error.at("input 0"), dw = report.rel_error.at("c.weight"),
+               db = report.rel_error.at("c.bias");
+  INFO(report.worst);
+  CHECK(dx < tolerance);
+  CHECK(dw < tolerance);
+  CHECK(db < tolerance);
+  reached.dx = std::max(reached.dx, dx);
+  reached.dw = std::max(reached.dw, dw);
+  reached.db = std::max(reached.db, db);
 }
 
 ConvOptions options(int rank, int64_t filters, int64_t k, int64_t s, int64_t p, int64_t d = 1) {
@@ -196,41 +139,40 @@ TEST_CASE("conv layer: shape errors name the layer and the shape", "[conv][layer
 
 TEST_CASE("conv layer: parameters, flops and a batch size that changes", "[conv][layers]") {
   ConvOptions o = options(3, 4, 3, 2, 1);
-  ConvFixture f(o, Shape{2, 5, 7, 6, 3});
-  CHECK(f.out == Shape{2, 3, 4, 3, 4});
-  CHECK(f.params["c.weight"].shape == Shape{4, 3, 3, 3, 3});
-  CHECK(f.params["c.weight"].fan_in == 27 * 3);
-  CHECK(f.params["c.bias"].shape == Shape{4});
-  CHECK(f.layer.backend() == "kokkos");
-  CHECK(f.layer.forward_flops({f.in}) == 2.0 * 27 * 3 * 4 * (3 * 4 * 3));
+  const Shape in{2, 5, 7, 6, 3};
+  LayerHarness f(std::make_unique<Conv>("c", o), {in});
+  CHECK(f.output().shape() == Shape{2, 3, 4, 3, 4});
+  CHECK(f.params()["c.weight"].shape == Shape{4, 3, 3, 3, 3});
+  CHECK(f.params()["c.weight"].fan_in == 27 * 3);
+  CHECK(f.params()["c.bias"].shape == Shape{4});
+  CHECK(f.layer().backend() == "kokkos");
+  CHECK(f.layer().forward_flops({in}) == 2.0 * 27 * 3 * 4 * (3 * 4 * 3));
 
   ConvOptions no_bias = o;
   no_bias.bias = false;
-  ConvFixture g(no_bias, Shape{2, 5, 7, 6, 3});
-  CHECK_FALSE(g.params.has("c.bias"));
+  LayerHarness g(std::make_unique<Conv>("c", no_bias), {in});
+  CHECK_FALSE(g.params().has("c.bias"));
 
   // The last, smaller batch: reshape, then the same weights give the first sample's output.
-  const Floats x = random_vector<float>(static_cast<size_t>(f.in.numel()), 9);
-  Tensor xt(f.in), yt(f.out);
-  xt.copy_from_host(x);
-  f.layer.forward({xt}, yt, {});
-  const Floats y2 = yt.to_host();
+  const Floats x = random_vector<float>(static_cast<size_t>(in.numel()), 9);
+  f.input(0).copy_from_host(x);
+  const Floats y2 = f.forward();
   const Shape one{1, 5, 7, 6, 3};
-  f.layer.reshape({one});
-  Tensor x1(one), y1(f.layer.output_shape({one}));
+  f.layer().reshape({one});
+  Tensor x1(one), y1(f.layer().output_shape({one}));
   x1.copy_from_host(Floats(x.begin(), x.begin() + one.numel()));
-  f.layer.forward({x1}, y1, {});
+  f.layer().forward({x1}, y1, {});
   const Floats y = y1.to_host();
   REQUIRE(y.size() * 2 == y2.size());
   for (size_t i = 0; i < y.size(); ++i) CHECK(y[i] == Approx(y2[i]).margin(1e-5));
 
   // A different channel count than at setup is an error, not a silent reinterpretation.
-  CHECK_THROWS_AS(f.layer.reshape({Shape{1, 5, 7, 6, 2}}), tessera::ShapeError);
+  CHECK_THROWS_AS(f.layer().reshape({Shape{1, 5, 7, 6, 2}}), tessera::ShapeError);
 
   // Backward without an input gradient still writes the parameter gradients.
   Tensor dy(y1.shape());
   dy.fill(1.0f);
-  f.params["c.bias"].grad.fill(0.0f);
-  f.layer.backward({x1}, y1, dy, {Tensor()}, {});
-  for (float v : f.params["c.bias"].grad.to_host()) CHECK(v == Approx(3 * 4 * 3));
+  f.params()["c.bias"].grad.fill(0.0f);
+  f.layer().backward({x1}, y1, dy, {Tensor()}, {});
+  for (float v : f.params()["c.bias"].grad.to_host()) CHECK(v == Approx(3 * 4 * 3));
 }

@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "support/gradient_check.hpp"
-#include "support/test_parameters.hpp"
+#include "support/layer_harness.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/layers/conv_transpose.hpp"
@@ -23,40 +23,9 @@ using tessera::Shape;
 using tessera::Tensor;
 using tessera::layers::ConvTranspose;
 using tessera::layers::ConvTransposeOptions;
-using tessera::testing::check_gradient;
+using tessera::testing::LayerHarness;
 using tessera::testing::random_vector;
 using Floats = std::vector<float>;
-
-struct TransposeFixture {
-  tessera::testing::TestParameters params;
-  tessera::ops::OpFactory factory{"kokkos"};
-  ConvTranspose layer;
-  Shape in, out;
-  Tensor x_buffer, y_buffer;  // reused by forward(): finite differences call it thousands of times
-
-  TransposeFixture(const ConvTransposeOptions& o, const Shape& input) : layer("t", o), in(input) {
-    tessera::layers::LayerContext ctx;
-    ctx.ops = &factory;
-    layer.setup({in}, ctx, params);
-    out = layer.output_shape({in});
-    x_buffer = Tensor(in);
-    y_buffer = Tensor(out);
-  }
-
-  Floats forward(const Floats& x) {
-    x_buffer.copy_from_host(x);
-    y_buffer.fill(1e30f);  // forward must overwrite
-    layer.forward({x_buffer}, y_buffer, {});
-    return y_buffer.to_host();
-  }
-
-  double loss(const Floats& x, const Floats& r) {
-    const Floats y = forward(x);
-    double s = 0.0;
-    for (size_t i = 0; i < y.size(); ++i) s += static_cast<double>(y[i]) * r[i];
-    return s;
-  }
-};
 
 /// The definition: every input voxel i adds x[i, ci]·w[ci, tap, co] to output o = i·s − p + tap
 /// (per axis) when o lies inside the output; then the bias. Works on [N, D, H, W, C] extents.
@@ -112,25 +81,24 @@ struct Reached {
 };
 
 void check_case(const ConvTransposeOptions& o, const Shape& in, unsigned seed, Reached& reached) {
-  TransposeFixture f(o, in);
-  INFO(f.layer.type() << " input " << in.str() << " output " << f.out.str());
+  LayerHarness h(std::make_unique<ConvTranspose>("t", o), {in});
+  const Shape out = h.output().shape();
+  INFO(h.layer().type() << " input " << in.str() << " output " << out.str());
   const auto a = tessera::ActivationDims::of(in);
-  const auto oa = tessera::ActivationDims::of(f.out);
+  const auto oa = tessera::ActivationDims::of(out);
   // The output size formula: (in − 1)·s − 2p + k + output_padding.
   const std::array<int64_t, 3> in_size{a.d, a.h, a.w}, out_size{oa.d, oa.h, oa.w};
   for (size_t i = 0; i < 3; ++i)
     CHECK(out_size[i] == (in_size[i] - 1) * o.stride[i] - 2 * o.padding[i] + o.kernel[i] + o.output_padding[i]);
   CHECK(oa.c == o.filters);
 
-  auto& weight = f.params["t.weight"];
-  auto& bias = f.params["t.bias"];
   const Floats x = random_vector<float>(static_cast<size_t>(in.numel()), seed);
-  const Floats r = random_vector<float>(static_cast<size_t>(f.out.numel()), seed + 1);
-  const Floats w = weight.value.to_host();
+  const Floats w = h.params()["t.weight"].value.to_host();
   const Floats b = random_vector<float>(static_cast<size_t>(o.filters), seed + 2);
-  bias.value.copy_from_host(b);
+  h.input(0).copy_from_host(x);
+  h.params()["t.bias"].value.copy_from_host(b);
 
-  const Floats y = f.forward(x);
+  const Floats y = h.forward();
   const std::vector<double> expected = naive_transpose({a.n, a.d, a.h, a.w, a.c}, out_size, o, x, w, b);
   REQUIRE(y.size() == expected.size());
   double fwd = 0.0;
@@ -138,42 +106,18 @@ void check_case(const ConvTransposeOptions& o, const Shape& in, unsigned seed, R
     fwd = std::max(fwd, std::abs(y[i] - expected[i]) / std::max(1.0, std::abs(expected[i])));
   CHECK(fwd < 1e-5);
 
-  Tensor xt(in), yt(f.out), dyt(f.out), dxt(in);
-  xt.copy_from_host(x);
-  dyt.copy_from_host(r);
-  dxt.fill(1e30f);
-  weight.grad.fill(1e30f);
-  bias.grad.fill(1e30f);
-  f.layer.forward({xt}, yt, {});
-  f.layer.backward({xt}, yt, dyt, {dxt}, {});
-  const Floats dx = dxt.to_host(), dw = weight.grad.to_host(), db = bias.grad.to_host();
-
-  const double h = 0.05, floor = 1e-2, tolerance = 2e-2;
-  const auto cx = check_gradient<float>(
-      x, dx, [&](const Floats& v) { return f.loss(v, r); }, h, floor);
-  const auto cw = check_gradient<float>(
-      w, dw,
-      [&](const Floats& v) {
-        weight.value.copy_from_host(v);
-        return f.loss(x, r);
-      },
-      h, floor);
-  weight.value.copy_from_host(w);
-  const auto cb = check_gradient<float>(
-      b, db,
-      [&](const Floats& v) {
-        bias.value.copy_from_host(v);
-        return f.loss(x, r);
-      },
-      h, floor);
-  INFO("dx " << cx.str() << "; dw " << cw.str() << "; dbias " << cb.str());
-  CHECK(cx.max_rel_error < tolerance);
-  CHECK(cw.max_rel_error < tolerance);
-  CHECK(cb.max_rel_error < tolerance);
+  const double tolerance = 2e-2;
+  const auto report = h.check_gradients({}, 0.05, 1e-2, 1, seed + 1);
+  const double dx = report.rel_error.at("input 0"), dw = report.rel_error.at("t.weight"),
+               db = report.rel_error.at("t.bias");
+  INFO(report.worst);
+  CHECK(dx < tolerance);
+  CHECK(dw < tolerance);
+  CHECK(db < tolerance);
   reached.forward = std::max(reached.forward, fwd);
-  reached.dx = std::max(reached.dx, cx.max_rel_error);
-  reached.dw = std::max(reached.dw, cw.max_rel_error);
-  reached.db = std::max(reached.db, cb.max_rel_error);
+  reached.dx = std::max(reached.dx, dx);
+  reached.dw = std::max(reached.dw, dw);
+  reached.db = std::max(reached.db, db);
 }
 
 }  // namespace
@@ -217,12 +161,13 @@ TEST_CASE("conv transpose layer: configuration keys and parameters", "[conv_tran
   CHECK_THROWS_WITH(from_json({{"filters", 2}, {"output_padding", 2}}, 3), Catch::Contains("output_padding"));
   CHECK_THROWS_WITH(from_json({{"filters", 2}, {"dilation", 2}}, 3), Catch::Contains("dilation"));
 
-  TransposeFixture f(options(3, 4, 2, 2, 0, 0), Shape{2, 3, 4, 5, 6});
-  CHECK(f.params["t.weight"].shape == Shape{6, 2, 2, 2, 4});
-  CHECK(f.params["t.weight"].fan_in == 6);  // kernel = stride: each output sees one tap per input channel
-  CHECK(f.params["t.bias"].shape == Shape{4});
-  CHECK(f.layer.backend() == "kokkos");
-  CHECK(f.layer.forward_flops({f.in}) == 2.0 * 8 * 6 * 4 * (3 * 4 * 5));
+  const Shape in{2, 3, 4, 5, 6};
+  LayerHarness f(std::make_unique<ConvTranspose>("t", options(3, 4, 2, 2, 0, 0)), {in});
+  CHECK(f.params()["t.weight"].shape == Shape{6, 2, 2, 2, 4});
+  CHECK(f.params()["t.weight"].fan_in == 6);  // kernel = stride: each output sees one tap per input channel
+  CHECK(f.params()["t.bias"].shape == Shape{4});
+  CHECK(f.layer().backend() == "kokkos");
+  CHECK(f.layer().forward_flops({in}) == 2.0 * 8 * 6 * 4 * (3 * 4 * 5));
 }
 
 TEST_CASE("conv transpose layer: shape errors name the layer and the shape", "[conv_transpose][layers]") {

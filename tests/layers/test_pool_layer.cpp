@@ -4,14 +4,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "support/gradient_check.hpp"
-#include "support/test_parameters.hpp"
+#include "support/layer_harness.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/layers/pool.hpp"
@@ -23,35 +23,9 @@ using tessera::Tensor;
 using tessera::layers::Pool;
 using tessera::layers::PoolOptions;
 using tessera::ops::PoolKind;
-using tessera::testing::check_gradient;
+using tessera::testing::LayerHarness;
 using tessera::testing::random_vector;
 using Floats = std::vector<float>;
-
-struct PoolFixture {
-  tessera::testing::TestParameters params;
-  tessera::ops::OpFactory factory{"kokkos"};
-  Pool layer;
-  Shape in, out;
-  Tensor x_buffer, y_buffer;  // reused by loss(): finite differences call it thousands of times
-
-  PoolFixture(const PoolOptions& o, const Shape& input) : layer("p", o), in(input) {
-    tessera::layers::LayerContext ctx;
-    ctx.ops = &factory;
-    layer.setup({in}, ctx, params);
-    out = layer.output_shape({in});
-    x_buffer = Tensor(in);
-    y_buffer = Tensor(out);
-  }
-
-  double loss(const Floats& x, const Floats& r) {
-    x_buffer.copy_from_host(x);
-    layer.forward({x_buffer}, y_buffer, {});
-    const Floats y = y_buffer.to_host();
-    double s = 0.0;
-    for (size_t i = 0; i < y.size(); ++i) s += static_cast<double>(y[i]) * r[i];
-    return s;
-  }
-};
 
 /// Distinct values 0.01 apart in random order: no window has a tie, and a step of 0.002 never
 /// changes which element is a window's maximum.
@@ -77,26 +51,19 @@ PoolOptions options(PoolKind kind, int rank, int64_t k, int64_t s, int64_t p) {
 }
 
 double check_case(const PoolOptions& o, const Shape& in, unsigned seed) {
-  PoolFixture f(o, in);
-  INFO(f.layer.type() << " input " << in.str() << " output " << f.out.str());
+  LayerHarness h(std::make_unique<Pool>("p", o), {in});
+  INFO(h.layer().type() << " input " << in.str() << " output " << h.output().shape().str());
   // Average pooling is linear, so any input and a larger step do; max pooling needs tie-free
   // inputs and a step below half their spacing.
   const bool is_max = o.kind == PoolKind::max;
   const auto n = static_cast<size_t>(in.numel());
-  const Floats x = is_max ? tie_free(n, seed) : random_vector<float>(n, seed);
-  const double h = is_max ? 2e-3 : 5e-2;
-  const Floats r = random_vector<float>(static_cast<size_t>(f.out.numel()), seed + 1);
-  Tensor xt(in), yt(f.out), dyt(f.out), dxt(in);
-  xt.copy_from_host(x);
-  dyt.copy_from_host(r);
-  dxt.fill(1e30f);  // backward must overwrite
-  f.layer.forward({xt}, yt, {});
-  f.layer.backward({xt}, yt, dyt, {dxt}, {});
-  const auto c = check_gradient<float>(
-      x, dxt.to_host(), [&](const Floats& v) { return f.loss(v, r); }, h, 1e-2);
-  INFO("dx " << c.str());
-  CHECK(c.max_rel_error < 2e-2);
-  return c.max_rel_error;
+  h.input(0).copy_from_host(is_max ? tie_free(n, seed) : random_vector<float>(n, seed));
+  const double step = is_max ? 2e-3 : 5e-2;
+  const auto report = h.check_gradients({}, step, 1e-2, 1, seed + 1);
+  INFO(report.worst);
+  const double dx = report.rel_error.at("input 0");
+  CHECK(dx < 2e-2);
+  return dx;
 }
 
 std::unique_ptr<tessera::layers::Layer> from_json(const nlohmann::json& j, PoolKind kind, int rank) {
@@ -158,16 +125,16 @@ TEST_CASE("pool layer: shape errors name the layer and the shape", "[pool][layer
 }
 
 TEST_CASE("pool layer: a batch size that changes", "[pool][layers]") {
-  PoolFixture f(options(PoolKind::max, 3, 2, 2, 0), Shape{2, 4, 4, 4, 2});
-  CHECK(f.layer.backend() == "kokkos");
+  LayerHarness f(std::make_unique<Pool>("p", options(PoolKind::max, 3, 2, 2, 0)), {Shape{2, 4, 4, 4, 2}});
+  CHECK(f.layer().backend() == "kokkos");
   const Shape one{1, 4, 4, 4, 2};
-  f.layer.reshape({one});
+  f.layer().reshape({one});
   const Floats x = tie_free(static_cast<size_t>(one.numel()), 5);
-  Tensor xt(one), yt(f.layer.output_shape({one})), dy(yt.shape()), dx(one);
+  Tensor xt(one), yt(f.layer().output_shape({one})), dy(yt.shape()), dx(one);
   xt.copy_from_host(x);
-  f.layer.forward({xt}, yt, {});
+  f.layer().forward({xt}, yt, {});
   dy.fill(1.0f);
-  f.layer.backward({xt}, yt, dy, {dx}, {});
+  f.layer().backward({xt}, yt, dy, {dx}, {});
   const Floats g = dx.to_host();
   // Each of the 8·2 windows passes its gradient to exactly one input.
   CHECK(std::accumulate(g.begin(), g.end(), 0.0) == Approx(16.0));

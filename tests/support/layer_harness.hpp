@@ -3,6 +3,7 @@
 // parameter gradients against central finite differences of L = Σ y·r in double, r fixed.
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,20 +38,28 @@ class LayerHarness {
   const std::vector<Tensor>& inputs() const { return inputs_; }
   const Tensor& output() const { return output_; }
 
+  /// The output starts as garbage (1e30): forward must overwrite it.
   std::vector<float> forward(const layers::StepInfo& step = {}) {
+    output_.fill(1e30f);
     layer_->forward(inputs_, output_, step);
     return output_.to_host();
   }
 
   /// Backward with grad_output `dy`; returns the input gradients (empty for inputs not in `want`).
+  /// Every gradient starts as garbage (1e30), so a layer that accumulates instead of
+  /// overwriting fails the checks.
   std::vector<std::vector<float>> backward(const std::vector<float>& dy, const layers::StepInfo& step = {},
                                            std::vector<bool> want = {}) {
     if (want.empty()) want.assign(inputs_.size(), true);
     Tensor grad_output(output_.shape(), "test_grad_output");
     grad_output.copy_from_host(dy);
     std::vector<Tensor> grads;
-    for (size_t i = 0; i < inputs_.size(); ++i)
+    for (size_t i = 0; i < inputs_.size(); ++i) {
       grads.push_back(want[i] ? Tensor(inputs_[i].shape(), "test_grad_input") : Tensor());
+      if (want[i]) grads.back().fill(1e30f);
+    }
+    for (const auto& p : params_.all())
+      if (p->trainable) p->grad.fill(1e30f);
     layer_->backward(inputs_, output_, grad_output, grads, step);
     std::vector<std::vector<float>> out;
     for (const Tensor& g : grads) out.push_back(g.empty() ? std::vector<float>() : g.to_host());
@@ -69,6 +78,7 @@ class LayerHarness {
     double worst_rel_error = 0.0;  // over every checked tensor
     std::string worst;             // which tensor and the check's details
     std::vector<std::string> lines;
+    std::map<std::string, double> rel_error;  // per tensor: "input 0", "<layer>.weight", ...
   };
 
   /// Checks every input gradient and every trainable parameter gradient (every `stride`-th
@@ -81,6 +91,7 @@ class LayerHarness {
     Report report;
     auto record = [&](const std::string& what, const GradientCheck& c) {
       report.lines.push_back(what + ": " + c.str());
+      report.rel_error[what] = c.max_rel_error;
       if (c.max_rel_error >= report.worst_rel_error) {
         report.worst_rel_error = c.max_rel_error;
         report.worst = what + " " + c.str();
