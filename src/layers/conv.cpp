@@ -70,9 +70,7 @@ void Conv::reshape(const std::vector<Shape>& inputs) {
   if (grid().distribution().is_spatial()) {
     halo_.reshape(grid(), input, Window{options_.kernel, options_.stride, options_.padding, options_.dilation}, 0.0f,
                   where());
-    ops::ConvGeometry local = geometry(halo_.op_input_shape());
-    local.padding = halo_.op_padding();
-    local.validate(where());
+    const ops::ConvGeometry local = halo_.op_geometry(g, where());
     op_ = op_factory().conv(local, name());
     make_overlap_pieces(local);
   } else {

@@ -140,11 +140,7 @@ void ConvTranspose::reshape(const std::vector<Shape>& inputs) {
     const Shape output = grid().local_shape(output_shape({global_shape(input)}), where());
     halo_.reshape(grid(), output, Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}}, 0.0f,
                   where());
-    ops::ConvGeometry local = g;
-    const ActivationDims padded = ActivationDims::of(halo_.op_input_shape());
-    local.in_size = {padded.d, padded.h, padded.w};
-    local.padding = halo_.op_padding();
-    local.validate(where());
+    const ops::ConvGeometry local = halo_.op_geometry(g, where());
     const ActivationDims in = ActivationDims::of(input);
     require_shape(local.out_size() == std::array<int64_t, 3>{in.d, in.h, in.w},
                   where() + ": the block " + input.str() + " of the input does not map onto the output block " +

@@ -79,9 +79,7 @@ void Pool::reshape(const std::vector<Shape>& inputs) {
         require_shape(options_.padding[k] == 0 || grid().spatial_parts()[k] == 1,
                       where() + ": average pooling with padding cannot split a padded axis over ranks (its "
                                 "divisor excludes padding); use padding 0 or do not split that axis");
-    ops::PoolGeometry local = geometry(halo_.op_input_shape());
-    local.padding = halo_.op_padding();
-    local.validate(where());
+    const ops::PoolGeometry local = halo_.op_geometry(geometry(halo_.op_input_shape()), where());
     op_ = op_factory().pool(local, name());
   } else {
     op_ = op_factory().pool(geometry(input), name());

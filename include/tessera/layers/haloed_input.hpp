@@ -37,6 +37,16 @@ class HaloedInput {
   /// The input extent the op sees (the block plus halos) and the padding it still applies.
   const Shape& op_input_shape() const { return op_shape_; }
   const std::array<int64_t, 3>& op_padding() const { return op_padding_; }
+  /// `g` (a ConvGeometry or PoolGeometry of the layer) for the op on the haloed block: its
+  /// input extent and padding replaced, then validated (ShapeError naming `where`).
+  template <class Geometry>
+  Geometry op_geometry(Geometry g, const std::string& where) const {
+    const ActivationDims a = ActivationDims::of(op_shape_);
+    g.in_size = {a.d, a.h, a.w};
+    g.padding = op_padding_;
+    g.validate(where);
+    return g;
+  }
 
   /// Forward: the tensor the op reads — `x` with its halos filled, or `x` itself when inactive.
   const Tensor& gather(const Tensor& x);
