@@ -21,6 +21,7 @@
 #include "tessera/backends/cudnn/cudnn_backend.hpp"
 #include "tessera/core/tensor.hpp"
 #include "tessera/ops/backend.hpp"
+#include "support/backend_comparison.hpp"
 
 namespace {
 
@@ -28,30 +29,26 @@ using namespace tessera;
 using ops::ConvGeometry;
 using ops::PoolGeometry;
 using ops::PoolKind;
+using testing::ErrorLog;
+using testing::compare_conv;
+using testing::compare_conv_2d_cases;
+using testing::compare_conv_3d_cases;
+using testing::compare_conv_transpose_cases;
+using testing::compare_pool_cases;
+using testing::compare_pool;
+using testing::conv2d;
+using testing::conv3d;
+using testing::expect_close;
+using testing::poisoned;
+using testing::pool;
+using testing::random_tensor;
+using testing::relative_error;
 
 // cuDNN's kernels (implicit gemm, Winograd, FFT) sum in other orders than im2col + gemm; both
 // are float32 with FMA math.
 constexpr double tolerance = 1e-4;
 // TF32 rounds the products' inputs to 10 mantissa bits (relative 2^-11 each).
 constexpr double tf32_tolerance = 5e-3;
-
-/// The worst relative error seen per quantity, reported once per test case.
-class ErrorLog {
- public:
-  explicit ErrorLog(double limit = tolerance) : limit_(limit) {}
-  double limit() const { return limit_; }
-  void record(const std::string& what, double error) { worst_[what] = std::max(worst_[what], error); }
-  std::string str() const {
-    std::ostringstream s;
-    s << "cudnn vs kokkos, worst relative error (tolerance " << limit_ << "):";
-    for (const auto& [what, e] : worst_) s << " " << what << "=" << e;
-    return s.str();
-  }
-
- private:
-  double limit_;
-  std::map<std::string, double> worst_;
-};
 
 /// Sets the backend's options for one test case and puts the previous ones back.
 class ScopedOptions {
@@ -67,145 +64,6 @@ class ScopedOptions {
   cudnn_backend::Options saved_;
 };
 
-Tensor random_tensor(const Shape& shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(shape.numel()));
-  for (auto& e : v) e = u(rng);
-  Tensor t(shape);
-  t.copy_from_host(v);
-  return t;
-}
-
-/// A tensor full of a value no op produces, so that an element an op fails to write shows.
-Tensor poisoned(const Shape& shape) {
-  Tensor t(shape);
-  t.fill(1234.5f);
-  return t;
-}
-
-/// max |a − b| / max |b|: the error relative to the size of the reference result.
-double relative_error(const Tensor& a, const Tensor& reference) {
-  const auto x = a.to_host(), y = reference.to_host();
-  REQUIRE(x.size() == y.size());
-  double diff = 0.0, scale = 0.0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    diff = std::max(diff, std::abs(static_cast<double>(x[i]) - y[i]));
-    scale = std::max(scale, std::abs(static_cast<double>(y[i])));
-  }
-  if (std::isnan(diff)) return INFINITY;
-  return diff / std::max(scale, 1e-30);
-}
-
-void expect_close(ErrorLog& log, const std::string& what, const std::string& where, const Tensor& a,
-                  const Tensor& reference) {
-  const double e = relative_error(a, reference);
-  log.record(what, e);
-  INFO(where << ": " << what << " relative error " << e);
-  CHECK(e <= log.limit());
-}
-
-ConvGeometry conv3d(int64_t n, int64_t ci, int64_t co, std::array<int64_t, 3> in, std::array<int64_t, 3> k,
-                    std::array<int64_t, 3> s, std::array<int64_t, 3> p, std::array<int64_t, 3> d) {
-  ConvGeometry g;
-  g.batch = n;
-  g.in_channels = ci;
-  g.out_channels = co;
-  g.in_size = in;
-  g.kernel = k;
-  g.stride = s;
-  g.padding = p;
-  g.dilation = d;
-  g.validate("test");
-  return g;
-}
-
-ConvGeometry conv2d(int64_t n, int64_t ci, int64_t co, int64_t h, int64_t w, int64_t k, int64_t s, int64_t p,
-                    int64_t d) {
-  ConvGeometry g = conv3d(n, ci, co, {1, h, w}, {1, k, k}, {1, s, s}, {0, p, p}, {1, d, d});
-  g.spatial_rank = 2;
-  g.validate("test");
-  return g;
-}
-
-/// Every pass of `g` on both backends, with and without bias, from the same random inputs.
-void compare_conv(const ConvGeometry& g, ErrorLog& log, uint32_t seed) {
-  const std::string where = g.str();
-  INFO(where);
-  auto mine = ops::backend("cudnn").make_conv(g);
-  auto ref = ops::backend("kokkos").make_conv(g);
-  REQUIRE(mine != nullptr);
-  REQUIRE(mine->backend() == "cudnn");
-  const Tensor x = random_tensor(g.input_shape(), seed), w = random_tensor(g.weight_shape(), seed + 1);
-  const Tensor b = random_tensor(Shape{g.out_channels}, seed + 2), dy = random_tensor(g.output_shape(), seed + 3);
-
-  for (const bool with_bias : {true, false}) {
-    const Tensor bias = with_bias ? b : Tensor();
-    const Tensor y = poisoned(g.output_shape()), y_ref = poisoned(g.output_shape());
-    mine->forward(x, w, bias, y);
-    ref->forward(x, w, bias, y_ref);
-    expect_close(log, with_bias ? "conv_fwd_bias" : "conv_fwd", where, y, y_ref);
-
-    const Tensor dw = poisoned(g.weight_shape()), dw_ref = poisoned(g.weight_shape());
-    const Tensor db = with_bias ? poisoned(Shape{g.out_channels}) : Tensor();
-    const Tensor db_ref = with_bias ? poisoned(Shape{g.out_channels}) : Tensor();
-    mine->backward_weights(x, dy, dw, db);
-    ref->backward_weights(x, dy, dw_ref, db_ref);
-    expect_close(log, "conv_bwd_w", where, dw, dw_ref);
-    if (with_bias) expect_close(log, "conv_bwd_bias", where, db, db_ref);
-  }
-  const Tensor dx = poisoned(g.input_shape()), dx_ref = poisoned(g.input_shape());
-  mine->backward_data(dy, w, dx);
-  ref->backward_data(dy, w, dx_ref);
-  expect_close(log, "conv_bwd_d", where, dx, dx_ref);
-}
-
-/// The 3D cases: one input channel, stride, dilation, 1x1x1, 2x2x2 stride 2, padding wider
-/// than the kernel reaches, mixed extents, and channel counts in full vector blocks.
-void compare_conv_3d_cases(ErrorLog& log, uint32_t seed) {
-  const std::array<int64_t, 3> odd{5, 7, 6};
-  compare_conv(conv3d(2, 1, 4, odd, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}), log, seed += 10);
-  compare_conv(conv3d(2, 4, 8, odd, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}), log, seed += 10);
-  compare_conv(conv3d(2, 4, 4, odd, {3, 3, 3}, {1, 1, 1}, {2, 2, 2}, {2, 2, 2}), log, seed += 10);
-  compare_conv(conv3d(2, 4, 16, odd, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}), log, seed += 10);
-  compare_conv(conv3d(2, 8, 4, odd, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}), log, seed += 10);
-  compare_conv(conv3d(2, 4, 4, odd, {1, 1, 1}, {1, 1, 1}, {2, 2, 2}, {1, 1, 1}), log, seed += 10);
-  compare_conv(conv3d(2, 3, 5, odd, {3, 1, 2}, {1, 2, 1}, {1, 0, 1}, {1, 1, 2}), log, seed += 10);
-  compare_conv(conv3d(2, 16, 32, {6, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}), log, seed += 10);
-}
-
-void compare_pool(const PoolGeometry& g, ErrorLog& log, uint32_t seed) {
-  const std::string where = g.str();
-  INFO(where);
-  auto mine = ops::backend("cudnn").make_pool(g);
-  auto ref = ops::backend("kokkos").make_pool(g);
-  REQUIRE(mine != nullptr);
-  REQUIRE(mine->backend() == "cudnn");
-  const Tensor x = random_tensor(g.input_shape(), seed), dy = random_tensor(g.output_shape(), seed + 1);
-  const Tensor y = poisoned(g.output_shape()), y_ref = poisoned(g.output_shape());
-  mine->forward(x, y);
-  ref->forward(x, y_ref);
-  const std::string kind = g.kind == PoolKind::max ? "max" : "avg";
-  expect_close(log, kind + "_pool_fwd", where, y, y_ref);
-  const Tensor dx = poisoned(g.input_shape()), dx_ref = poisoned(g.input_shape());
-  mine->backward(x, dy, dx);
-  ref->backward(x, dy, dx_ref);
-  expect_close(log, kind + "_pool_bwd", where, dx, dx_ref);
-}
-
-PoolGeometry pool(PoolKind kind, int rank, int64_t c, std::array<int64_t, 3> in, int64_t k, int64_t s, int64_t p) {
-  PoolGeometry g;
-  g.kind = kind;
-  g.spatial_rank = rank;
-  g.batch = 2;
-  g.channels = c;
-  g.in_size = in;
-  g.kernel = {rank == 2 ? 1 : k, k, k};
-  g.stride = {rank == 2 ? 1 : s, s, s};
-  g.padding = {rank == 2 ? 0 : p, p, p};
-  g.validate("test");
-  return g;
-}
 
 /// Runs every pass of `op` and returns the results, for comparing runs bit for bit.
 std::vector<std::vector<float>> run_all_passes(ops::ConvOp& op, const ConvGeometry& g, uint32_t seed) {
@@ -223,20 +81,14 @@ std::vector<std::vector<float>> run_all_passes(ops::ConvOp& op, const ConvGeomet
 
 TEST_CASE("cudnn conv matches kokkos in 3D: channels, odd sizes, stride, dilation, kernel, padding",
           "[cudnn][conv]") {
-  ErrorLog log;
-  compare_conv_3d_cases(log, 100);
+  ErrorLog log("cudnn", tolerance);
+  compare_conv_3d_cases("cudnn", log, 100);
   WARN(log.str());
 }
 
 TEST_CASE("cudnn conv matches kokkos in 2D", "[cudnn][conv]") {
-  ErrorLog log;
-  uint32_t seed = 200;
-  compare_conv(conv2d(2, 1, 4, 9, 11, 3, 1, 1, 1), log, seed += 10);
-  compare_conv(conv2d(2, 4, 8, 9, 11, 3, 2, 1, 1), log, seed += 10);
-  compare_conv(conv2d(2, 4, 4, 9, 11, 3, 1, 2, 2), log, seed += 10);
-  compare_conv(conv2d(2, 4, 8, 9, 11, 1, 1, 0, 1), log, seed += 10);
-  compare_conv(conv2d(2, 8, 4, 9, 11, 2, 2, 0, 1), log, seed += 10);
-  compare_conv(conv2d(2, 16, 32, 12, 10, 3, 1, 1, 1), log, seed += 10);
+  ErrorLog log("cudnn", tolerance);
+  compare_conv_2d_cases("cudnn", log, 200);
   WARN(log.str());
 }
 
@@ -245,11 +97,8 @@ TEST_CASE("cudnn conv serves transposed convolution: backward_data with stride 2
   // A ConvTranspose layer runs the adjoint convolution: its forward is backward_data of a
   // strided conv from the upsampled size (which may exceed what the conv reads: output
   // padding), its input gradient that conv's forward.
-  ErrorLog log;
-  compare_conv(conv3d(2, 4, 8, {8, 8, 8}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}), log, 300);
-  compare_conv(conv3d(2, 4, 8, {9, 9, 9}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}), log, 310);
-  compare_conv(conv3d(2, 4, 8, {10, 10, 10}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}), log, 320);
-  compare_conv(conv2d(2, 8, 1, 10, 12, 2, 2, 0, 1), log, 330);
+  ErrorLog log("cudnn", tolerance);
+  compare_conv_transpose_cases("cudnn", log);
   WARN(log.str());
 }
 
@@ -267,9 +116,9 @@ TEST_CASE("cudnn conv gives identical results on repeated calls", "[cudnn][conv]
 
 TEST_CASE("cudnn conv with timed algorithm choice matches kokkos and repeats exactly", "[cudnn][conv]") {
   const ScopedOptions timed({/*tf32=*/false, /*benchmark=*/true});
-  ErrorLog log;
-  compare_conv_3d_cases(log, 700);
-  compare_conv(conv2d(2, 16, 32, 12, 10, 3, 1, 1, 1), log, 790);
+  ErrorLog log("cudnn", tolerance);
+  compare_conv_3d_cases("cudnn", log, 700);
+  compare_conv("cudnn", conv2d(2, 16, 32, 12, 10, 3, 1, 1, 1), log, 790);
   WARN(log.str());
   // The choice is made on the first call of each pass and kept: later calls repeat it.
   const ConvGeometry g = conv3d(2, 16, 32, {6, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
@@ -281,9 +130,9 @@ TEST_CASE("cudnn conv with timed algorithm choice matches kokkos and repeats exa
 
 TEST_CASE("cudnn conv with TF32 allowed stays within TF32 accuracy", "[cudnn][conv]") {
   const ScopedOptions tf32({/*tf32=*/true, /*benchmark=*/false});
-  ErrorLog log(tf32_tolerance);
-  compare_conv(conv3d(2, 16, 32, {6, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}), log, 800);
-  compare_conv(conv2d(2, 16, 32, 12, 10, 3, 1, 1, 1), log, 810);
+  ErrorLog log("cudnn", tf32_tolerance);
+  compare_conv("cudnn", conv3d(2, 16, 32, {6, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}), log, 800);
+  compare_conv("cudnn", conv2d(2, 16, 32, 12, 10, 3, 1, 1, 1), log, 810);
   WARN(log.str());
 }
 
@@ -305,17 +154,8 @@ TEST_CASE("cudnn ops share one grow-only workspace: steady-state calls allocate 
 }
 
 TEST_CASE("cudnn pooling matches kokkos: max and average, stride 2, padding, 2D and 3D", "[cudnn][pool]") {
-  ErrorLog log;
-  uint32_t seed = 400;
-  for (const PoolKind kind : {PoolKind::max, PoolKind::average}) {
-    compare_pool(pool(kind, 3, 1, {5, 7, 6}, 2, 2, 0), log, seed += 10);
-    compare_pool(pool(kind, 3, 4, {5, 7, 6}, 3, 2, 1), log, seed += 10);
-    compare_pool(pool(kind, 3, 4, {5, 7, 6}, 3, 1, 1), log, seed += 10);
-    compare_pool(pool(kind, 3, 16, {8, 8, 8}, 2, 2, 0), log, seed += 10);
-    compare_pool(pool(kind, 3, 3, {6, 5, 7}, 3, 3, 2), log, seed += 10);
-    compare_pool(pool(kind, 2, 1, {1, 9, 11}, 2, 2, 0), log, seed += 10);
-    compare_pool(pool(kind, 2, 4, {1, 9, 11}, 3, 2, 1), log, seed += 10);
-  }
+  ErrorLog log("cudnn", tolerance);
+  compare_pool_cases("cudnn", log, 400);
   WARN(log.str());
 }
 
