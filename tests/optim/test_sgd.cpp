@@ -4,25 +4,22 @@
 #include <cmath>
 #include <sstream>
 
+#include "support/optimizer_check.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/optim/sgd.hpp"
 
 using namespace tessera;
 using tessera::optim::Sgd;
 using tessera::optim::SgdOptions;
+using tessera::testing::config_error;
 
 namespace {
 
-constexpr int64_t numel = 4096;
-constexpr int steps = 6;
+constexpr int64_t numel = testing::optimizer_numel;
+constexpr int steps = testing::optimizer_steps;
 constexpr double tolerance = 1e-6;
 
-std::vector<float> random_vector(uint64_t stream, float scale) {
-  std::vector<float> v(static_cast<size_t>(numel));
-  for (int64_t i = 0; i < numel; ++i)
-    v[static_cast<size_t>(i)] = scale * rng::normal(2024, stream, static_cast<uint64_t>(i));
-  return v;
-}
+std::vector<float> random_vector(uint64_t stream, float scale) { return testing::optimizer_vector(2024, stream, scale); }
 
 // A schedule-like learning rate that changes every step, so a step that ignored its argument shows.
 float lr_at(int step) { return static_cast<float>(0.05 * (1.0 - 0.1 * step)); }
@@ -45,46 +42,12 @@ std::vector<double> reference_sgd(const SgdOptions& o, const std::vector<float>&
   return p;
 }
 
-/// Largest |got − want| / max(|want|, 1): relative for parameters of order one and above.
-double max_error(const std::vector<float>& got, const std::vector<double>& want) {
-  double e = 0.0;
-  for (size_t i = 0; i < want.size(); ++i)
-    e = std::max(e, std::abs(got[i] - want[i]) / std::max(std::abs(want[i]), 1.0));
-  return e;
-}
-
 void check_against_reference(const std::string& what, const SgdOptions& o) {
-  const auto p0 = random_vector(1, 1.0f);
-  std::vector<std::vector<float>> grads;
-  for (int s = 0; s < steps; ++s) grads.push_back(random_vector(100 + static_cast<uint64_t>(s), 0.5f));
-
-  Tensor values(Shape{numel}), g(Shape{numel});
-  values.copy_from_host(p0);
-  Sgd sgd(o);
-  sgd.bind(values, g);
-  for (int s = 0; s < steps; ++s) {
-    g.copy_from_host(grads[static_cast<size_t>(s)]);
-    sgd.step(lr_at(s));
-  }
-  CHECK(sgd.steps() == steps);
-  CHECK(g.to_host() == grads.back());  // gradients are read, never written
-
-  const double err = max_error(values.to_host(), reference_sgd(o, p0, grads));
-  std::ostringstream line;
-  line << "sgd " << what << ": max relative error vs double reference after " << steps << " steps = " << err
-       << " (tolerance " << tolerance << ")";
-  WARN(line.str());
-  CHECK(err < tolerance);
-}
-
-std::string config_error(const nlohmann::json& j) {
-  ConfigObject cfg(j, "$.optimizer");
-  try {
-    optim::Optimizer::from_json(cfg);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
+  Sgd optimizer(o);
+  testing::check_against_reference(
+      "sgd " + what, optimizer,
+      [&](const std::vector<float>& p0, const std::vector<std::vector<float>>& grads) { return reference_sgd(o, p0, grads); },
+      2024, lr_at, tolerance);
 }
 
 }  // namespace
