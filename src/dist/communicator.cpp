@@ -47,7 +47,7 @@ void allreduce_in_pieces(MPI_Comm comm, T* data, int64_t count, MPI_Datatype typ
 
 MpiSession::MpiSession(int& argc, char**& argv) {
   int provided = 0;
-  check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  check(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
   // Errors come back as codes (turned into DistError) instead of aborting inside MPI.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0;
@@ -68,6 +68,13 @@ Communicator Communicator::world() {
 }
 
 Communicator Communicator::self() { return Communicator(MPI_COMM_NULL, 0, 1); }
+
+bool Communicator::thread_multiple() {
+  if (!mpi_running()) return false;
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  return provided == MPI_THREAD_MULTIPLE;
+}
 
 void Communicator::allreduce_sum(const Tensor& t) const {
   if (is_serial() || t.numel() == 0) return;

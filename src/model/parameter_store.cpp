@@ -32,6 +32,13 @@ layers::Parameter* ParameterStore::declare_buffer(const std::string& name, const
   return add(name, shape, init, 1, 1, false);
 }
 
+std::vector<int64_t> ParameterStore::trainable_offsets() const {
+  std::vector<int64_t> offsets{0};
+  for (const auto& p : params_)
+    if (p->trainable) offsets.push_back(offsets.back() + p->shape.numel());
+  return offsets;
+}
+
 const layers::Parameter* ParameterStore::find(const std::string& name) const {
   for (const auto& p : params_)
     if (p->name == name) return p.get();

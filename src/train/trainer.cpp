@@ -43,6 +43,7 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
   o.seed = static_cast<uint64_t>(cfg.integer_in("seed", 0, int64_t{1} << 62, 0));
   o.log_every = cfg.integer_in("log_every", 1, 1 << 30, 10);
   o.allreduce_bucket_kb = cfg.integer_in("allreduce_bucket_kb", 1, 1 << 30, 4096);
+  o.allreduce_progress_thread = cfg.boolean("allreduce_progress_thread", o.allreduce_progress_thread);
   if (cfg.choice("gradient_combination", {"sum", "adasum"}, "sum") == "adasum")
     o.gradient_combination = dist::GradientCombination::adasum;
   o.check_replicas = cfg.boolean("check_replicas", o.check_replicas);
@@ -115,14 +116,13 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   if (group_.rank() != 0) options_.metrics_file.clear();  // one log, one checkpoint, one console
   optimizer_.bind(model_.parameters().values(), model_.parameters().grads());
   if (options_.gradient_combination == dist::GradientCombination::adasum) {
-    std::vector<int64_t> offsets{0};  // Adasum combines each parameter tensor on its own
-    for (const auto& p : model_.parameters().all())
-      if (p->trainable) offsets.push_back(offsets.back() + p->shape.numel());
+    // Adasum combines each parameter tensor on its own.
     reducer_ = std::make_unique<dist::GradientReducer>(
-        model_.parameters().grads(), dist::Adasum(group_, offsets, "$.training.gradient_combination"));
+        model_.parameters().grads(), dist::Adasum(group_, model_.parameters().trainable_offsets(), "$.training.gradient_combination"));
   } else {
-    reducer_ = std::make_unique<dist::GradientReducer>(group_, model_.parameters().grads(),
-                                                       options_.allreduce_bucket_kb * 1024 / 4);
+    reducer_ = std::make_unique<dist::GradientReducer>(group_, model_.parameters().grads(), model_.parameters().trainable_offsets(),
+                                                       options_.allreduce_bucket_kb * 1024 / 4,
+                                                       options_.allreduce_progress_thread);
   }
   const int64_t total = options_.epochs * steps_per_epoch_;
   if (optimizer_config.contains("lr_scaling")) {
@@ -298,6 +298,7 @@ TrainingReport Trainer::run() {
   const auto run_start = Clock::now();
   auto window_start = Clock::now();
   double window_loss = 0.0;
+  double exposed_wait = 0.0;  // all-reduce seconds no rank could hide (see the step)
   int64_t window_steps = 0, trained_samples = 0;
   const int64_t b = options_.batch_size;
   std::vector<int64_t> order;
@@ -343,8 +344,14 @@ TrainingReport Trainer::run() {
       model_.backward(grad_, info, [this](int64_t first_final) { reducer_->ready_from(first_final); });
       {
         ProfileRegion r("allreduce_wait");
+        const double waited_before = reducer_->wait_seconds();
         reducer_->finish();
         group_.allreduce_sum(&loss_value, 1);
+        // The rank that finished backprop last waits only for communication still in flight;
+        // the others' waits also hold the time until it arrived.
+        double minus_exposed = waited_before - reducer_->wait_seconds();
+        group_.allreduce_max(&minus_exposed, 1);
+        exposed_wait += -minus_exposed;
       }
       loss_value /= static_cast<double>(b);
       ProfileRegion r("optimizer");
@@ -370,7 +377,8 @@ TrainingReport Trainer::run() {
                      {"step", step},
                      {"epoch", epoch},
                      {"loss", mean},
-                     {"allreduce_wait_s", reducer_->wait_seconds()},  // cumulative
+                     {"allreduce_wait_s", reducer_->wait_seconds()},  // cumulative, this rank
+                     {"allreduce_exposed_s", exposed_wait},           // cumulative, the last rank's
                      {"lr", lr},
                      {"samples_per_s", rate},
                      {"elapsed_s", seconds_since(run_start)}});

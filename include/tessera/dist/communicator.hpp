@@ -17,8 +17,10 @@ class DistError : public Error {
   using Error::Error;
 };
 
-/// Owns MPI's lifetime in a process: initialises it (funneled threads: only the main thread
-/// calls MPI, while Kokkos and oneDNN run OpenMP threads) and finalises it at scope exit.
+/// Owns MPI's lifetime in a process: initialises it and finalises it at scope exit. It asks
+/// for MPI_THREAD_MULTIPLE so that a progress thread may advance nonblocking collectives
+/// while the main thread computes (see GradientReducer); with less, only the main thread
+/// calls MPI.
 class MpiSession {
  public:
   MpiSession(int& argc, char**& argv);
@@ -38,6 +40,8 @@ class Communicator {
   static Communicator world();
   /// This rank alone.
   static Communicator self();
+  /// Whether MPI runs with MPI_THREAD_MULTIPLE, so threads may call it concurrently.
+  static bool thread_multiple();
 
   int rank() const { return rank_; }
   int size() const { return size_; }

@@ -31,6 +31,8 @@ class ParameterStore final : public layers::ParameterRegistry {
   int64_t buffer_count() const { return buffer_count_; }
   const std::vector<std::unique_ptr<layers::Parameter>>& all() const { return params_; }
   const layers::Parameter* find(const std::string& name) const;
+  /// Where each trainable tensor starts in values()/grads(), then their total size.
+  std::vector<int64_t> trainable_offsets() const;
 
  private:
   layers::Parameter* add(const std::string& name, const Shape& shape, layers::Init init, int64_t fan_in,

@@ -27,6 +27,7 @@ struct TrainingOptions {
   std::string checkpoint_file;  // written every `checkpoint_every` steps and at the end, empty: none
   int64_t checkpoint_every = 0;
   int64_t allreduce_bucket_kb = 4096;  // gradient bucket size for the overlapped all-reduce
+  bool allreduce_progress_thread = true;  // advance the buckets in flight from a thread
   dist::GradientCombination gradient_combination = dist::GradientCombination::sum;
   bool check_replicas = check_replicas_by_default();  // compare replicas after every step
   std::string resume_file;      // checkpoint to start from, empty: fresh start
