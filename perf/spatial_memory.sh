@@ -37,6 +37,9 @@ dist, src, dst = json.loads(sys.argv[4]), sys.argv[5], sys.argv[6]
 c = json.load(open(src))
 c["model"]["input"]["size"] = [size] * 3
 c["model"]["distribution"] = dist
+# Every rank count runs the same layers: the fused conv1+pool1 of a 1-rank run (which never
+# stores conv1's output) is not used under a spatial split, so it would mix two effects.
+c["model"]["fuse_conv_max_pool"] = False
 c["data"].update({"size": size, "samples": batch, "validation_samples": 0, "store_mb": 0})
 c["training"].update({"batch_size": batch, "epochs": steps, "log_every": 1})
 json.dump(c, open(dst, "w"))

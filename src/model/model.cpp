@@ -7,6 +7,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
+#include "tessera/layers/conv_max_pool.hpp"
 #include "tessera/layers/redistribute.hpp"
 #include "tessera/ops/elementwise.hpp"
 
@@ -50,6 +51,7 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
 
   const std::string default_backend = spec.string("backend", options.backend);
   const bool overlap_halos = spec.boolean("halo_overlap", true);
+  const bool fuse_conv_max_pool = spec.boolean("fuse_conv_max_pool", true);
   const auto init_scheme = spec.choice("init", {"he_normal", "uniform_fan_in"}, "he_normal") == "he_normal"
                                ? layers::InitScheme::he_normal
                                : layers::InitScheme::uniform_fan_in;
@@ -110,6 +112,7 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
     block[0] = m->batch_multiple_;
     node.first_parameter = m->params_.trainable_count();
     node.layer->setup({from.local_shape(block, path)}, ctx, m->params_);
+    node.context = ctx;
     const int index = static_cast<int>(m->nodes_.size());
     m->nodes_.push_back(std::move(node));
     return moved[key] = index;
@@ -149,6 +152,7 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
     ctx.grid = ls.has("distribution") ? grid_for(read_distribution(ls.object("distribution")), ls.path_of("distribution"))
                                       : m->input_grid_;
     node.grid = ctx.grid;
+    node.context = ctx;
     node.layer = make_layer(type, name, ls);
     ls.finish();
 
@@ -194,6 +198,8 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
       throw ConfigError(m->nodes_[i].spec_path, "the output of layer '" + m->nodes_[i].layer->name() +
                                                     "' is used by no later layer (only the last layer may be unused)");
   for (const auto& line : m->move_activations_after_max_pools()) log::info(line);
+  if (fuse_conv_max_pool)
+    for (const auto& line : m->fuse_convolutions_with_max_pools()) log::info(line);
   try {
     m->reshape_for(m->batch_multiple_);
   } catch (const ShapeError& e) {
@@ -223,6 +229,41 @@ std::vector<std::string> Model::move_activations_after_max_pools() {
     ++i;
   }
   return moved;
+}
+
+std::vector<std::string> Model::fuse_convolutions_with_max_pools() {
+  // Slabs of a few MB are too small to keep a GPU busy, and its memory is fast: host only.
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) return {};
+  std::vector<std::string> fused;
+  for (size_t i = 0; i + 1 < nodes_.size(); ++i) {
+    Node& conv_node = nodes_[i];
+    const Node& pool_node = nodes_[i + 1];
+    const auto* conv = dynamic_cast<const layers::Conv*>(conv_node.layer.get());
+    const auto* pool = dynamic_cast<const layers::Pool*>(pool_node.layer.get());
+    if (conv == nullptr || pool == nullptr || conv_node.inputs != std::vector<int>{kModelInput} ||
+        conv_node.consumers != 1 || pool_node.inputs != std::vector<int>{static_cast<int>(i)} ||
+        !(conv_node.grid.distribution() == pool_node.grid.distribution()) ||
+        conv_node.grid.distribution().is_spatial() ||
+        !layers::ConvMaxPool::can_fuse(pool->options(), conv->options().spatial_rank))
+      continue;
+    const std::string pool_name = pool->name();
+    const layers::PoolOptions pool_options = pool->options();
+    std::unique_ptr<layers::Conv> owned(static_cast<layers::Conv*>(conv_node.layer.release()));
+    auto layer = std::make_unique<layers::ConvMaxPool>(std::move(owned), pool_name, pool_options);
+    const std::string where = "layer '" + layer->name() + "'";
+    layer->setup({conv_node.grid.local_shape(global_input_shape(batch_multiple_), where)}, conv_node.context, params_);
+    fused.push_back("graph: '" + layer->name() + "' pools each slab of the convolution's output as it is computed "
+                    "(its full output is never stored)");
+    conv_node.layer = std::move(layer);
+    conv_node.consumers = pool_node.consumers;
+    conv_node.global_output = pool_node.global_output;
+    nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    const int removed = static_cast<int>(i) + 1;
+    for (size_t j = i + 1; j < nodes_.size(); ++j)
+      for (int& in : nodes_[j].inputs)
+        if (in >= removed) in = in == removed ? static_cast<int>(i) : in - 1;
+  }
+  return fused;
 }
 
 Shape Model::output_shape(int64_t batch) const {

@@ -97,7 +97,8 @@ TEST_CASE("Model spec errors name the JSON path and the problem", "[model][spec]
 TEST_CASE("An activation before a max pool runs after it, with identical results", "[model][spec]") {
   // The same network written in both orders: the model moves the activation in the first, so
   // both must compute exactly the same outputs and gradients.
-  const std::string head = R"({"input": {"channels": 2, "size": [6, 6, 6]}, "layers": [
+  // (The convolution reads the model input, so it would fuse with the pool: not here.)
+  const std::string head = R"({"input": {"channels": 2, "size": [6, 6, 6]}, "fuse_conv_max_pool": false, "layers": [
       {"name": "c", "type": "conv3d", "filters": 3, "padding": 1},)";
   const std::string tail = R"(
       {"name": "flat", "type": "flatten"}, {"name": "d", "type": "dense", "units": 2}]})";
@@ -126,4 +127,47 @@ TEST_CASE("An activation before a max pool runs after it, with identical results
   auto kept = build(head + R"({"name": "a", "type": "relu"}, {"name": "p", "type": "max_pool3d"},
       {"name": "q", "type": "max_pool3d", "inputs": "a"}, {"name": "s", "type": "add", "inputs": ["p", "q"]},)" + tail);
   CHECK(kept->layer(1).name() == "a");
+}
+
+TEST_CASE("A convolution of the model input fuses with the max pool after it, with the same results",
+          "[model][spec]") {
+  // conv1 -> relu -> pool1 becomes conv1+pool1 -> relu; conv2 -> pool2 stays apart (its input
+  // gradient is needed). Outputs and every parameter gradient must match the unfused model.
+  const std::string layers = R"("layers": [
+      {"name": "conv1", "type": "conv3d", "filters": 4, "padding": 1},
+      {"name": "act1", "type": "relu"},
+      {"name": "pool1", "type": "max_pool3d"},
+      {"name": "conv2", "type": "conv3d", "filters": 4, "padding": 1},
+      {"name": "pool2", "type": "max_pool3d"},
+      {"name": "flat", "type": "flatten"}, {"name": "d", "type": "dense", "units": 2}]})";
+  for (const std::string backend : {"kokkos", "auto"}) {
+    INFO(backend);
+    const std::string input = R"({"input": {"channels": 2, "size": [9, 8, 8]}, "backend": ")" + backend + "\", ";
+    auto fused = build(input + layers);
+    auto separate = build(input + R"("fuse_conv_max_pool": false, )" + layers);
+    REQUIRE(fused->num_layers() == separate->num_layers() - 1);
+    CHECK(fused->layer(0).name() == "conv1+pool1");
+    CHECK(fused->layer(0).type() == "conv3d+max_pool3d");
+    CHECK(fused->layer(1).name() == "act1");
+    CHECK(fused->layer(2).name() == "conv2");
+    CHECK(fused->layer(3).name() == "pool2");
+    CHECK(fused->parameters().trainable_count() == separate->parameters().trainable_count());
+    Tensor x(Shape{2, 9, 8, 8, 2});
+    x.copy_from_host(std::vector<float>([] {
+      std::vector<float> v(2 * 9 * 8 * 8 * 2);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 113) / 56.0f - 1.0f;
+      return v;
+    }()));
+    const auto ya = fused->forward(x, {}).to_host();
+    const auto yb = separate->forward(x, {}).to_host();
+    REQUIRE(ya.size() == yb.size());
+    for (size_t i = 0; i < ya.size(); ++i) CHECK(ya[i] == Approx(yb[i]).epsilon(1e-5).margin(1e-6));
+    Tensor dy(Shape{2, 2});
+    dy.copy_from_host({1.0f, -2.0f, 0.5f, 3.0f});
+    fused->backward(dy, {});
+    separate->backward(dy, {});
+    const auto ga = fused->parameters().grads().to_host(), gb = separate->parameters().grads().to_host();
+    REQUIRE(ga.size() == gb.size());
+    for (size_t i = 0; i < ga.size(); ++i) CHECK(ga[i] == Approx(gb[i]).epsilon(1e-4).margin(1e-5));
+  }
 }

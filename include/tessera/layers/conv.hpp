@@ -35,6 +35,9 @@ class Conv final : public Layer {
   const ConvOptions& options() const { return options_; }
   /// The geometry for one input shape; throws ShapeError naming the layer if it does not fit.
   ops::ConvGeometry geometry(const Shape& input) const;
+  /// The weight and bias parameters (bias null without one), declared at setup.
+  Parameter* weight() const { return weight_; }
+  Parameter* bias() const { return bias_; }
 
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void reshape(const std::vector<Shape>& inputs) override;

@@ -67,6 +67,7 @@ class Model {
   struct Node {
     std::unique_ptr<layers::Layer> layer;
     dist::ProcessGrid grid;
+    layers::LayerContext context;  // what the layer was set up with
     std::string spec_path;    // where the spec defines it (for errors)
     std::vector<int> inputs;  // node indices; -1 is the model input
     int consumers = 0;
@@ -83,6 +84,9 @@ class Model {
   /// Runs each activation that feeds only a max pool after that pool instead (exact; see
   /// Layer::commutes_with_max_pool). Returns the lines describing what moved.
   std::vector<std::string> move_activations_after_max_pools();
+  /// Replaces each convolution of the model input whose only consumer is a fusable max pool
+  /// by one layers::ConvMaxPool (host builds only). Returns the lines describing what fused.
+  std::vector<std::string> fuse_convolutions_with_max_pools();
 
   Shape sample_shape_;
   dist::ProcessGrid input_grid_;

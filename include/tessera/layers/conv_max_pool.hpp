@@ -1,0 +1,70 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/layers/conv.hpp"
+#include "tessera/layers/pool.hpp"
+
+namespace tessera::layers {
+
+/// A convolution whose only consumer is a max pool with non-overlapping windows (kernel =
+/// stride, no padding), computed a slab of output depth rows at a time: each slab of the
+/// convolution's output is pooled while it is still in cache, and only the pooled output and
+/// the position of each window's maximum (one byte) are kept. In backward each slab's output
+/// gradient is rebuilt from those and fed to the weight gradient at once.
+///
+/// On the first layer of a 3D CNN that output is the largest tensor of the network
+/// (cosmoflow-small at S=64, batch 4: 134 MB), and writing it, pooling it, and writing and
+/// reading its gradient were memory-bound passes. The model builds this layer from a Conv and
+/// a Pool (Model "fuse_conv_max_pool") only where the convolution reads the model input, so
+/// no input gradient is ever needed, and only without a spatial split. The result equals the
+/// two layers' up to the order of the weight gradient's sums. Parameters stay the
+/// convolution's (`<conv>.weight`, `<conv>.bias`), so checkpoints do not change.
+class ConvMaxPool final : public Layer {
+ public:
+  /// `conv` must be set up already (its parameters declared); the layer is named
+  /// "<conv>+<pool_name>". `slab_bytes` is the size aimed at for one slab of the convolution's
+  /// output (it should stay in cache between the convolution and the pooling).
+  ConvMaxPool(std::unique_ptr<Conv> conv, const std::string& pool_name, const PoolOptions& pool,
+              int64_t slab_bytes = int64_t{2} << 20);
+  /// Whether `pool` after a convolution of `spatial_rank` can be fused: max pooling with
+  /// kernel = stride, no padding, and at most 255 window positions.
+  static bool can_fuse(const PoolOptions& pool, int spatial_rank);
+
+  std::string type() const override;
+  Shape output_shape(const std::vector<Shape>& inputs) const override;
+  void reshape(const std::vector<Shape>& inputs) override;
+  void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
+  /// Writes the convolution's parameter gradients; refuses to compute an input gradient.
+  void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
+                const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
+  std::string backend() const override { return conv_->backend(); }
+  double forward_flops(const std::vector<Shape>& inputs) const override { return conv_->forward_flops(inputs); }
+
+ private:
+  /// Output rows [first, first + rows) of one sample's convolution, and the op for them.
+  struct Slab {
+    int64_t first = 0, rows = 0;
+    ops::ConvOp* op = nullptr;
+  };
+  ops::PoolGeometry pool_geometry(const Shape& conv_output) const;
+  Tensor padded_input(const Tensor& x);
+
+  std::unique_ptr<Conv> conv_;
+  PoolOptions pool_;
+  int64_t slab_bytes_;
+  Shape op_input_;
+  ops::ConvGeometry conv_g_;
+  ops::PoolGeometry pool_g_;
+  int64_t depth_padding_ = 0;  // the convolution's, applied by padding the input copy
+  std::vector<Slab> slabs_;
+  std::unique_ptr<ops::ConvOp> slab_op_, last_slab_op_;
+  Tensor padded_;              // the input with its depth padding (empty: none needed)
+  Tensor slab_, slab_grad_;    // one slab of the convolution's output and its gradient
+  Tensor weight_grad_, bias_grad_;  // one slab's parameter gradients, summed into the layer's
+  Kokkos::View<uint8_t*, Kokkos::LayoutRight, MemSpace> argmax_;  // per pooled element
+};
+
+}  // namespace tessera::layers

@@ -1,0 +1,286 @@
+#include "tessera/layers/conv_max_pool.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::layers {
+namespace {
+
+using ByteView = Kokkos::View<uint8_t*, Kokkos::LayoutRight, MemSpace>;
+
+// Channels are handled in groups of this many so that the compiler keeps a group's running
+// maxima in vector registers.
+constexpr int64_t kGroup = 8;
+
+/// Where one slab sits: its conv-output extent and the pooled rows it produces.
+struct SlabLayout {
+  int64_t rows, h, w, c;           // the slab of convolution output
+  int64_t kd, kh, kw;              // pool window (= stride)
+  int64_t pooled_rows, ph, pw;     // pooled extent of the slab (ph, pw: of the whole layer)
+  int64_t out_offset;              // first pooled element of the slab in the layer output
+};
+
+/// Max-pools a slab into y and records each maximum's window position (first of equals,
+/// like the unfused pooling ops). One work item per pooled row line: index arithmetic (integer
+/// divisions) stays out of the inner loops.
+void pool_slab(const DeviceView<float>& slab, const DeviceView<float>& y, const ByteView& argmax, const SlabLayout& s) {
+  Kokkos::parallel_for(
+      "tessera::conv_max_pool::pool", RangePolicy(0, s.pooled_rows * s.ph), KOKKOS_LAMBDA(const int64_t line) {
+        const int64_t pr = line / s.ph, ph = line % s.ph;
+        for (int64_t pw = 0; pw < s.pw; ++pw) {
+          const int64_t out = s.out_offset + ((pr * s.ph + ph) * s.pw + pw) * s.c;
+          for (int64_t c0 = 0; c0 < s.c; c0 += kGroup) {
+            const int64_t n = s.c - c0 < kGroup ? s.c - c0 : kGroup;
+            float best[kGroup];
+            uint8_t at[kGroup];
+            for (int64_t j = 0; j < kGroup; ++j) {  // the first window position sets them
+              best[j] = 0.0f;
+              at[j] = 0;
+            }
+            uint8_t a = 0;
+            for (int64_t dd = 0; dd < s.kd; ++dd)
+              for (int64_t hh = 0; hh < s.kh; ++hh) {
+                const int64_t in_line = ((pr * s.kd + dd) * s.h + ph * s.kh + hh) * s.w;
+                for (int64_t ww = 0; ww < s.kw; ++ww, ++a) {
+                  const int64_t in = (in_line + pw * s.kw + ww) * s.c + c0;
+                  for (int64_t j = 0; j < n; ++j) {
+                    const float v = slab(in + j);
+                    const bool larger = v > best[j] || a == 0;
+                    best[j] = larger ? v : best[j];
+                    at[j] = larger ? a : at[j];
+                  }
+                }
+              }
+            for (int64_t j = 0; j < n; ++j) {
+              y(out + c0 + j) = best[j];
+              argmax(out + c0 + j) = at[j];
+            }
+          }
+        }
+      });
+}
+
+/// *value if `keep`, else +0, without a branch: which element of a window is its maximum is
+/// data, and a branch on it mispredicted often enough to make the rebuild 2.5x slower (25 ms
+/// against 10 per cosmoflow-small step at S=64).
+KOKKOS_INLINE_FUNCTION float gradient_if(bool keep, const float* value) {
+  uint32_t bits;
+  memcpy(&bits, value, sizeof bits);
+  bits &= 0u - static_cast<uint32_t>(keep);
+  float out;
+  memcpy(&out, &bits, sizeof out);
+  return out;
+}
+
+/// The gradient of a slab of convolution output: each pooled gradient goes to its window's
+/// maximum, everything else (including rows and columns no window covers) is zero. One work
+/// item per row line of the slab.
+void unpool_slab(const DeviceView<float>& dy_view, const ByteView& argmax_view, const DeviceView<float>& grad_view,
+                 const SlabLayout& s) {
+  // Restrict pointers and the branch-free select keep the channel loop vectorised.
+  const float* KOKKOS_RESTRICT dy = dy_view.data();
+  const uint8_t* KOKKOS_RESTRICT argmax = argmax_view.data();
+  float* KOKKOS_RESTRICT grad = grad_view.data();
+  Kokkos::parallel_for(
+      "tessera::conv_max_pool::unpool", RangePolicy(0, s.rows * s.h), KOKKOS_LAMBDA(const int64_t line) {
+        const int64_t r = line / s.h, h = line % s.h;
+        const int64_t pr = r / s.kd, ph = h / s.kh;
+        float* KOKKOS_RESTRICT g = grad + line * s.w * s.c;
+        int64_t covered = 0;  // columns [0, covered) belong to some window
+        if (pr < s.pooled_rows && ph < s.ph) {
+          covered = s.pw * s.kw;
+          const int a0 = static_cast<int>(((r % s.kd) * s.kh + h % s.kh) * s.kw);
+          const int64_t pooled_line = s.out_offset + (pr * s.ph + ph) * s.pw * s.c;
+          for (int64_t pw = 0; pw < s.pw; ++pw) {
+            const float* KOKKOS_RESTRICT d = dy + pooled_line + pw * s.c;
+            const uint8_t* KOKKOS_RESTRICT at = argmax + pooled_line + pw * s.c;
+            for (int64_t ww = 0; ww < s.kw; ++ww) {
+              const int a = a0 + static_cast<int>(ww);
+              float* KOKKOS_RESTRICT o = g + (pw * s.kw + ww) * s.c;
+              for (int64_t c = 0; c < s.c; ++c) o[c] = gradient_if(at[c] == a, d + c);
+            }
+          }
+        }
+        for (int64_t i = covered * s.c; i < s.w * s.c; ++i) g[i] = 0.0f;
+      });
+}
+
+void add_into(const Tensor& sum, const Tensor& part) {
+  const auto s = sum.view(), p = part.view();
+  Kokkos::parallel_for("tessera::conv_max_pool::sum_slab_gradients", RangePolicy(0, sum.numel()),
+                       KOKKOS_LAMBDA(const int64_t i) { s(i) += p(i); });
+}
+
+}  // namespace
+
+ConvMaxPool::ConvMaxPool(std::unique_ptr<Conv> conv, const std::string& pool_name, const PoolOptions& pool,
+                         int64_t slab_bytes)
+    : Layer(conv->name() + "+" + pool_name), conv_(std::move(conv)), pool_(pool), slab_bytes_(slab_bytes) {
+  if (!can_fuse(pool_, conv_->options().spatial_rank))
+    throw Error(where() + ": the pooling cannot be fused (it needs max pooling with kernel = stride and no padding)");
+}
+
+bool ConvMaxPool::can_fuse(const PoolOptions& pool, int spatial_rank) {
+  if (pool.kind != ops::PoolKind::max || pool.spatial_rank != spatial_rank) return false;
+  for (size_t i = 0; i < 3; ++i)
+    if (pool.kernel[i] != pool.stride[i] || pool.padding[i] != 0) return false;
+  return pool.kernel[0] * pool.kernel[1] * pool.kernel[2] <= 255;
+}
+
+std::string ConvMaxPool::type() const {
+  return conv_->type() + "+max_pool" + (pool_.spatial_rank == 2 ? "2d" : "3d");
+}
+
+ops::PoolGeometry ConvMaxPool::pool_geometry(const Shape& conv_output) const {
+  const ActivationDims a = ActivationDims::of(conv_output);
+  ops::PoolGeometry g;
+  g.kind = ops::PoolKind::max;
+  g.spatial_rank = pool_.spatial_rank;
+  g.batch = a.n;
+  g.channels = a.c;
+  g.in_size = {a.d, a.h, a.w};
+  g.kernel = pool_.kernel;
+  g.stride = pool_.stride;
+  g.padding = pool_.padding;
+  g.validate(where());
+  return g;
+}
+
+Shape ConvMaxPool::output_shape(const std::vector<Shape>& inputs) const {
+  return pool_geometry(conv_->output_shape(inputs)).output_shape();
+}
+
+void ConvMaxPool::reshape(const std::vector<Shape>& inputs) {
+  require_shape(inputs.size() == 1, where() + ": expected one input, got " + std::to_string(inputs.size()));
+  if (slab_op_ && inputs[0] == op_input_) return;
+  require_shape(!grid().distribution().is_spatial(), where() + ": cannot run with its samples split in space");
+  conv_g_ = conv_->geometry(inputs[0]);
+  pool_g_ = pool_geometry(conv_g_.output_shape());
+  const auto out = conv_g_.out_size();
+  const auto pooled = pool_g_.out_size();
+  const int64_t kd = pool_.kernel[0];
+  const int64_t used_rows = pooled[0] * kd;  // conv rows some window reads
+  const int64_t row_bytes = out[1] * out[2] * conv_g_.out_channels * static_cast<int64_t>(sizeof(float));
+  const int64_t rows = std::min(used_rows, std::max<int64_t>(1, slab_bytes_ / std::max<int64_t>(row_bytes, 1) / kd) * kd);
+
+  // Each slab's op reads input rows [first·s, first·s + reach) of the depth-padded input.
+  depth_padding_ = conv_g_.padding[0];
+  const int64_t s = conv_g_.stride[0], reach = (conv_g_.kernel[0] - 1) * conv_g_.dilation[0] + 1;
+  auto slab_op = [&](int64_t slab_rows) {
+    ops::ConvGeometry g = conv_g_;
+    g.batch = 1;
+    g.in_size[0] = (slab_rows - 1) * s + reach;
+    g.padding[0] = 0;
+    g.validate(where());
+    return op_factory().conv(g, name());
+  };
+  slab_op_ = slab_op(rows);
+  last_slab_op_ = used_rows % rows != 0 ? slab_op(used_rows % rows) : nullptr;
+  slabs_.clear();
+  for (int64_t first = 0; first < used_rows; first += rows)
+    slabs_.push_back({first, std::min(rows, used_rows - first), first + rows <= used_rows ? slab_op_.get() : last_slab_op_.get()});
+
+  const ActivationDims in = ActivationDims::of(inputs[0]);
+  padded_ = depth_padding_ > 0 ? Tensor(Shape{in.n, in.d + 2 * depth_padding_, in.h, in.w, in.c}, name() + ".padded_input")
+                               : Tensor();
+  const Shape slab_shape = Shape{rows * out[1] * out[2] * conv_g_.out_channels};  // sliced per slab
+  slab_ = Tensor(slab_shape, name() + ".slab");
+  slab_grad_ = Tensor(slab_shape, name() + ".slab_grad");
+  weight_grad_ = Tensor(conv_g_.weight_shape(), name() + ".slab_weight_grad");
+  bias_grad_ = conv_->bias() ? Tensor(Shape{conv_g_.out_channels}, name() + ".slab_bias_grad") : Tensor();
+  argmax_ = ByteView(Kokkos::view_alloc(Kokkos::WithoutInitializing, name() + ".argmax"),
+                     static_cast<size_t>(pool_g_.output_shape().numel()));
+  op_input_ = inputs[0];
+}
+
+Tensor ConvMaxPool::padded_input(const Tensor& x) {
+  if (padded_.empty()) return x;
+  // The padding rows stay zero from the allocation; only each sample's interior is copied.
+  const ActivationDims in = ActivationDims::of(x.shape());
+  const int64_t sample = in.d * in.h * in.w * in.c, row = in.h * in.w * in.c;
+  const int64_t padded_sample = (in.d + 2 * depth_padding_) * row;
+  for (int64_t n = 0; n < in.n; ++n)
+    Kokkos::deep_copy(Kokkos::subview(padded_.view(), std::make_pair(n * padded_sample + depth_padding_ * row,
+                                                                      n * padded_sample + depth_padding_ * row + sample)),
+                      Kokkos::subview(x.view(), std::make_pair(n * sample, (n + 1) * sample)));
+  return padded_;
+}
+
+namespace {
+/// An activation shape of the convolution's spatial rank (depth is 1 in 2D).
+Shape activation(int spatial_rank, int64_t n, int64_t d, int64_t h, int64_t w, int64_t c) {
+  return spatial_rank == 2 ? Shape{n, h, w, c} : Shape{n, d, h, w, c};
+}
+
+SlabLayout layout_of(const ops::ConvGeometry& conv, const ops::PoolGeometry& pool, int64_t n, int64_t first,
+                     int64_t rows) {
+  const auto out = conv.out_size();
+  const auto pooled = pool.out_size();
+  SlabLayout s{};
+  s.rows = rows;
+  s.h = out[1];
+  s.w = out[2];
+  s.c = conv.out_channels;
+  s.kd = pool.kernel[0];
+  s.kh = pool.kernel[1];
+  s.kw = pool.kernel[2];
+  s.pooled_rows = rows / s.kd;
+  s.ph = pooled[1];
+  s.pw = pooled[2];
+  s.out_offset = ((n * pooled[0] + first / s.kd) * s.ph) * s.pw * s.c;
+  return s;
+}
+}  // namespace
+
+void ConvMaxPool::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
+  const Tensor x = padded_input(inputs.at(0));
+  const ActivationDims in = ActivationDims::of(x.shape());
+  const int64_t row = in.h * in.w * in.c, s = conv_g_.stride[0];
+  const int64_t reach = (conv_g_.kernel[0] - 1) * conv_g_.dilation[0] + 1;
+  const auto out = conv_g_.out_size();
+  const Tensor& bias = conv_->bias() ? conv_->bias()->value : Tensor();
+  for (int64_t n = 0; n < in.n; ++n)
+    for (const Slab& slab : slabs_) {
+      const Shape in_shape = activation(conv_g_.spatial_rank, 1, (slab.rows - 1) * s + reach, in.h, in.w, in.c);
+      const Shape out_shape = activation(conv_g_.spatial_rank, 1, slab.rows, out[1], out[2], conv_g_.out_channels);
+      const Tensor y = slab_.slice(0, out_shape);
+      slab.op->forward(x.slice((n * in.d + slab.first * s) * row, in_shape), conv_->weight()->value, bias, y);
+      pool_slab(y.view(), output.view(), argmax_, layout_of(conv_g_, pool_g_, n, slab.first, slab.rows));
+    }
+}
+
+void ConvMaxPool::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
+                           const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
+  if (!grad_inputs.at(0).empty())
+    throw Error(where() + ": computes no input gradient (the model fuses only convolutions of the model input)");
+  const Tensor x = padded_.empty() ? inputs.at(0) : padded_;  // filled by forward
+  const ActivationDims in = ActivationDims::of(x.shape());
+  const int64_t row = in.h * in.w * in.c, s = conv_g_.stride[0];
+  const int64_t reach = (conv_g_.kernel[0] - 1) * conv_g_.dilation[0] + 1;
+  const auto out = conv_g_.out_size();
+  Parameter* weight = conv_->weight();
+  Parameter* bias = conv_->bias();
+  bool first = true;
+  for (int64_t n = 0; n < in.n; ++n)
+    for (const Slab& slab : slabs_) {
+      const Shape in_shape = activation(conv_g_.spatial_rank, 1, (slab.rows - 1) * s + reach, in.h, in.w, in.c);
+      const Shape out_shape = activation(conv_g_.spatial_rank, 1, slab.rows, out[1], out[2], conv_g_.out_channels);
+      const Tensor dy = slab_grad_.slice(0, out_shape);
+      unpool_slab(grad_output.view(), argmax_, dy.view(), layout_of(conv_g_, pool_g_, n, slab.first, slab.rows));
+      // backward_weights overwrites: the first slab writes the layer's gradients, the others
+      // go through the slab buffers and are added.
+      const Tensor& dw = first ? weight->grad : weight_grad_;
+      const Tensor& db = bias ? (first ? bias->grad : bias_grad_) : Tensor();
+      slab.op->backward_weights(x.slice((n * in.d + slab.first * s) * row, in_shape), dy, dw, db);
+      if (!first) {
+        add_into(weight->grad, weight_grad_);
+        if (bias) add_into(bias->grad, bias_grad_);
+      }
+      first = false;
+    }
+}
+
+}  // namespace tessera::layers

@@ -1,0 +1,185 @@
+// The fused convolution + max pool against the two layers run separately, on every compiled
+// backend: the pooled output and the convolution's parameter gradients must agree for slabs
+// that split the depth evenly and unevenly, depth rows and columns no window covers, strides,
+// anisotropic windows, 2D, and convolutions with and without bias and depth padding.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/gradient_check.hpp"
+#include "support/test_parameters.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/layers/conv_max_pool.hpp"
+#include "tessera/ops/backend.hpp"
+
+namespace {
+
+using namespace tessera;
+using layers::ConvMaxPool;
+using layers::ConvOptions;
+using layers::PoolOptions;
+using testing::random_vector;
+using Floats = std::vector<float>;
+
+struct Case {
+  std::string what;
+  Shape input;
+  ConvOptions conv;
+  PoolOptions pool;
+  int64_t slab_bytes;
+};
+
+ConvOptions conv3d(int64_t filters, int64_t stride, int64_t padding, bool bias = true) {
+  ConvOptions o;
+  o.filters = filters;
+  o.kernel = {3, 3, 3};
+  o.stride = {stride, stride, stride};
+  o.padding = {padding, padding, padding};
+  o.bias = bias;
+  return o;
+}
+
+PoolOptions max_pool(std::array<int64_t, 3> kernel, int spatial_rank = 3) {
+  PoolOptions o;
+  o.kind = ops::PoolKind::max;
+  o.spatial_rank = spatial_rank;
+  o.kernel = kernel;
+  o.stride = kernel;
+  return o;
+}
+
+std::vector<Case> cases() {
+  ConvOptions conv2d = conv3d(5, 1, 1);
+  conv2d.spatial_rank = 2;
+  conv2d.kernel = {1, 3, 3};
+  conv2d.stride = {1, 1, 1};
+  conv2d.padding = {0, 1, 1};
+  // One row of the first case's convolution output is 6·5·4 floats = 480 bytes.
+  return {
+      {"3D, slabs of 2 rows, a row and a column no window covers", Shape{2, 7, 6, 5, 3}, conv3d(4, 1, 1),
+       max_pool({2, 2, 2}), 1000},
+      {"3D, slabs of 4 rows and a last slab of 2", Shape{2, 7, 6, 5, 3}, conv3d(4, 1, 1), max_pool({2, 2, 2}), 2000},
+      {"3D, one slab per sample", Shape{2, 7, 6, 5, 3}, conv3d(4, 1, 1), max_pool({2, 2, 2}), 1 << 20},
+      {"3D, stride 2, no bias", Shape{1, 9, 9, 7, 2}, conv3d(3, 2, 1, false), max_pool({2, 2, 2}), 100},
+      {"3D, no depth padding, window 1x2x2", Shape{2, 6, 6, 6, 4}, conv3d(8, 1, 0), max_pool({1, 2, 2}), 700},
+      {"3D, window 3x3x3", Shape{1, 9, 9, 9, 1}, conv3d(4, 1, 1), max_pool({3, 3, 3}), 1500},
+      {"2D, one slab per sample", Shape{2, 9, 8, 3}, conv2d, max_pool({1, 2, 2}, 2), 100},
+  };
+}
+
+double max_rel_error(const Floats& a, const Floats& b, double floor) {
+  double worst = 0.0;
+  for (size_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]) /
+                                std::max({std::abs(static_cast<double>(a[i])), std::abs(static_cast<double>(b[i])), floor}));
+  return worst;
+}
+
+struct Result {
+  Floats output, weight_grad, bias_grad;
+};
+
+Result run_fused(const Case& c, ops::OpFactory& factory, const Tensor& x, const Tensor& dy, int repeats) {
+  testing::TestParameters params;
+  layers::LayerContext ctx;
+  ctx.ops = &factory;
+  auto conv = std::make_unique<layers::Conv>("c", c.conv);
+  conv->setup({c.input}, ctx, params);
+  ConvMaxPool fused(std::move(conv), "p", c.pool, c.slab_bytes);
+  fused.setup({c.input}, ctx, params);
+  const Tensor y(fused.output_shape({c.input}));
+  Result r;
+  for (int i = 0; i < repeats; ++i) {  // a second step reuses every buffer and must agree
+    y.fill(1e30f);
+    params["c.weight"].grad.fill(1e30f);
+    if (c.conv.bias) params["c.bias"].grad.fill(1e30f);
+    fused.forward({x}, y, {});
+    fused.backward({x}, y, dy, {Tensor()}, {});
+    Result now{y.to_host(), params["c.weight"].grad.to_host(), c.conv.bias ? params["c.bias"].grad.to_host() : Floats()};
+    if (i > 0) {
+      CHECK(now.output == r.output);
+      CHECK(now.weight_grad == r.weight_grad);
+      CHECK(now.bias_grad == r.bias_grad);
+    }
+    r = now;
+  }
+  return r;
+}
+
+Result run_separately(const Case& c, ops::OpFactory& factory, const Tensor& x, const Tensor& dy) {
+  testing::TestParameters params;
+  layers::LayerContext ctx;
+  ctx.ops = &factory;
+  layers::Conv conv("c", c.conv);
+  layers::Pool pool("p", c.pool);
+  conv.setup({c.input}, ctx, params);
+  const Shape mid = conv.output_shape({c.input});
+  pool.setup({mid}, ctx, params);
+  const Tensor y_conv(mid), y(pool.output_shape({mid})), dy_conv(mid);
+  conv.forward({x}, y_conv, {});
+  pool.forward({y_conv}, y, {});
+  pool.backward({y_conv}, y, dy, {dy_conv}, {});
+  conv.backward({x}, y_conv, dy_conv, {Tensor()}, {});
+  return {y.to_host(), params["c.weight"].grad.to_host(), c.conv.bias ? params["c.bias"].grad.to_host() : Floats()};
+}
+
+}  // namespace
+
+TEST_CASE("A fused convolution and max pool equals the two layers run separately", "[layers][conv][pool]") {
+  for (const std::string& backend : ops::available_backends()) {
+    ops::OpFactory factory(backend);
+    for (const Case& c : cases()) {
+      INFO(backend << ": " << c.what);
+      const Tensor x(c.input);
+      x.copy_from_host(random_vector<float>(static_cast<size_t>(c.input.numel()), 7));
+      layers::Conv probe("c", c.conv);
+      const Shape out = layers::Pool("p", c.pool).output_shape({probe.output_shape({c.input})});
+      const Tensor dy(out);
+      dy.copy_from_host(random_vector<float>(static_cast<size_t>(out.numel()), 8));
+
+      const Result fused = run_fused(c, factory, x, dy, 2);
+      const Result separate = run_separately(c, factory, x, dy);
+      REQUIRE(fused.output.size() == separate.output.size());
+      // The same convolution per output element: only the weight gradient's sums (over slabs,
+      // then added) run in another order.
+      CHECK(max_rel_error(fused.output, separate.output, 1e-3) < 1e-5);
+      CHECK(max_rel_error(fused.weight_grad, separate.weight_grad, 1e-2) < 1e-4);
+      CHECK(max_rel_error(fused.bias_grad, separate.bias_grad, 1e-2) < 1e-4);
+    }
+  }
+}
+
+TEST_CASE("Only non-overlapping max pools without padding fuse, and no input gradient is given", "[layers][conv][pool]") {
+  CHECK(ConvMaxPool::can_fuse(max_pool({2, 2, 2}), 3));
+  CHECK(ConvMaxPool::can_fuse(max_pool({1, 2, 2}, 2), 2));
+  CHECK_FALSE(ConvMaxPool::can_fuse(max_pool({1, 2, 2}, 2), 3));
+  PoolOptions overlapping = max_pool({3, 3, 3});
+  overlapping.stride = {2, 2, 2};
+  CHECK_FALSE(ConvMaxPool::can_fuse(overlapping, 3));
+  PoolOptions padded = max_pool({2, 2, 2});
+  padded.padding = {1, 1, 1};
+  CHECK_FALSE(ConvMaxPool::can_fuse(padded, 3));
+  PoolOptions average = max_pool({2, 2, 2});
+  average.kind = ops::PoolKind::average;
+  CHECK_FALSE(ConvMaxPool::can_fuse(average, 3));
+  CHECK_FALSE(ConvMaxPool::can_fuse(max_pool({8, 8, 4}), 3));  // 256 window positions
+
+  const Shape in{1, 4, 4, 4, 2};
+  ops::OpFactory factory("kokkos");
+  testing::TestParameters params;
+  layers::LayerContext ctx;
+  ctx.ops = &factory;
+  auto conv = std::make_unique<layers::Conv>("c", conv3d(2, 1, 1));
+  conv->setup({in}, ctx, params);
+  ConvMaxPool fused(std::move(conv), "p", max_pool({2, 2, 2}));
+  fused.setup({in}, ctx, params);
+  CHECK(fused.name() == "c+p");
+  CHECK(fused.type() == "conv3d+max_pool3d");
+  const Tensor x(in), y(fused.output_shape({in})), dx(in);
+  fused.forward({x}, y, {});
+  CHECK_THROWS_WITH(fused.backward({x}, y, y, {dx}, {}), Catch::Contains("computes no input gradient"));
+}
