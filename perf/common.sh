@@ -1,5 +1,8 @@
 # Sourced by the CPU benchmark scripts in perf/ (run from the repository root).
 
+# A failing run inside $(...) must stop the script, not leave an empty figure behind.
+shopt -s inherit_errexit
+
 # build_perf DIR TARGET...: the benchmark build (Release, oneDNN, HDF5, perf programs, no
 # tests) in DIR, the same for every script so they share one build directory.
 build_perf() {
