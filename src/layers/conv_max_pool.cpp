@@ -118,8 +118,8 @@ void add_into(const Tensor& sum, const Tensor& part) {
 
 ConvMaxPool::ConvMaxPool(std::unique_ptr<Conv> conv, const std::string& pool_name, const PoolOptions& pool,
                          int64_t slab_bytes)
-    : Layer(conv->name() + "+" + pool_name), conv_(std::move(conv)), pool_(pool), slab_bytes_(slab_bytes) {
-  if (!can_fuse(pool_, conv_->options().spatial_rank))
+    : Layer(conv->name() + "+" + pool_name), conv_(std::move(conv)), pool_(pool_name, pool), slab_bytes_(slab_bytes) {
+  if (!can_fuse(pool, conv_->options().spatial_rank))
     throw Error(where() + ": the pooling cannot be fused (it needs max pooling with kernel = stride and no padding)");
 }
 
@@ -131,26 +131,11 @@ bool ConvMaxPool::can_fuse(const PoolOptions& pool, int spatial_rank) {
 }
 
 std::string ConvMaxPool::type() const {
-  return conv_->type() + "+max_pool" + (pool_.spatial_rank == 2 ? "2d" : "3d");
-}
-
-ops::PoolGeometry ConvMaxPool::pool_geometry(const Shape& conv_output) const {
-  const ActivationDims a = ActivationDims::of(conv_output);
-  ops::PoolGeometry g;
-  g.kind = ops::PoolKind::max;
-  g.spatial_rank = pool_.spatial_rank;
-  g.batch = a.n;
-  g.channels = a.c;
-  g.in_size = {a.d, a.h, a.w};
-  g.kernel = pool_.kernel;
-  g.stride = pool_.stride;
-  g.padding = pool_.padding;
-  g.validate(where());
-  return g;
+  return conv_->type() + "+max_pool" + (pool_.options().spatial_rank == 2 ? "2d" : "3d");
 }
 
 Shape ConvMaxPool::output_shape(const std::vector<Shape>& inputs) const {
-  return pool_geometry(conv_->output_shape(inputs)).output_shape();
+  return pool_.geometry(conv_->output_shape(inputs)).output_shape();
 }
 
 void ConvMaxPool::reshape(const std::vector<Shape>& inputs) {
@@ -158,10 +143,10 @@ void ConvMaxPool::reshape(const std::vector<Shape>& inputs) {
   if (slab_op_ && inputs[0] == op_input_) return;
   require_shape(!grid().distribution().is_spatial(), where() + ": cannot run with its samples split in space");
   conv_g_ = conv_->geometry(inputs[0]);
-  pool_g_ = pool_geometry(conv_g_.output_shape());
+  pool_g_ = pool_.geometry(conv_g_.output_shape());
   const auto out = conv_g_.out_size();
   const auto pooled = pool_g_.out_size();
-  const int64_t kd = pool_.kernel[0];
+  const int64_t kd = pool_g_.kernel[0];
   const int64_t used_rows = pooled[0] * kd;  // conv rows some window reads
   const int64_t row_bytes = out[1] * out[2] * conv_g_.out_channels * static_cast<int64_t>(sizeof(float));
   const int64_t rows = std::min(used_rows, std::max<int64_t>(1, slab_bytes_ / std::max<int64_t>(row_bytes, 1) / kd) * kd);

@@ -49,11 +49,10 @@ class ConvMaxPool final : public Layer {
     int64_t first = 0, rows = 0;
     ops::ConvOp* op = nullptr;
   };
-  ops::PoolGeometry pool_geometry(const Shape& conv_output) const;
   Tensor padded_input(const Tensor& x);
 
   std::unique_ptr<Conv> conv_;
-  PoolOptions pool_;
+  Pool pool_;  // never set up: its geometry and options (errors name the pool layer)
   int64_t slab_bytes_;
   Shape op_input_;
   ops::ConvGeometry conv_g_;
