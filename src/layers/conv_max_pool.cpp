@@ -17,10 +17,10 @@ constexpr int64_t kGroup = 8;
 
 /// Where one slab sits: its conv-output extent and the pooled rows it produces.
 struct SlabLayout {
-  int64_t rows, h, w, c;           // the slab of convolution output
-  int64_t kd, kh, kw;              // pool window (= stride)
-  int64_t pooled_rows, ph, pw;     // pooled extent of the slab (ph, pw: of the whole layer)
-  int64_t out_offset;              // first pooled element of the slab in the layer output
+  int64_t rows, h, w, c;        // the slab of convolution output
+  int64_t kd, kh, kw;           // pool window (= stride)
+  int64_t pooled_rows, ph, pw;  // pooled extent of the slab (ph, pw: of the whole layer)
+  int64_t out_offset;           // first pooled element of the slab in the layer output
 };
 
 /// Max-pools a slab into y and records each maximum's window position (first of equals,
@@ -110,8 +110,9 @@ void unpool_slab(const DeviceView<float>& dy_view, const ByteView& argmax_view, 
 
 void add_into(const Tensor& sum, const Tensor& part) {
   const auto s = sum.view(), p = part.view();
-  Kokkos::parallel_for("tessera::conv_max_pool::sum_slab_gradients", RangePolicy(0, sum.numel()),
-                       KOKKOS_LAMBDA(const int64_t i) { s(i) += p(i); });
+  Kokkos::parallel_for(
+      "tessera::conv_max_pool::sum_slab_gradients", RangePolicy(0, sum.numel()),
+      KOKKOS_LAMBDA(const int64_t i) { s(i) += p(i); });
 }
 
 }  // namespace
@@ -149,7 +150,8 @@ void ConvMaxPool::reshape(const std::vector<Shape>& inputs) {
   const int64_t kd = pool_g_.kernel[0];
   const int64_t used_rows = pooled[0] * kd;  // conv rows some window reads
   const int64_t row_bytes = out[1] * out[2] * conv_g_.out_channels * static_cast<int64_t>(sizeof(float));
-  const int64_t rows = std::min(used_rows, std::max<int64_t>(1, slab_bytes_ / std::max<int64_t>(row_bytes, 1) / kd) * kd);
+  const int64_t rows =
+      std::min(used_rows, std::max<int64_t>(1, slab_bytes_ / std::max<int64_t>(row_bytes, 1) / kd) * kd);
 
   // Each slab's op reads input rows [first·s, first·s + reach) of the depth-padded input.
   depth_padding_ = conv_g_.padding[0];
@@ -166,11 +168,13 @@ void ConvMaxPool::reshape(const std::vector<Shape>& inputs) {
   last_slab_op_ = used_rows % rows != 0 ? slab_op(used_rows % rows) : nullptr;
   slabs_.clear();
   for (int64_t first = 0; first < used_rows; first += rows)
-    slabs_.push_back({first, std::min(rows, used_rows - first), first + rows <= used_rows ? slab_op_.get() : last_slab_op_.get()});
+    slabs_.push_back(
+        {first, std::min(rows, used_rows - first), first + rows <= used_rows ? slab_op_.get() : last_slab_op_.get()});
 
   const ActivationDims in = ActivationDims::of(inputs[0]);
-  padded_ = depth_padding_ > 0 ? Tensor(Shape{in.n, in.d + 2 * depth_padding_, in.h, in.w, in.c}, name() + ".padded_input")
-                               : Tensor();
+  padded_ = depth_padding_ > 0
+                ? Tensor(Shape{in.n, in.d + 2 * depth_padding_, in.h, in.w, in.c}, name() + ".padded_input")
+                : Tensor();
   const Shape slab_shape = Shape{rows * out[1] * out[2] * conv_g_.out_channels};  // sliced per slab
   slab_ = Tensor(slab_shape, name() + ".slab");
   slab_grad_ = Tensor(slab_shape, name() + ".slab_grad");
@@ -188,9 +192,10 @@ Tensor ConvMaxPool::padded_input(const Tensor& x) {
   const int64_t sample = in.d * in.h * in.w * in.c, row = in.h * in.w * in.c;
   const int64_t padded_sample = (in.d + 2 * depth_padding_) * row;
   for (int64_t n = 0; n < in.n; ++n)
-    Kokkos::deep_copy(Kokkos::subview(padded_.view(), std::make_pair(n * padded_sample + depth_padding_ * row,
-                                                                      n * padded_sample + depth_padding_ * row + sample)),
-                      Kokkos::subview(x.view(), std::make_pair(n * sample, (n + 1) * sample)));
+    Kokkos::deep_copy(
+        Kokkos::subview(padded_.view(), std::make_pair(n * padded_sample + depth_padding_ * row,
+                                                       n * padded_sample + depth_padding_ * row + sample)),
+        Kokkos::subview(x.view(), std::make_pair(n * sample, (n + 1) * sample)));
   return padded_;
 }
 

@@ -252,7 +252,8 @@ std::vector<std::string> Model::fuse_convolutions_with_max_pools() {
     auto layer = std::make_unique<layers::ConvMaxPool>(std::move(owned), pool_name, pool_options);
     const std::string where = "layer '" + layer->name() + "'";
     layer->setup({conv_node.grid.local_shape(global_input_shape(batch_multiple_), where)}, conv_node.context, params_);
-    fused.push_back("graph: '" + layer->name() + "' pools each slab of the convolution's output as it is computed "
+    fused.push_back("graph: '" + layer->name() +
+                    "' pools each slab of the convolution's output as it is computed "
                     "(its full output is never stored)");
     conv_node.layer = std::move(layer);
     conv_node.consumers = pool_node.consumers;

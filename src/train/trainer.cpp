@@ -118,11 +118,12 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   if (options_.gradient_combination == dist::GradientCombination::adasum) {
     // Adasum combines each parameter tensor on its own.
     reducer_ = std::make_unique<dist::GradientReducer>(
-        model_.parameters().grads(), dist::Adasum(group_, model_.parameters().trainable_offsets(), "$.training.gradient_combination"));
+        model_.parameters().grads(),
+        dist::Adasum(group_, model_.parameters().trainable_offsets(), "$.training.gradient_combination"));
   } else {
-    reducer_ = std::make_unique<dist::GradientReducer>(group_, model_.parameters().grads(), model_.parameters().trainable_offsets(),
-                                                       options_.allreduce_bucket_kb * 1024 / 4,
-                                                       options_.allreduce_progress_thread);
+    reducer_ = std::make_unique<dist::GradientReducer>(
+        group_, model_.parameters().grads(), model_.parameters().trainable_offsets(),
+        options_.allreduce_bucket_kb * 1024 / 4, options_.allreduce_progress_thread);
   }
   const int64_t total = options_.epochs * steps_per_epoch_;
   if (optimizer_config.contains("lr_scaling")) {

@@ -74,8 +74,9 @@ std::vector<Case> cases() {
 double max_rel_error(const Floats& a, const Floats& b, double floor) {
   double worst = 0.0;
   for (size_t i = 0; i < a.size(); ++i)
-    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]) /
-                                std::max({std::abs(static_cast<double>(a[i])), std::abs(static_cast<double>(b[i])), floor}));
+    worst = std::max(worst,
+                     std::abs(static_cast<double>(a[i]) - b[i]) /
+                         std::max({std::abs(static_cast<double>(a[i])), std::abs(static_cast<double>(b[i])), floor}));
   return worst;
 }
 
@@ -99,7 +100,8 @@ Result run_fused(const Case& c, ops::OpFactory& factory, const Tensor& x, const 
     if (c.conv.bias) params["c.bias"].grad.fill(1e30f);
     fused.forward({x}, y, {});
     fused.backward({x}, y, dy, {Tensor()}, {});
-    Result now{y.to_host(), params["c.weight"].grad.to_host(), c.conv.bias ? params["c.bias"].grad.to_host() : Floats()};
+    Result now{y.to_host(), params["c.weight"].grad.to_host(),
+               c.conv.bias ? params["c.bias"].grad.to_host() : Floats()};
     if (i > 0) {
       CHECK(now.output == r.output);
       CHECK(now.weight_grad == r.weight_grad);
@@ -153,7 +155,8 @@ TEST_CASE("A fused convolution and max pool equals the two layers run separately
   }
 }
 
-TEST_CASE("Only non-overlapping max pools without padding fuse, and no input gradient is given", "[layers][conv][pool]") {
+TEST_CASE("Only non-overlapping max pools without padding fuse, and no input gradient is given",
+          "[layers][conv][pool]") {
   CHECK(ConvMaxPool::can_fuse(max_pool({2, 2, 2}), 3));
   CHECK(ConvMaxPool::can_fuse(max_pool({1, 2, 2}, 2), 2));
   CHECK_FALSE(ConvMaxPool::can_fuse(max_pool({1, 2, 2}, 2), 3));

@@ -85,7 +85,7 @@ class GradientReducer {
   // requests_ is shared with the progress thread: every MPI call on it holds mutex_.
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool in_flight_ = false;       // some bucket has been started and not yet completed
+  bool in_flight_ = false;  // some bucket has been started and not yet completed
   bool stopping_ = false;
   std::thread progress_;
 };

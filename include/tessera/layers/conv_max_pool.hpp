@@ -60,8 +60,8 @@ class ConvMaxPool final : public Layer {
   int64_t depth_padding_ = 0;  // the convolution's, applied by padding the input copy
   std::vector<Slab> slabs_;
   std::unique_ptr<ops::ConvOp> slab_op_, last_slab_op_;
-  Tensor padded_;              // the input with its depth padding (empty: none needed)
-  Tensor slab_, slab_grad_;    // one slab of the convolution's output and its gradient
+  Tensor padded_;                   // the input with its depth padding (empty: none needed)
+  Tensor slab_, slab_grad_;         // one slab of the convolution's output and its gradient
   Tensor weight_grad_, bias_grad_;  // one slab's parameter gradients, summed into the layer's
   Kokkos::View<uint8_t*, Kokkos::LayoutRight, MemSpace> argmax_;  // per pooled element
 };
