@@ -131,6 +131,11 @@ bool ConvMaxPool::can_fuse(const PoolOptions& pool, int spatial_rank) {
   return pool.kernel[0] * pool.kernel[1] * pool.kernel[2] <= 255;
 }
 
+bool ConvMaxPool::pays_off(const ops::ConvGeometry& g) {
+  const auto out = g.out_size();
+  return out[0] * out[1] * out[2] * g.out_channels * static_cast<int64_t>(sizeof(float)) > kSlabBytes;
+}
+
 std::string ConvMaxPool::type() const {
   return conv_->type() + "+max_pool" + (pool_.options().spatial_rank == 2 ? "2d" : "3d");
 }
@@ -172,6 +177,8 @@ void ConvMaxPool::reshape(const std::vector<Shape>& inputs) {
         {first, std::min(rows, used_rows - first), first + rows <= used_rows ? slab_op_.get() : last_slab_op_.get()});
 
   const ActivationDims in = ActivationDims::of(inputs[0]);
+  padded_grad_ = Tensor();
+  slab_input_grad_ = Tensor();
   padded_ = depth_padding_ > 0
                 ? Tensor(Shape{in.n, in.d + 2 * depth_padding_, in.h, in.w, in.c}, name() + ".padded_input")
                 : Tensor();
@@ -185,17 +192,28 @@ void ConvMaxPool::reshape(const std::vector<Shape>& inputs) {
   op_input_ = inputs[0];
 }
 
+namespace {
+/// Copies each sample's rows between `plain` [N, D, ...] and `padded` [N, D + 2·pad, ...], whose
+/// first and last `pad` depth rows of each sample are padding.
+void copy_interior(const Tensor& plain, const Tensor& padded, int64_t pad, bool into_padded) {
+  const ActivationDims in = ActivationDims::of(plain.shape());
+  const int64_t sample = in.d * in.h * in.w * in.c, row = in.h * in.w * in.c;
+  const int64_t padded_sample = (in.d + 2 * pad) * row;
+  for (int64_t n = 0; n < in.n; ++n) {
+    const auto p = Kokkos::subview(
+        padded.view(), std::make_pair(n * padded_sample + pad * row, n * padded_sample + pad * row + sample));
+    const auto q = Kokkos::subview(plain.view(), std::make_pair(n * sample, (n + 1) * sample));
+    if (into_padded)
+      Kokkos::deep_copy(p, q);
+    else
+      Kokkos::deep_copy(q, p);
+  }
+}
+}  // namespace
+
 Tensor ConvMaxPool::padded_input(const Tensor& x) {
   if (padded_.empty()) return x;
-  // The padding rows stay zero from the allocation; only each sample's interior is copied.
-  const ActivationDims in = ActivationDims::of(x.shape());
-  const int64_t sample = in.d * in.h * in.w * in.c, row = in.h * in.w * in.c;
-  const int64_t padded_sample = (in.d + 2 * depth_padding_) * row;
-  for (int64_t n = 0; n < in.n; ++n)
-    Kokkos::deep_copy(
-        Kokkos::subview(padded_.view(), std::make_pair(n * padded_sample + depth_padding_ * row,
-                                                       n * padded_sample + depth_padding_ * row + sample)),
-        Kokkos::subview(x.view(), std::make_pair(n * sample, (n + 1) * sample)));
+  copy_interior(x, padded_, depth_padding_, true);  // the padding rows stay zero from the allocation
   return padded_;
 }
 
@@ -244,8 +262,6 @@ void ConvMaxPool::forward(const std::vector<Tensor>& inputs, const Tensor& outpu
 
 void ConvMaxPool::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
                            const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
-  if (!grad_inputs.at(0).empty())
-    throw Error(where() + ": computes no input gradient (the model fuses only convolutions of the model input)");
   const Tensor x = padded_.empty() ? inputs.at(0) : padded_;  // filled by forward
   const ActivationDims in = ActivationDims::of(x.shape());
   const int64_t row = in.h * in.w * in.c, s = conv_g_.stride[0];
@@ -253,24 +269,49 @@ void ConvMaxPool::backward(const std::vector<Tensor>& inputs, const Tensor& /*ou
   const auto out = conv_g_.out_size();
   Parameter* weight = conv_->weight();
   Parameter* bias = conv_->bias();
+
+  // The slabs' input rows overlap by reach - stride rows, so their data gradients are summed
+  // into the (depth-padded) input gradient. Buffers are allocated on first use: the model
+  // input's convolution never needs them.
+  const Tensor& dx = grad_inputs.at(0);
+  Tensor dx_sum;
+  if (!dx.empty()) {
+    if (padded_.empty()) {
+      dx_sum = dx;
+    } else {
+      if (padded_grad_.empty()) padded_grad_ = Tensor(padded_.shape(), name() + ".padded_input_grad");
+      dx_sum = padded_grad_;
+    }
+    if (slab_input_grad_.empty())
+      slab_input_grad_ = Tensor(Shape{((slabs_.front().rows - 1) * s + reach) * row}, name() + ".slab_input_grad");
+    dx_sum.zero();
+  }
+
   bool first = true;
   for (int64_t n = 0; n < in.n; ++n)
     for (const Slab& slab : slabs_) {
       const Shape in_shape = activation(conv_g_.spatial_rank, 1, (slab.rows - 1) * s + reach, in.h, in.w, in.c);
       const Shape out_shape = activation(conv_g_.spatial_rank, 1, slab.rows, out[1], out[2], conv_g_.out_channels);
+      const int64_t in_offset = (n * in.d + slab.first * s) * row;
       const Tensor dy = slab_grad_.slice(0, out_shape);
       unpool_slab(grad_output.view(), argmax_, dy.view(), layout_of(conv_g_, pool_g_, n, slab.first, slab.rows));
+      if (!dx.empty()) {
+        const Tensor part = slab_input_grad_.slice(0, in_shape);
+        slab.op->backward_data(dy, weight->value, part);
+        add_into(dx_sum.slice(in_offset, in_shape), part);
+      }
       // backward_weights overwrites: the first slab writes the layer's gradients, the others
       // go through the slab buffers and are added.
       const Tensor& dw = first ? weight->grad : weight_grad_;
       const Tensor& db = bias ? (first ? bias->grad : bias_grad_) : Tensor();
-      slab.op->backward_weights(x.slice((n * in.d + slab.first * s) * row, in_shape), dy, dw, db);
+      slab.op->backward_weights(x.slice(in_offset, in_shape), dy, dw, db);
       if (!first) {
         add_into(weight->grad, weight_grad_);
         if (bias) add_into(bias->grad, bias_grad_);
       }
       first = false;
     }
+  if (!dx.empty() && !padded_.empty()) copy_interior(dx, padded_grad_, depth_padding_, false);
 }
 
 }  // namespace tessera::layers

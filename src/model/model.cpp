@@ -240,18 +240,23 @@ std::vector<std::string> Model::fuse_convolutions_with_max_pools() {
     const Node& pool_node = nodes_[i + 1];
     const auto* conv = dynamic_cast<const layers::Conv*>(conv_node.layer.get());
     const auto* pool = dynamic_cast<const layers::Pool*>(pool_node.layer.get());
-    if (conv == nullptr || pool == nullptr || conv_node.inputs != std::vector<int>{kModelInput} ||
-        conv_node.consumers != 1 || pool_node.inputs != std::vector<int>{static_cast<int>(i)} ||
+    if (conv == nullptr || pool == nullptr || conv_node.inputs.size() != 1 || conv_node.consumers != 1 ||
+        pool_node.inputs != std::vector<int>{static_cast<int>(i)} ||
         !(conv_node.grid.distribution() == pool_node.grid.distribution()) ||
         conv_node.grid.distribution().is_spatial() ||
         !layers::ConvMaxPool::can_fuse(pool->options(), conv->options().spatial_rank))
       continue;
+    const int producer = conv_node.inputs[0];
+    Shape input = producer == kModelInput ? global_input_shape(1) : nodes_[static_cast<size_t>(producer)].global_output;
+    input[0] = 1;
+    if (!layers::ConvMaxPool::pays_off(conv->geometry(input))) continue;
     const std::string pool_name = pool->name();
     const layers::PoolOptions pool_options = pool->options();
     std::unique_ptr<layers::Conv> owned(static_cast<layers::Conv*>(conv_node.layer.release()));
     auto layer = std::make_unique<layers::ConvMaxPool>(std::move(owned), pool_name, pool_options);
     const std::string where = "layer '" + layer->name() + "'";
-    layer->setup({conv_node.grid.local_shape(global_input_shape(batch_multiple_), where)}, conv_node.context, params_);
+    input[0] = batch_multiple_;
+    layer->setup({conv_node.grid.local_shape(input, where)}, conv_node.context, params_);
     fused.push_back("graph: '" + layer->name() +
                     "' pools each slab of the convolution's output as it is computed "
                     "(its full output is never stored)");

@@ -1,7 +1,8 @@
 // The fused convolution + max pool against the two layers run separately, on every compiled
-// backend: the pooled output and the convolution's parameter gradients must agree for slabs
-// that split the depth evenly and unevenly, depth rows and columns no window covers, strides,
-// anisotropic windows, 2D, and convolutions with and without bias and depth padding.
+// backend: the pooled output, the convolution's parameter gradients and (when asked for) its
+// input gradient must agree for slabs that split the depth evenly and unevenly, depth rows and
+// columns no window covers, strides, anisotropic windows, 2D, and convolutions with and without
+// bias and depth padding.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -81,10 +82,10 @@ double max_rel_error(const Floats& a, const Floats& b, double floor) {
 }
 
 struct Result {
-  Floats output, weight_grad, bias_grad;
+  Floats output, weight_grad, bias_grad, input_grad;  // input_grad empty when not asked for
 };
 
-Result run_fused(const Case& c, ops::OpFactory& factory, const Tensor& x, const Tensor& dy, int repeats) {
+Result run_fused(const Case& c, ops::OpFactory& factory, const Tensor& x, const Tensor& dy, bool want_dx, int repeats) {
   testing::TestParameters params;
   layers::LayerContext ctx;
   ctx.ops = &factory;
@@ -93,26 +94,29 @@ Result run_fused(const Case& c, ops::OpFactory& factory, const Tensor& x, const 
   ConvMaxPool fused(std::move(conv), "p", c.pool, c.slab_bytes);
   fused.setup({c.input}, ctx, params);
   const Tensor y(fused.output_shape({c.input}));
+  const Tensor dx = want_dx ? Tensor(c.input) : Tensor();
   Result r;
   for (int i = 0; i < repeats; ++i) {  // a second step reuses every buffer and must agree
     y.fill(1e30f);
     params["c.weight"].grad.fill(1e30f);
     if (c.conv.bias) params["c.bias"].grad.fill(1e30f);
+    if (want_dx) dx.fill(1e30f);
     fused.forward({x}, y, {});
-    fused.backward({x}, y, dy, {Tensor()}, {});
-    Result now{y.to_host(), params["c.weight"].grad.to_host(),
-               c.conv.bias ? params["c.bias"].grad.to_host() : Floats()};
+    fused.backward({x}, y, dy, {dx}, {});
+    Result now{y.to_host(), params["c.weight"].grad.to_host(), c.conv.bias ? params["c.bias"].grad.to_host() : Floats(),
+               want_dx ? dx.to_host() : Floats()};
     if (i > 0) {
       CHECK(now.output == r.output);
       CHECK(now.weight_grad == r.weight_grad);
       CHECK(now.bias_grad == r.bias_grad);
+      CHECK(now.input_grad == r.input_grad);
     }
     r = now;
   }
   return r;
 }
 
-Result run_separately(const Case& c, ops::OpFactory& factory, const Tensor& x, const Tensor& dy) {
+Result run_separately(const Case& c, ops::OpFactory& factory, const Tensor& x, const Tensor& dy, bool want_dx) {
   testing::TestParameters params;
   layers::LayerContext ctx;
   ctx.ops = &factory;
@@ -125,8 +129,10 @@ Result run_separately(const Case& c, ops::OpFactory& factory, const Tensor& x, c
   conv.forward({x}, y_conv, {});
   pool.forward({y_conv}, y, {});
   pool.backward({y_conv}, y, dy, {dy_conv}, {});
-  conv.backward({x}, y_conv, dy_conv, {Tensor()}, {});
-  return {y.to_host(), params["c.weight"].grad.to_host(), c.conv.bias ? params["c.bias"].grad.to_host() : Floats()};
+  const Tensor dx = want_dx ? Tensor(c.input) : Tensor();
+  conv.backward({x}, y_conv, dy_conv, {dx}, {});
+  return {y.to_host(), params["c.weight"].grad.to_host(), c.conv.bias ? params["c.bias"].grad.to_host() : Floats(),
+          want_dx ? dx.to_host() : Floats()};
 }
 
 }  // namespace
@@ -143,20 +149,24 @@ TEST_CASE("A fused convolution and max pool equals the two layers run separately
       const Tensor dy(out);
       dy.copy_from_host(random_vector<float>(static_cast<size_t>(out.numel()), 8));
 
-      const Result fused = run_fused(c, factory, x, dy, 2);
-      const Result separate = run_separately(c, factory, x, dy);
-      REQUIRE(fused.output.size() == separate.output.size());
-      // The same convolution per output element: only the weight gradient's sums (over slabs,
-      // then added) run in another order.
-      CHECK(max_rel_error(fused.output, separate.output, 1e-3) < 1e-5);
-      CHECK(max_rel_error(fused.weight_grad, separate.weight_grad, 1e-2) < 1e-4);
-      CHECK(max_rel_error(fused.bias_grad, separate.bias_grad, 1e-2) < 1e-4);
+      for (const bool want_dx : {false, true}) {
+        INFO((want_dx ? "with" : "without") << " the input gradient");
+        const Result fused = run_fused(c, factory, x, dy, want_dx, 2);
+        const Result separate = run_separately(c, factory, x, dy, want_dx);
+        REQUIRE(fused.output.size() == separate.output.size());
+        REQUIRE(fused.input_grad.size() == separate.input_grad.size());
+        // The same convolution per output element: only the gradients' sums (over slabs, then
+        // added; overlapping input rows of neighbouring slabs) run in another order.
+        CHECK(max_rel_error(fused.output, separate.output, 1e-3) < 1e-5);
+        CHECK(max_rel_error(fused.weight_grad, separate.weight_grad, 1e-2) < 1e-4);
+        CHECK(max_rel_error(fused.bias_grad, separate.bias_grad, 1e-2) < 1e-4);
+        CHECK(max_rel_error(fused.input_grad, separate.input_grad, 1e-2) < 1e-4);
+      }
     }
   }
 }
 
-TEST_CASE("Only non-overlapping max pools without padding fuse, and no input gradient is given",
-          "[layers][conv][pool]") {
+TEST_CASE("Only non-overlapping max pools without padding fuse", "[layers][conv][pool]") {
   CHECK(ConvMaxPool::can_fuse(max_pool({2, 2, 2}), 3));
   CHECK(ConvMaxPool::can_fuse(max_pool({1, 2, 2}, 2), 2));
   CHECK_FALSE(ConvMaxPool::can_fuse(max_pool({1, 2, 2}, 2), 3));
@@ -182,7 +192,4 @@ TEST_CASE("Only non-overlapping max pools without padding fuse, and no input gra
   fused.setup({in}, ctx, params);
   CHECK(fused.name() == "c+p");
   CHECK(fused.type() == "conv3d+max_pool3d");
-  const Tensor x(in), y(fused.output_shape({in})), dx(in);
-  fused.forward({x}, y, {});
-  CHECK_THROWS_WITH(fused.backward({x}, y, y, {dx}, {}), Catch::Contains("computes no input gradient"));
 }

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 #include "tessera/core/error.hpp"
 #include "tessera/model/model.hpp"
 
@@ -129,45 +132,55 @@ TEST_CASE("An activation before a max pool runs after it, with identical results
   CHECK(kept->layer(1).name() == "a");
 }
 
-TEST_CASE("A convolution of the model input fuses with the max pool after it, with the same results",
-          "[model][spec]") {
-  // conv1 -> relu -> pool1 becomes conv1+pool1 -> relu; conv2 -> pool2 stays apart (its input
-  // gradient is needed). Outputs and every parameter gradient must match the unfused model.
+TEST_CASE("A convolution fuses with the max pool after it where that pays, with the same results", "[model][spec]") {
+  // conv2 -> relu -> pool2 becomes conv2+pool2 -> relu: one sample of conv2's output is 4 MB,
+  // more than a slab, and conv1's parameter gradients check the fused layer's input gradient.
+  // conv3's output (128 KB a sample) stays in cache anyway: conv3 and pool3 stay apart.
   const std::string layers = R"("layers": [
       {"name": "conv1", "type": "conv3d", "filters": 4, "padding": 1},
       {"name": "act1", "type": "relu"},
-      {"name": "pool1", "type": "max_pool3d"},
-      {"name": "conv2", "type": "conv3d", "filters": 4, "padding": 1},
+      {"name": "conv2", "type": "conv3d", "filters": 16, "padding": 1},
+      {"name": "act2", "type": "relu"},
       {"name": "pool2", "type": "max_pool3d"},
+      {"name": "conv3", "type": "conv3d", "filters": 4, "padding": 1},
+      {"name": "pool3", "type": "max_pool3d"},
       {"name": "flat", "type": "flatten"}, {"name": "d", "type": "dense", "units": 2}]})";
   for (const std::string backend : {"kokkos", "auto"}) {
     INFO(backend);
-    const std::string input = R"({"input": {"channels": 2, "size": [9, 8, 8]}, "backend": ")" + backend + "\", ";
+    const std::string input = R"({"input": {"channels": 1, "size": [16, 64, 64]}, "backend": ")" + backend + "\", ";
     auto fused = build(input + layers);
     auto separate = build(input + R"("fuse_conv_max_pool": false, )" + layers);
     REQUIRE(fused->num_layers() == separate->num_layers() - 1);
-    CHECK(fused->layer(0).name() == "conv1+pool1");
-    CHECK(fused->layer(0).type() == "conv3d+max_pool3d");
-    CHECK(fused->layer(1).name() == "act1");
-    CHECK(fused->layer(2).name() == "conv2");
-    CHECK(fused->layer(3).name() == "pool2");
+    CHECK(fused->layer(0).name() == "conv1");
+    CHECK(fused->layer(2).name() == "conv2+pool2");
+    CHECK(fused->layer(2).type() == "conv3d+max_pool3d");
+    CHECK(fused->layer(3).name() == "act2");
+    CHECK(fused->layer(4).name() == "conv3");
+    CHECK(fused->layer(5).name() == "pool3");
     CHECK(fused->parameters().trainable_count() == separate->parameters().trainable_count());
-    Tensor x(Shape{2, 9, 8, 8, 2});
-    x.copy_from_host(std::vector<float>([] {
-      std::vector<float> v(2 * 9 * 8 * 8 * 2);
+    const Shape shape{2, 16, 64, 64, 1};
+    Tensor x(shape);
+    x.copy_from_host(std::vector<float>([&] {
+      std::vector<float> v(static_cast<size_t>(shape.numel()));
       for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 113) / 56.0f - 1.0f;
       return v;
     }()));
     const auto ya = fused->forward(x, {}).to_host();
     const auto yb = separate->forward(x, {}).to_host();
     REQUIRE(ya.size() == yb.size());
-    for (size_t i = 0; i < ya.size(); ++i) CHECK(ya[i] == Approx(yb[i]).epsilon(1e-5).margin(1e-6));
+    for (size_t i = 0; i < ya.size(); ++i) CHECK(ya[i] == Approx(yb[i]).epsilon(1e-5).margin(1e-5));
     Tensor dy(Shape{2, 2});
     dy.copy_from_host({1.0f, -2.0f, 0.5f, 3.0f});
     fused->backward(dy, {});
     separate->backward(dy, {});
     const auto ga = fused->parameters().grads().to_host(), gb = separate->parameters().grads().to_host();
     REQUIRE(ga.size() == gb.size());
-    for (size_t i = 0; i < ga.size(); ++i) CHECK(ga[i] == Approx(gb[i]).epsilon(1e-4).margin(1e-5));
+    // Relative to the largest gradient: sums over 2·65536 voxels in another order.
+    double largest = 0.0, worst = 0.0;
+    for (size_t i = 0; i < ga.size(); ++i) {
+      largest = std::max(largest, std::abs(static_cast<double>(gb[i])));
+      worst = std::max(worst, std::abs(static_cast<double>(ga[i]) - gb[i]));
+    }
+    CHECK(worst / largest < 1e-5);  // measured 3.6e-7 (kokkos), 2.1e-6 (onednn)
   }
 }

@@ -15,29 +15,36 @@ namespace tessera::layers {
 /// the position of each window's maximum (one byte) are kept. In backward each slab's output
 /// gradient is rebuilt from those and fed to the weight gradient at once.
 ///
-/// On the first layer of a 3D CNN that output is the largest tensor of the network
-/// (cosmoflow-small at S=64, batch 4: 134 MB), and writing it, pooling it, and writing and
-/// reading its gradient were memory-bound passes. The model builds this layer from a Conv and
-/// a Pool (Model "fuse_conv_max_pool") only where the convolution reads the model input, so
-/// no input gradient is ever needed, and only without a spatial split. The result equals the
-/// two layers' up to the order of the weight gradient's sums. Parameters stay the
-/// convolution's (`<conv>.weight`, `<conv>.bias`), so checkpoints do not change.
+/// The input gradient is summed from the slabs' data gradients (their input rows overlap).
+///
+/// In the first blocks of a 3D CNN that output is the largest tensor of the network
+/// (cosmoflow-small at S=64, batch 4: 134 MB after conv1), and writing it, pooling it, and
+/// writing and reading its gradient were memory-bound passes. The model builds this layer from
+/// a Conv and a Pool (Model "fuse_conv_max_pool") where pays_off() and without a spatial split.
+/// The result equals the two layers' up to the order of the gradients' sums. Parameters stay
+/// the convolution's (`<conv>.weight`, `<conv>.bias`), so checkpoints do not change.
 class ConvMaxPool final : public Layer {
  public:
   /// `conv` must be set up already (its parameters declared); the layer is named
   /// "<conv>+<pool_name>". `slab_bytes` is the size aimed at for one slab of the convolution's
   /// output (it should stay in cache between the convolution and the pooling).
   ConvMaxPool(std::unique_ptr<Conv> conv, const std::string& pool_name, const PoolOptions& pool,
-              int64_t slab_bytes = int64_t{2} << 20);
+              int64_t slab_bytes = kSlabBytes);
+  /// The slab size aimed at by default: within a core's L2 cache.
+  static constexpr int64_t kSlabBytes = int64_t{2} << 20;
   /// Whether `pool` after a convolution of `spatial_rank` can be fused: max pooling with
   /// kernel = stride, no padding, and at most 255 window positions.
   static bool can_fuse(const PoolOptions& pool, int spatial_rank);
+  /// Whether fusing pays for the convolution `g`: one sample's output is larger than a slab.
+  /// Smaller outputs stay in cache between the two layers anyway, and running them a sample
+  /// at a time only costs (cosmoflow-small at S=64: conv4 and conv5 took 5 and 7 ms more per
+  /// step fused, conv2 with 8 MB per sample 8 ms less).
+  static bool pays_off(const ops::ConvGeometry& g);
 
   std::string type() const override;
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void reshape(const std::vector<Shape>& inputs) override;
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
-  /// Writes the convolution's parameter gradients; refuses to compute an input gradient.
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   std::string backend() const override { return conv_->backend(); }
@@ -61,6 +68,8 @@ class ConvMaxPool final : public Layer {
   std::vector<Slab> slabs_;
   std::unique_ptr<ops::ConvOp> slab_op_, last_slab_op_;
   Tensor padded_;                   // the input with its depth padding (empty: none needed)
+  Tensor padded_grad_;              // its gradient, where the slabs' data gradients are summed
+  Tensor slab_input_grad_;          // one slab's data gradient
   Tensor slab_, slab_grad_;         // one slab of the convolution's output and its gradient
   Tensor weight_grad_, bias_grad_;  // one slab's parameter gradients, summed into the layer's
   Kokkos::View<uint8_t*, Kokkos::LayoutRight, MemSpace> argmax_;  // per pooled element

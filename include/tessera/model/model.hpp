@@ -84,8 +84,8 @@ class Model {
   /// Runs each activation that feeds only a max pool after that pool instead (exact; see
   /// Layer::commutes_with_max_pool). Returns the lines describing what moved.
   std::vector<std::string> move_activations_after_max_pools();
-  /// Replaces each convolution of the model input whose only consumer is a fusable max pool
-  /// by one layers::ConvMaxPool (host builds only). Returns the lines describing what fused.
+  /// Replaces each convolution whose only consumer is a fusable max pool, where fusing pays
+  /// off, by one layers::ConvMaxPool (host builds only). Returns the lines describing what fused.
   std::vector<std::string> fuse_convolutions_with_max_pools();
 
   Shape sample_shape_;
