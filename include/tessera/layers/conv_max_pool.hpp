@@ -13,9 +13,8 @@ namespace tessera::layers {
 /// stride, no padding), computed a slab of output depth rows at a time: each slab of the
 /// convolution's output is pooled while it is still in cache, and only the pooled output and
 /// the position of each window's maximum (one byte) are kept. In backward each slab's output
-/// gradient is rebuilt from those and fed to the weight gradient at once.
-///
-/// The input gradient is summed from the slabs' data gradients (their input rows overlap).
+/// gradient is rebuilt from those and fed at once to the weight gradient and, when asked for,
+/// the data gradient; the input gradient sums the slabs' parts (their input rows overlap).
 ///
 /// In the first blocks of a 3D CNN that output is the largest tensor of the network
 /// (cosmoflow-small at S=64, batch 4: 134 MB after conv1), and writing it, pooling it, and
