@@ -28,29 +28,14 @@ build_perf "$build" tessera_cli tessera_bench_ops
 export OMP_NUM_THREADS=$threads OMP_PROC_BIND=false
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-/usr/bin/python3 - "$size" "$batch" "$((steps + 2))" examples/cosmoflow_small.json "$work/run.json" <<'PY'
-import json, sys
-size, batch, steps, src, dst = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
-c = json.load(open(src))
-c["model"]["input"]["size"] = [size] * 3
-# Like the peer, train on one batch over and over: the in-memory store serves it after the
-# first step, so the timed steps measure training, not data generation.
-c["data"].update({"size": size, "samples": batch, "validation_samples": 0})
-c["training"].update({"batch_size": batch, "epochs": steps, "log_every": 1})
-json.dump(c, open(dst, "w"))
-PY
+/usr/bin/python3 perf/cosmoflow_run.py config "$size" "$batch" "$((steps + 2))" "$work/run.json"
 
 echo "== tessera: cosmoflow-small S=$size batch=$batch threads=$threads"
 "$build/tessera" train "$work/run.json" --metrics "$work/metrics.jsonl" --quiet --kokkos-threads="$threads" \
   --kokkos-disable-warnings | tail -n 1
-read -r tessera_rate peak_rss < <(/usr/bin/python3 - "$work/metrics.jsonl" "$batch" <<'PY'
-import json, statistics, sys
-ev = [json.loads(l) for l in open(sys.argv[1])]
-steps = [e for e in ev if e["event"] == "train"][2:]          # two warm-up steps
-times = [int(sys.argv[2]) / e["samples_per_s"] for e in steps]
-print(f"{int(sys.argv[2]) / statistics.median(times):.3f} {ev[-1]['peak_rss_mb']:.0f}")
-PY
-)
+tessera_rate=$(/usr/bin/python3 perf/cosmoflow_run.py rate "$work/metrics.jsonl" "$batch")
+peak_rss=$(/usr/bin/python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readlines()[-1])["peak_rss_mb"])' \
+  "$work/metrics.jsonl")
 
 echo "== conv-bound limit: oneDNN's own conv rate on the model's shapes"
 bench=$("$build/perf/tessera_bench_ops" --size "$size" --batch "$batch" --reps 3 --backend onednn \

@@ -38,29 +38,12 @@ cmake --build "$build" -j "$(nproc)" --target tessera_cli tessera_bench_ops >/de
 export TESSERA_CUDNN_ALGO=$algo TESSERA_CUDNN_TF32=$([[ $precision == tf32 ]] && echo 1 || echo 0)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$python" - "$size" "$batch" "$((steps + 2))" examples/cosmoflow_small.json "$work/run.json" <<'PY'
-import json, sys
-size, batch, steps, src, dst = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
-c = json.load(open(src))
-c["model"]["input"]["size"] = [size] * 3
-# Like the peer, train on one batch over and over: the in-memory store serves it after the
-# first step, so the timed steps measure training, not data generation.
-c["data"].update({"size": size, "samples": batch, "validation_samples": 0})
-c["training"].update({"batch_size": batch, "epochs": steps, "log_every": 1})
-json.dump(c, open(dst, "w"))
-PY
+"$python" perf/cosmoflow_run.py config "$size" "$batch" "$((steps + 2))" "$work/run.json"
 
 "$build/tessera" info --kokkos-disable-warnings | grep -E "^(tessera|kokkos:|cudnn:)" || true
 echo "== tessera: cosmoflow-small S=$size batch=$batch precision=$precision algorithms=$algo"
 "$build/tessera" train "$work/run.json" --metrics "$work/metrics.jsonl" --quiet --kokkos-disable-warnings | tail -n 1
-tessera_rate=$("$python" - "$work/metrics.jsonl" "$batch" <<'PY'
-import json, statistics, sys
-ev = [json.loads(l) for l in open(sys.argv[1])]
-steps = [e for e in ev if e["event"] == "train"][2:]          # two warm-up steps
-times = [int(sys.argv[2]) / e["samples_per_s"] for e in steps]
-print(f"{int(sys.argv[2]) / statistics.median(times):.3f}")
-PY
-)
+tessera_rate=$("$python" perf/cosmoflow_run.py rate "$work/metrics.jsonl" "$batch")
 
 echo "== conv-bound limit: cuDNN's own conv rate on the model's shapes"
 bench=$("$build/perf/tessera_bench_ops" --size "$size" --batch "$batch" --reps 5 --backend cudnn \

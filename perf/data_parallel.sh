@@ -32,17 +32,8 @@ trap 'rm -rf "$work"' EXIT
 
 # config BUCKET_KB FILE: cosmoflow-small on one stored batch (like the peer benchmarks).
 config() {
-  /usr/bin/python3 - "$size" "$batch" "$((steps + 2))" "$1" examples/cosmoflow_small.json "$2" "$progress" <<'PY'
-import json, sys
-size, batch, steps, bucket, src, dst = *map(int, sys.argv[1:5]), sys.argv[5], sys.argv[6]
-progress = sys.argv[7] == "true"
-c = json.load(open(src))
-c["model"]["input"]["size"] = [size] * 3
-c["data"].update({"size": size, "samples": batch, "validation_samples": 0})
-c["training"].update({"batch_size": batch, "epochs": steps, "log_every": 1, "allreduce_bucket_kb": bucket,
-                      "allreduce_progress_thread": progress})
-json.dump(c, open(dst, "w"))
-PY
+  /usr/bin/python3 perf/cosmoflow_run.py config "$size" "$batch" "$((steps + 2))" "$2" \
+    "training.allreduce_bucket_kb=$1" "training.allreduce_progress_thread=$progress"
 }
 # run RANKS THREADS CONFIG NAME: prints "samples_per_s exposed_allreduce_seconds_over_the_timed_steps"
 run() {
@@ -52,14 +43,15 @@ run() {
   [[ $1 -eq 1 ]] && bind=(--bind-to none)
   OMP_NUM_THREADS=$2 mpirun "${bind[@]}" -np "$1" "$build/tessera" train "$3" --metrics "$work/$4.jsonl" --quiet \
     --kokkos-threads="$2" --kokkos-disable-warnings >/dev/null
-  /usr/bin/python3 - "$work/$4.jsonl" "$batch" <<'PY'
-import json, statistics, sys
-ev = [json.loads(l) for l in open(sys.argv[1])]
-train = [e for e in ev if e["event"] == "train"]
-steps = train[2:]
-rate = int(sys.argv[2]) / statistics.median(int(sys.argv[2]) / e["samples_per_s"] for e in steps)
-print(f"{rate:.3f} {train[-1]['allreduce_exposed_s'] - train[1]['allreduce_exposed_s']:.6f}")
+  local rate exposed
+  rate=$(/usr/bin/python3 perf/cosmoflow_run.py rate "$work/$4.jsonl" "$batch")
+  exposed=$(/usr/bin/python3 - "$work/$4.jsonl" <<'PY'
+import json, sys
+train = [e for e in map(json.loads, open(sys.argv[1])) if e["event"] == "train"]
+print(f"{train[-1]['allreduce_exposed_s'] - train[1]['allreduce_exposed_s']:.6f}")
 PY
+)
+  echo "$rate $exposed"
 }
 config 4096 "$work/buckets.json"
 config $((1 << 20)) "$work/one_bucket.json"

@@ -36,18 +36,8 @@ trap 'rm -rf "$work"' EXIT
 
 # run OVERLAP(true|false): profile of rank 0 in $work/OVERLAP.jsonl
 run() {
-  /usr/bin/python3 - "$size" "$batch" "$((steps + 2))" "$ranks" "$1" examples/cosmoflow_small.json "$work/$1.json" <<'PY'
-import json, sys
-size, batch, steps, ranks = map(int, sys.argv[1:5])
-overlap, src, dst = sys.argv[5] == "true", sys.argv[6], sys.argv[7]
-c = json.load(open(src))
-c["model"]["input"]["size"] = [size] * 3
-c["model"]["distribution"] = {"depth": ranks}
-c["model"]["halo_overlap"] = overlap
-c["data"].update({"size": size, "samples": batch, "validation_samples": 0})
-c["training"].update({"batch_size": batch, "epochs": steps, "log_every": 1})
-json.dump(c, open(dst, "w"))
-PY
+  /usr/bin/python3 perf/cosmoflow_run.py config "$size" "$batch" "$((steps + 2))" "$work/$1.json" \
+    "model.distribution={\"depth\": $ranks}" "model.halo_overlap=$1"
   mpirun -np "$ranks" "$build/tessera" train "$work/$1.json" --profile --metrics "$work/$1.jsonl" --quiet \
     --kokkos-threads=1 --kokkos-disable-warnings >/dev/null
 }

@@ -30,20 +30,10 @@ trap 'rm -rf "$work"' EXIT
 
 # run RANKS DISTRIBUTION_JSON: prints the peak resident MiB of the largest rank
 run() {
-  /usr/bin/python3 - "$size" "$batch" "$steps" "$2" examples/cosmoflow_small.json "$work/run$1.json" <<'PY'
-import json, sys
-size, batch, steps = map(int, sys.argv[1:4])
-dist, src, dst = json.loads(sys.argv[4]), sys.argv[5], sys.argv[6]
-c = json.load(open(src))
-c["model"]["input"]["size"] = [size] * 3
-c["model"]["distribution"] = dist
-# Every rank count runs the same layers: the fused conv1+pool1 of a 1-rank run (which never
-# stores conv1's output) is not used under a spatial split, so it would mix two effects.
-c["model"]["fuse_conv_max_pool"] = False
-c["data"].update({"size": size, "samples": batch, "validation_samples": 0, "store_mb": 0})
-c["training"].update({"batch_size": batch, "epochs": steps, "log_every": 1})
-json.dump(c, open(dst, "w"))
-PY
+  # Every rank count runs the same layers: fused convolutions and max pools (which never store
+  # the convolutions' outputs) are not used under a spatial split, so they would mix two effects.
+  /usr/bin/python3 perf/cosmoflow_run.py config "$size" "$batch" "$steps" "$work/run$1.json" \
+    "model.distribution=$2" "model.fuse_conv_max_pool=false" "data.store_mb=0"
   mpirun -np "$1" "$build/tessera" train "$work/run$1.json" --metrics "$work/run$1.jsonl" --quiet \
     --kokkos-threads=1 --kokkos-disable-warnings >/dev/null
   /usr/bin/python3 -c "
