@@ -3,12 +3,12 @@
 // loss and the final weights agree. Exit status 0 on every rank when they do.
 #include <Kokkos_Core.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
 #include "support/mpi_program.hpp"
+#include "support/run_comparison.hpp"
 #include "tessera/dist/communicator.hpp"
 #include "tessera/train/replica_check.hpp"
 #include "tessera/train/training_run.hpp"
@@ -35,40 +35,26 @@ int main(int argc, char* argv[]) {
       "data": {"source": "synthetic_fields", "samples": 48, "validation_samples": 12, "size": 6, "channels": 2},
       "training": {"epochs": 2, "batch_size": 8, "seed": 7, "log_every": 1, "allreduce_bucket_kb": 1,
                    "check_replicas": true}})");
-    train::RunOverrides parallel, alone;
-    parallel.progress = alone.progress = false;
-    alone.group = dist::Communicator::self();
-    train::TrainingRun p(config, parallel), s(config, alone);
-    const auto rp = p.run(), rs = s.run();
-    double loss_diff = 0, weight_diff = 0, weight_scale = 0;
-    for (size_t i = 0; i < rs.step_losses.size(); ++i)
-      loss_diff = std::max(loss_diff, std::abs(rp.step_losses.at(i) - rs.step_losses[i]) / std::abs(rs.step_losses[i]));
-    const auto wp = p.model().parameters().values().to_host(), ws = s.model().parameters().values().to_host();
-    for (size_t i = 0; i < ws.size(); ++i) {
-      weight_diff = std::max(weight_diff, static_cast<double>(std::abs(wp[i] - ws[i])));
-      weight_scale = std::max(weight_scale, static_cast<double>(std::abs(ws[i])));
-    }
-    const double validation_diff = std::abs(rp.validation_loss - rs.validation_loss) / rs.validation_loss;
+    testing::RunComparison c(config, config);
     // The replica check must notice one ulp of one weight on one rank, and name it.
     bool replica_check_caught = world.size() == 1;
     if (world.size() > 1) {
-      const Tensor& c2 = p.model().parameters().find("c2.weight")->value;
+      const Tensor& c2 = c.parallel().model().parameters().find("c2.weight")->value;
       auto values = c2.to_host();
       if (world.rank() == world.size() - 1) values[5] = std::nextafter(values[5], 1e9f);
       c2.copy_from_host(values);
       try {
-        train::check_replicas(world, p.model().parameters(), 12);
+        train::check_replicas(world, c.parallel().model().parameters(), 12);
       } catch (const dist::DistError& e) {
         replica_check_caught = std::strstr(e.what(), "after step 12: parameter 'c2.weight'") != nullptr;
         if (!replica_check_caught) std::printf("unexpected replica check message: %s\n", e.what());
       }
     }
-    failed = rp.step_losses.size() != rs.step_losses.size() || loss_diff > 1e-5 || weight_diff > 1e-5 * weight_scale ||
-             validation_diff > 1e-5 || !replica_check_caught;
+    failed = c.differs_beyond(1e-5) || !replica_check_caught;
     std::printf("rank %d of %d: %zu steps, max relative loss difference %.2e, max weight difference %.2e "
                 "(largest weight %.2f), validation difference %.2e, a perturbed replica caught: %s: %s\n",
-                world.rank(), world.size(), rs.step_losses.size(), loss_diff, weight_diff, weight_scale,
-                validation_diff, replica_check_caught ? "yes" : "NO", failed ? "DIFFERENT" : "equal");
+                world.rank(), world.size(), c.serial_report().step_losses.size(), c.loss_diff, c.weight_diff,
+                c.weight_scale, c.validation_diff, replica_check_caught ? "yes" : "NO", failed ? "DIFFERENT" : "equal");
   } catch (const std::exception& e) {
     return dist::handle_fatal_error(e);
   }

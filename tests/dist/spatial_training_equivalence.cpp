@@ -8,14 +8,13 @@
 // index on get REST_DISTRIBUTION instead (e.g. CosmoFlow's deep layers over samples).
 #include <Kokkos_Core.hpp>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "support/mpi_program.hpp"
+#include "support/run_comparison.hpp"
 #include "tessera/dist/communicator.hpp"
 #include "tessera/train/training_run.hpp"
 
@@ -54,27 +53,14 @@ int main(int argc, char* argv[]) {
       const size_t first = std::stoul(argv[6]);
       for (size_t i = first; i < model["layers"].size(); ++i) model["layers"][i]["distribution"] = json::parse(argv[7]);
     }
-    train::RunOverrides parallel, alone;
-    parallel.progress = alone.progress = false;
-    alone.group = dist::Communicator::self();
-    train::TrainingRun p(config, parallel), s(serial, alone);
-    const auto rp = p.run(), rs = s.run();
-    double loss_diff = 0, weight_diff = 0, weight_scale = 0;
-    for (size_t i = 0; i < rs.step_losses.size(); ++i)
-      loss_diff = std::max(loss_diff, std::abs(rp.step_losses.at(i) - rs.step_losses[i]) / std::abs(rs.step_losses[i]));
-    const auto wp = p.model().parameters().values().to_host(), ws = s.model().parameters().values().to_host();
-    for (size_t i = 0; i < ws.size(); ++i) {
-      weight_diff = std::max(weight_diff, static_cast<double>(std::abs(wp[i] - ws[i])));
-      weight_scale = std::max(weight_scale, static_cast<double>(std::abs(ws[i])));
-    }
-    const double validation_diff = std::abs(rp.validation_loss - rs.validation_loss) / rs.validation_loss;
-    failed = rp.step_losses.size() != rs.step_losses.size() || loss_diff > 1e-4 || weight_diff > 1e-4 * weight_scale ||
-             validation_diff > 1e-4;
+    const testing::RunComparison c(config, serial);
+    const auto& rs = c.serial_report();
+    failed = c.differs_beyond(1e-4);
     std::printf("rank %d of %d, %s at %lld^3: %zu steps, losses %.4f -> %.4f, max relative loss difference %.2e, max "
                 "weight difference %.2e (largest weight %.2f), validation difference %.2e: %s\n",
                 world.rank(), world.size(), config.value("name", "model").c_str(), static_cast<long long>(size),
-                rs.step_losses.size(), rs.step_losses.front(), rs.step_losses.back(), loss_diff, weight_diff,
-                weight_scale, validation_diff, failed ? "DIFFERENT" : "equal");
+                rs.step_losses.size(), rs.step_losses.front(), rs.step_losses.back(), c.loss_diff, c.weight_diff,
+                c.weight_scale, c.validation_diff, failed ? "DIFFERENT" : "equal");
   } catch (const std::exception& e) {
     return dist::handle_fatal_error(e);
   }
