@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "mpi_check.hpp"
+#include "support/index5.hpp"
 #include "support/mpi_program.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/dist/halo_exchange.hpp"
@@ -18,6 +19,9 @@
 using namespace tessera;
 using dist::HaloWidths;
 using dist::Index5;
+using testing::for_each_index;
+using testing::linear;
+using testing::plus;
 
 namespace {
 
@@ -59,22 +63,6 @@ std::vector<HaloCase> all_cases() {
       {"sample 2, depth 2, height 2", grid(2, 2, 2, 1), Shape{4, 4, 6, 3, 2}, widths({1, 0, 1}, {1, 1, 1})},
       {"sample 2, height 2, width 2 2D", grid(2, 1, 2, 2), Shape{4, 4, 4, 2}, widths({0, 1, 1}, {0, 0, 1})},
   };
-}
-
-int64_t linear(const Index5& extents, const Index5& i) {
-  int64_t l = 0;
-  for (size_t k = 0; k < 5; ++k) l = l * extents[k] + i[k];
-  return l;
-}
-
-template <class F>
-void for_each_index(const Index5& extent, F f) {
-  Index5 i{};
-  for (i[0] = 0; i[0] < extent[0]; ++i[0])
-    for (i[1] = 0; i[1] < extent[1]; ++i[1])
-      for (i[2] = 0; i[2] < extent[2]; ++i[2])
-        for (i[3] = 0; i[3] < extent[3]; ++i[3])
-          for (i[4] = 0; i[4] < extent[4]; ++i[4]) f(i);
 }
 
 Index5 padded_extents(const Index5& e, const HaloWidths& h) {
@@ -130,9 +118,6 @@ void run_case(const HaloCase& c, const dist::Communicator& world, testing::MpiCh
     for (size_t k = 0; k < 5; ++k)
       if (g[k] < 0 || g[k] >= global5[k]) return false;
     return true;
-  };
-  const auto plus = [](const Index5& a, const Index5& b) {
-    return Index5{a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4]};
   };
   // Neighbours must not rely on the order in which ranks start: even ranks post everything
   // before the odd ones have posted anything, which deadlocks if start_* waits for a message.
