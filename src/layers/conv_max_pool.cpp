@@ -158,13 +158,11 @@ void ConvMaxPool::reshape(const std::vector<Shape>& inputs) {
   const int64_t rows =
       std::min(used_rows, std::max<int64_t>(1, slab_bytes_ / std::max<int64_t>(row_bytes, 1) / kd) * kd);
 
-  // Each slab's op reads input rows [first·s, first·s + reach) of the depth-padded input.
   depth_padding_ = conv_g_.padding[0];
-  const int64_t s = conv_g_.stride[0], reach = (conv_g_.kernel[0] - 1) * conv_g_.dilation[0] + 1;
   auto slab_op = [&](int64_t slab_rows) {
     ops::ConvGeometry g = conv_g_;
     g.batch = 1;
-    g.in_size[0] = (slab_rows - 1) * s + reach;
+    g.in_size[0] = input_rows(slab_rows);
     g.padding[0] = 0;
     g.validate(where());
     return op_factory().conv(g, name());
@@ -217,6 +215,10 @@ Tensor ConvMaxPool::padded_input(const Tensor& x) {
   return padded_;
 }
 
+int64_t ConvMaxPool::input_rows(int64_t rows) const {
+  return (rows - 1) * conv_g_.stride[0] + (conv_g_.kernel[0] - 1) * conv_g_.dilation[0] + 1;
+}
+
 namespace {
 /// An activation shape of the convolution's spatial rank (depth is 1 in 2D).
 Shape activation(int spatial_rank, int64_t n, int64_t d, int64_t h, int64_t w, int64_t c) {
@@ -243,19 +245,24 @@ SlabLayout layout_of(const ops::ConvGeometry& conv, const ops::PoolGeometry& poo
 }
 }  // namespace
 
+ConvMaxPool::SlabExtent ConvMaxPool::extent(const Tensor& x, int64_t n, const Slab& slab) const {
+  // Output row o reads input rows [o·stride, o·stride + reach) of the depth-padded input.
+  const ActivationDims in = ActivationDims::of(x.shape());
+  const auto out = conv_g_.out_size();
+  const int r = conv_g_.spatial_rank;
+  return {(n * in.d + slab.first * conv_g_.stride[0]) * in.h * in.w * in.c,
+          activation(r, 1, input_rows(slab.rows), in.h, in.w, in.c),
+          activation(r, 1, slab.rows, out[1], out[2], conv_g_.out_channels)};
+}
+
 void ConvMaxPool::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
   const Tensor x = padded_input(inputs.at(0));
-  const ActivationDims in = ActivationDims::of(x.shape());
-  const int64_t row = in.h * in.w * in.c, s = conv_g_.stride[0];
-  const int64_t reach = (conv_g_.kernel[0] - 1) * conv_g_.dilation[0] + 1;
-  const auto out = conv_g_.out_size();
   const Tensor& bias = conv_->bias() ? conv_->bias()->value : Tensor();
-  for (int64_t n = 0; n < in.n; ++n)
+  for (int64_t n = 0; n < x.shape()[0]; ++n)
     for (const Slab& slab : slabs_) {
-      const Shape in_shape = activation(conv_g_.spatial_rank, 1, (slab.rows - 1) * s + reach, in.h, in.w, in.c);
-      const Shape out_shape = activation(conv_g_.spatial_rank, 1, slab.rows, out[1], out[2], conv_g_.out_channels);
-      const Tensor y = slab_.slice(0, out_shape);
-      slab.op->forward(x.slice((n * in.d + slab.first * s) * row, in_shape), conv_->weight()->value, bias, y);
+      const SlabExtent e = extent(x, n, slab);
+      const Tensor y = slab_.slice(0, e.out_shape);
+      slab.op->forward(x.slice(e.in_offset, e.in_shape), conv_->weight()->value, bias, y);
       pool_slab(y.view(), output.view(), argmax_, layout_of(conv_g_, pool_g_, n, slab.first, slab.rows));
     }
 }
@@ -263,10 +270,6 @@ void ConvMaxPool::forward(const std::vector<Tensor>& inputs, const Tensor& outpu
 void ConvMaxPool::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
                            const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
   const Tensor x = padded_.empty() ? inputs.at(0) : padded_;  // filled by forward
-  const ActivationDims in = ActivationDims::of(x.shape());
-  const int64_t row = in.h * in.w * in.c, s = conv_g_.stride[0];
-  const int64_t reach = (conv_g_.kernel[0] - 1) * conv_g_.dilation[0] + 1;
-  const auto out = conv_g_.out_size();
   Parameter* weight = conv_->weight();
   Parameter* bias = conv_->bias();
 
@@ -283,28 +286,26 @@ void ConvMaxPool::backward(const std::vector<Tensor>& inputs, const Tensor& /*ou
       dx_sum = padded_grad_;
     }
     if (slab_input_grad_.empty())
-      slab_input_grad_ = Tensor(Shape{((slabs_.front().rows - 1) * s + reach) * row}, name() + ".slab_input_grad");
+      slab_input_grad_ = Tensor(Shape{extent(x, 0, slabs_.front()).in_shape.numel()}, name() + ".slab_input_grad");
     dx_sum.zero();
   }
 
   bool first = true;
-  for (int64_t n = 0; n < in.n; ++n)
+  for (int64_t n = 0; n < x.shape()[0]; ++n)
     for (const Slab& slab : slabs_) {
-      const Shape in_shape = activation(conv_g_.spatial_rank, 1, (slab.rows - 1) * s + reach, in.h, in.w, in.c);
-      const Shape out_shape = activation(conv_g_.spatial_rank, 1, slab.rows, out[1], out[2], conv_g_.out_channels);
-      const int64_t in_offset = (n * in.d + slab.first * s) * row;
-      const Tensor dy = slab_grad_.slice(0, out_shape);
+      const SlabExtent e = extent(x, n, slab);
+      const Tensor dy = slab_grad_.slice(0, e.out_shape);
       unpool_slab(grad_output.view(), argmax_, dy.view(), layout_of(conv_g_, pool_g_, n, slab.first, slab.rows));
       if (!dx.empty()) {
-        const Tensor part = slab_input_grad_.slice(0, in_shape);
+        const Tensor part = slab_input_grad_.slice(0, e.in_shape);
         slab.op->backward_data(dy, weight->value, part);
-        add_into(dx_sum.slice(in_offset, in_shape), part);
+        add_into(dx_sum.slice(e.in_offset, e.in_shape), part);
       }
       // backward_weights overwrites: the first slab writes the layer's gradients, the others
       // go through the slab buffers and are added.
       const Tensor& dw = first ? weight->grad : weight_grad_;
       const Tensor& db = bias ? (first ? bias->grad : bias_grad_) : Tensor();
-      slab.op->backward_weights(x.slice(in_offset, in_shape), dy, dw, db);
+      slab.op->backward_weights(x.slice(e.in_offset, e.in_shape), dy, dw, db);
       if (!first) {
         add_into(weight->grad, weight_grad_);
         if (bias) add_into(bias->grad, bias_grad_);

@@ -55,6 +55,15 @@ class ConvMaxPool final : public Layer {
     int64_t first = 0, rows = 0;
     ops::ConvOp* op = nullptr;
   };
+  /// Where slab `slab` of sample `n` reads in the (depth-padded) input `x`, and the shapes of
+  /// its input rows and its output rows.
+  struct SlabExtent {
+    int64_t in_offset;
+    Shape in_shape, out_shape;
+  };
+  SlabExtent extent(const Tensor& x, int64_t n, const Slab& slab) const;
+  /// Input rows a slab of `rows` output rows reads (its depth padding is in the input copy).
+  int64_t input_rows(int64_t rows) const;
   Tensor padded_input(const Tensor& x);
 
   std::unique_ptr<Conv> conv_;
