@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/conv_geometry.hpp"
 #include "support/gradient_check.hpp"
 #include "tessera/backends/kokkos/conv_kernels.hpp"
 #include "tessera/backends/kokkos/kokkos_backend.hpp"
@@ -18,6 +19,7 @@ namespace {
 using tessera::DeviceView;
 using tessera::kokkos_backend::ConvWorkspace;
 using tessera::ops::ConvGeometry;
+using tessera::testing::conv3d;
 using Vec = std::vector<double>;
 
 Vec to_host(const DeviceView<double>& d) {
@@ -27,26 +29,9 @@ Vec to_host(const DeviceView<double>& d) {
   return v;
 }
 
-ConvGeometry geometry_3d(int64_t n, int64_t ci, int64_t co, std::array<int64_t, 3> in, std::array<int64_t, 3> k,
-                         std::array<int64_t, 3> s, std::array<int64_t, 3> p, std::array<int64_t, 3> d) {
-  ConvGeometry g;
-  g.spatial_rank = 3;
-  g.batch = n;
-  g.in_channels = ci;
-  g.out_channels = co;
-  g.in_size = in;
-  g.kernel = k;
-  g.stride = s;
-  g.padding = p;
-  g.dilation = d;
-  g.validate("test");
-  return g;
-}
-
 ConvGeometry geometry_2d(int64_t n, int64_t ci, int64_t co, int64_t h, int64_t w, std::array<int64_t, 2> k,
                          std::array<int64_t, 2> s, std::array<int64_t, 2> p, std::array<int64_t, 2> d) {
-  ConvGeometry g =
-      geometry_3d(n, ci, co, {1, h, w}, {1, k[0], k[1]}, {1, s[0], s[1]}, {0, p[0], p[1]}, {1, d[0], d[1]});
+  ConvGeometry g = conv3d(n, ci, co, {1, h, w}, {1, k[0], k[1]}, {1, s[0], s[1]}, {0, p[0], p[1]}, {1, d[0], d[1]});
   g.spatial_rank = 2;
   g.validate("test");
   return g;
@@ -224,20 +209,20 @@ TEST_CASE("conv kernels 2D: forward and gradients in double", "[conv][kernels]")
 TEST_CASE("conv kernels 3D: forward and gradients in double", "[conv][kernels]") {
   Worst worst;
   // 5x7x6, stride 2, padding 1, C = 3 -> 4.
-  check_geometry(geometry_3d(2, 3, 4, {5, 7, 6}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}), 21, worst);
+  check_geometry(conv3d(2, 3, 4, {5, 7, 6}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}), 21, worst);
   // Dilation 2 with padding 2 (same size), C = 4 -> 2.
-  check_geometry(geometry_3d(2, 4, 2, {5, 7, 6}, {3, 3, 3}, {1, 1, 1}, {2, 2, 2}, {2, 2, 2}), 22, worst);
+  check_geometry(conv3d(2, 4, 2, {5, 7, 6}, {3, 3, 3}, {1, 1, 1}, {2, 2, 2}, {2, 2, 2}), 22, worst);
   // Kernel 2, stride 2, no padding (the U-Net down-sampling shape); C = 1 -> 1.
-  check_geometry(geometry_3d(2, 1, 1, {5, 7, 6}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}), 23, worst);
+  check_geometry(conv3d(2, 1, 1, {5, 7, 6}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}), 23, worst);
   // Pointwise.
-  check_geometry(geometry_3d(2, 4, 3, {5, 7, 6}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}), 24, worst);
+  check_geometry(conv3d(2, 4, 3, {5, 7, 6}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}), 24, worst);
   // Mixed per-axis settings.
-  check_geometry(geometry_3d(2, 3, 2, {5, 6, 7}, {2, 3, 1}, {1, 2, 3}, {1, 0, 0}, {2, 1, 1}), 25, worst);
+  check_geometry(conv3d(2, 3, 2, {5, 6, 7}, {2, 3, 1}, {1, 2, 3}, {1, 0, 0}, {2, 1, 1}), 25, worst);
   report("conv kernels 3D", worst);
 }
 
 TEST_CASE("conv kernels: one output position per chunk gives the same results", "[conv][kernels]") {
-  const ConvGeometry g = geometry_3d(2, 3, 2, {5, 4, 3}, {3, 3, 3}, {2, 1, 2}, {1, 1, 1}, {1, 1, 1});
+  const ConvGeometry g = conv3d(2, 3, 2, {5, 4, 3}, {3, 3, 3}, {2, 1, 2}, {1, 1, 1}, {1, 1, 1});
   using tessera::testing::random_vector;
   const Vec x = random_vector<double>(static_cast<size_t>(g.input_shape().numel()), 31);
   const Vec w = random_vector<double>(static_cast<size_t>(g.weight_shape().numel()), 32);
@@ -255,7 +240,7 @@ TEST_CASE("conv kernels: one output position per chunk gives the same results", 
 }
 
 TEST_CASE("conv kernels: repeated backward passes are bitwise identical", "[conv][kernels]") {
-  const ConvGeometry g = geometry_3d(2, 3, 4, {5, 7, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
+  const ConvGeometry g = conv3d(2, 3, 4, {5, 7, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
   using tessera::testing::random_vector;
   const Vec x = random_vector<double>(static_cast<size_t>(g.input_shape().numel()), 41);
   const Vec w = random_vector<double>(static_cast<size_t>(g.weight_shape().numel()), 42);
@@ -273,7 +258,7 @@ TEST_CASE("conv kernels: repeated backward passes are bitwise identical", "[conv
 }
 
 TEST_CASE("kokkos ConvOp runs the kernels in float on tensors", "[conv][kernels]") {
-  const ConvGeometry g = geometry_3d(2, 3, 4, {5, 7, 6}, {3, 3, 3}, {2, 1, 2}, {1, 1, 1}, {1, 1, 1});
+  const ConvGeometry g = conv3d(2, 3, 4, {5, 7, 6}, {3, 3, 3}, {2, 1, 2}, {1, 1, 1}, {1, 1, 1});
   using tessera::testing::random_vector;
   const Vec x = random_vector<double>(static_cast<size_t>(g.input_shape().numel()), 51);
   const Vec w = random_vector<double>(static_cast<size_t>(g.weight_shape().numel()), 52);
@@ -301,7 +286,7 @@ TEST_CASE("kokkos ConvOp runs the kernels in float on tensors", "[conv][kernels]
 }
 
 TEST_CASE("conv geometry: output size, shapes and validation", "[conv][geometry]") {
-  ConvGeometry g = geometry_3d(2, 3, 8, {5, 7, 6}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1});
+  ConvGeometry g = conv3d(2, 3, 8, {5, 7, 6}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1});
   CHECK(g.out_size() == std::array<int64_t, 3>{3, 4, 3});
   CHECK(g.input_shape() == tessera::Shape{2, 5, 7, 6, 3});
   CHECK(g.output_shape() == tessera::Shape{2, 3, 4, 3, 8});

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "support/conv_geometry.hpp"
 #include "tessera/core/tensor.hpp"
 #include "tessera/ops/backend.hpp"
 
@@ -74,21 +75,6 @@ inline void expect_close(ErrorLog& log, const std::string& what, const std::stri
   log.record(what, e);
   INFO(where << ": " << what << " relative error " << e);
   CHECK(e <= log.limit());
-}
-
-inline ops::ConvGeometry conv3d(int64_t n, int64_t ci, int64_t co, std::array<int64_t, 3> in, std::array<int64_t, 3> k,
-                    std::array<int64_t, 3> s, std::array<int64_t, 3> p, std::array<int64_t, 3> d) {
-  ops::ConvGeometry g;
-  g.batch = n;
-  g.in_channels = ci;
-  g.out_channels = co;
-  g.in_size = in;
-  g.kernel = k;
-  g.stride = s;
-  g.padding = p;
-  g.dilation = d;
-  g.validate("test");
-  return g;
 }
 
 inline ops::ConvGeometry conv2d(int64_t n, int64_t ci, int64_t co, int64_t h, int64_t w, int64_t k, int64_t s, int64_t p,
