@@ -12,7 +12,8 @@ namespace tessera::io {
 /// the next mini-batches while the current one trains. Each job's exception is kept and
 /// rethrown by the wait() that claims the job, on the caller's thread, so a read error
 /// surfaces where the batch is used, like a synchronous read. Jobs must not launch Kokkos
-/// kernels or call MPI (MPI runs funneled through the main thread).
+/// kernels or call MPI (MPI may grant less than MPI_THREAD_MULTIPLE, and the main thread's
+/// collectives must stay in the same order on every rank).
 class Prefetcher {
  public:
   Prefetcher() = default;
