@@ -26,7 +26,7 @@
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/profiling.hpp"
-#include "tessera/dist/communicator.hpp"
+#include "tessera/parallel/communicator.hpp"
 #include "tessera/io/hdf5_dataset.hpp"
 #include "tessera/layers/loss.hpp"
 #include "tessera/model/model.hpp"
@@ -78,7 +78,7 @@ double read_all(io::Dataset& ds, int64_t batch, bool ahead) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  dist::MpiSession mpi(argc, argv);
+  parallel::MpiSession mpi(argc, argv);
   Kokkos::ScopeGuard kokkos(argc, argv);
   std::string data, train_data, model_file;
   int64_t batch = 4, reps = 3, steps = 12;
@@ -174,7 +174,7 @@ int main(int argc, char* argv[]) {
                   1e3 * data_per_step[0]);
     }
   } catch (const std::exception& e) {
-    return dist::handle_fatal_error(e);
+    return parallel::handle_fatal_error(e);
   }
   return 0;
 }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tessera/core/rng.hpp"
-#include "tessera/ops/backend.hpp"
+#include "tessera/registry/backend_registry.hpp"
 
 using namespace tessera;
 
@@ -43,7 +43,7 @@ int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard kokkos(argc, argv);
   int64_t size = 64, batch = 4;
   int reps = 5;
-  std::vector<std::string> backends = ops::available_backends();
+  std::vector<std::string> backends = registry::available_backends();
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--size")) size = std::stoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--batch")) batch = std::stoll(argv[i + 1]);
@@ -70,7 +70,7 @@ int main(int argc, char* argv[]) {
       g.in_size = {s, s, s};
       g.kernel = {3, 3, 3};
       g.padding = {1, 1, 1};
-      auto op = ops::backend(name).make_conv(g);
+      auto op = registry::backend(name).make_conv(g);
       if (!op) {
         std::printf("%-8s conv%d: not supported\n", name.c_str(), l + 1);
         continue;

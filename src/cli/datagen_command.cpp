@@ -12,7 +12,7 @@
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
-#include "tessera/dist/communicator.hpp"
+#include "tessera/parallel/communicator.hpp"
 #include "tessera/io/cosmoflow_fields.hpp"
 #ifdef TESSERA_HAVE_HDF5
 #include "tessera/io/hdf5_writer.hpp"
@@ -155,7 +155,7 @@ int run_datagen(DatagenArgs& a) {
   (void)a;
   throw ConfigError("datagen", "this build of Tessera has no HDF5 support (configure with -DTESSERA_ENABLE_HDF5=ON)");
 #else
-  const auto world = dist::Communicator::world();
+  const auto world = parallel::Communicator::world();
   const auto start = Clock::now();
   std::error_code ec;
   std::filesystem::create_directories(a.output, ec);

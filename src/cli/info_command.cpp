@@ -5,8 +5,8 @@
 #include "commands.hpp"
 #include "tessera/build_info.hpp"
 #include "tessera/core/log.hpp"
-#include "tessera/dist/communicator.hpp"
-#include "tessera/ops/backend.hpp"
+#include "tessera/parallel/communicator.hpp"
+#include "tessera/registry/backend_registry.hpp"
 #if TESSERA_ENABLE_ONEDNN
 #include "tessera/backends/onednn/onednn_backend.hpp"
 #endif
@@ -24,7 +24,7 @@ int run_info() {
     << " with concurrency " << Kokkos::DefaultExecutionSpace().concurrency() << "\n";
   s << "kokkos kernels: " << TESSERA_KOKKOSKERNELS_VERSION << "\n";
   s << "op backends:    auto";
-  for (const auto& b : ops::available_backends()) s << ", " << b;
+  for (const auto& b : registry::available_backends()) s << ", " << b;
   s << "\n";
 #if TESSERA_ENABLE_ONEDNN
   s << "onednn:         " << onednn_backend::version_string() << "\n";
@@ -42,7 +42,7 @@ int run_info() {
   MPI_Get_library_version(mpi_version, &length);
   std::string mpi_line(mpi_version, static_cast<size_t>(length));
   mpi_line = mpi_line.substr(0, mpi_line.find_first_of("\n,"));
-  s << "mpi:            " << mpi_line << ", " << dist::Communicator::world().size() << " rank(s) in this job\n";
+  s << "mpi:            " << mpi_line << ", " << parallel::Communicator::world().size() << " rank(s) in this job\n";
   s << "kokkos config:\n";
   std::ostringstream k;
   Kokkos::print_configuration(k, false);

@@ -13,11 +13,11 @@
 #include "tessera/build_info.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
-#include "tessera/dist/communicator.hpp"
+#include "tessera/parallel/communicator.hpp"
 
 int main(int argc, char* argv[]) {
   // MPI first: it may consume its own arguments, and every rank must take part even in --help.
-  tessera::dist::MpiSession mpi(argc, argv);
+  tessera::parallel::MpiSession mpi(argc, argv);
   std::vector<char*> ours{argv[0]}, kokkos_args{argv[0]};
   for (int i = 1; i < argc; ++i) (std::string(argv[i]).rfind("--kokkos-", 0) == 0 ? kokkos_args : ours).push_back(argv[i]);
 
@@ -52,7 +52,7 @@ int main(int argc, char* argv[]) {
   } catch (const std::exception& e) {
     // On one rank or many: say what failed where, and end every rank (no rank may be left
     // waiting in a collective for one that is gone).
-    status = tessera::dist::handle_fatal_error(e);
+    status = tessera::parallel::handle_fatal_error(e);
   }
   Kokkos::finalize();
   return status;

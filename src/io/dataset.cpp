@@ -20,7 +20,7 @@ std::array<int64_t, 3> Dataset::spatial_size() const {
   return {1, 1, 1};
 }
 
-void check_load_arguments(const std::string& who, const std::array<int64_t, 3>& size, const dist::Box& box,
+void check_load_arguments(const std::string& who, const std::array<int64_t, 3>& size, const parallel::Box& box,
                           int64_t rows, const Tensor& inputs, int64_t input_channels, const Tensor& targets,
                           int64_t target_values_per_row) {
   for (size_t k = 0; k < 3; ++k)

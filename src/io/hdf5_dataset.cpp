@@ -39,7 +39,7 @@ std::string Hdf5Dataset::describe() const {
          std::to_string(options_.store_bytes >> 20) + " MiB";
 }
 
-void Hdf5Dataset::check(const std::vector<int64_t>& indices, const dist::Box& box) const {
+void Hdf5Dataset::check(const std::vector<int64_t>& indices, const parallel::Box& box) const {
   layout_->schema().check_box(box, options_.name);
   for (const int64_t index : indices)
     if (index < 0 || index >= size())
@@ -176,7 +176,7 @@ void Hdf5Dataset::deliver(const Request& request, const Staging& staging, const 
 
 bool Hdf5Dataset::read_directly(const Request& request, const Tensor& inputs, const Tensor& targets) {
   const SampleSchema& schema = layout_->schema();
-  const dist::Box& box = request.box;
+  const parallel::Box& box = request.box;
   const int64_t in_bytes = schema.input_bytes(box), target_bytes = schema.target_bytes(box);
   const int64_t in_values = schema.input_values(box), target_values = schema.target_values(box);
   const int64_t plane_values = box.extent[1] * box.extent[2] * schema.channels();
@@ -212,7 +212,7 @@ bool Hdf5Dataset::read_directly(const Request& request, const Tensor& inputs, co
     unsigned char* keep = store_.add(sample);  // filled as it is read, when the store has room
     try {
       for (int64_t d = 0; d < box.extent[0]; d += planes) {
-        dist::Box slab = box;
+        parallel::Box slab = box;
         slab.offset[0] += d;
         slab.extent[0] = std::min(planes, box.extent[0] - d);
         unsigned char* bytes = keep ? keep + d * plane_bytes : slab_.data();
@@ -252,7 +252,7 @@ void Hdf5Dataset::claim_oldest(bool rethrow) {
   if (!rethrow) staging->busy = false;
 }
 
-void Hdf5Dataset::load(const std::vector<int64_t>& indices, const dist::Box& box, const Tensor& inputs,
+void Hdf5Dataset::load(const std::vector<int64_t>& indices, const parallel::Box& box, const Tensor& inputs,
                        const Tensor& targets) {
   check(indices, box);
   const SampleSchema& schema = layout_->schema();
@@ -291,7 +291,7 @@ void Hdf5Dataset::load(const std::vector<int64_t>& indices, const dist::Box& box
   staging.busy = false;
 }
 
-void Hdf5Dataset::prefetch(const std::vector<int64_t>& indices, const dist::Box& box) {
+void Hdf5Dataset::prefetch(const std::vector<int64_t>& indices, const parallel::Box& box) {
   if (!options_.prefetch) return;
   check(indices, box);
   const Request request{indices, box};

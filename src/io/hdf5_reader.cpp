@@ -52,12 +52,12 @@ Hdf5Reader::OpenFile& Hdf5Reader::open(size_t file) {
   return *open_.back();
 }
 
-void Hdf5Reader::read(int64_t index, const dist::Box& box, void* inputs, void* targets) {
+void Hdf5Reader::read(int64_t index, const parallel::Box& box, void* inputs, void* targets) {
   read_inputs(index, box, inputs);
   read_targets(index, box, targets);
 }
 
-void Hdf5Reader::read_inputs(int64_t index, const dist::Box& box, void* inputs) {
+void Hdf5Reader::read_inputs(int64_t index, const parallel::Box& box, void* inputs) {
   const SampleSchema& schema = layout_->schema();
   schema.check_box(box, "hdf5 data");
   const auto [file, position] = layout_->locate(index);
@@ -67,7 +67,7 @@ void Hdf5Reader::read_inputs(int64_t index, const dist::Box& box, void* inputs) 
                     layout_->files()[file].path, layout_->names().inputs);
 }
 
-void Hdf5Reader::read_targets(int64_t index, const dist::Box& box, void* targets) {
+void Hdf5Reader::read_targets(int64_t index, const parallel::Box& box, void* targets) {
   const SampleSchema& schema = layout_->schema();
   schema.check_box(box, "hdf5 data");
   const auto [file, position] = layout_->locate(index);

@@ -231,7 +231,7 @@ hid_t memory_type(ElementType type) {
   return H5T_NATIVE_FLOAT;
 }
 
-void read_sample(hid_t dataset, bool stacked, int64_t index, bool cut, const dist::Box& box, ElementType type,
+void read_sample(hid_t dataset, bool stacked, int64_t index, bool cut, const parallel::Box& box, ElementType type,
                  void* out, const std::string& path, const std::string& name) {
   Handle file_space(H5Dget_space(dataset));
   const int rank = file_space.valid() ? H5Sget_simple_extent_ndims(file_space.get()) : -1;

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-#include "tessera/dist/box.hpp"
+#include "tessera/parallel/box.hpp"
 #include "tessera/io/sample_schema.hpp"
 
 namespace tessera::io::hdf5 {
@@ -70,7 +70,7 @@ hid_t memory_type(ElementType type);
 /// Reads the hyperslab of sample `index` of an open dataset (stacked: its first dimension
 /// indexes samples) cut to `box` in its first three per-sample dimensions when `cut`, whole
 /// otherwise, into `out` as `type`.
-void read_sample(hid_t dataset, bool stacked, int64_t index, bool cut, const dist::Box& box, ElementType type,
+void read_sample(hid_t dataset, bool stacked, int64_t index, bool cut, const parallel::Box& box, ElementType type,
                  void* out, const std::string& path, const std::string& name);
 
 }  // namespace tessera::io::hdf5

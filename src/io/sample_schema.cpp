@@ -24,13 +24,13 @@ std::string element_type_name(ElementType type) {
   return "?";
 }
 
-int64_t SampleSchema::target_values(const dist::Box& box) const {
+int64_t SampleSchema::target_values(const parallel::Box& box) const {
   if (!targets_per_voxel) return target.numel();
   const int64_t per_voxel = target.rank() == 4 ? target[3] : 1;
   return box.volume() * per_voxel;
 }
 
-void SampleSchema::check_box(const dist::Box& box, const std::string& who) const {
+void SampleSchema::check_box(const parallel::Box& box, const std::string& who) const {
   for (int k = 0; k < 3; ++k) {
     const auto i = static_cast<size_t>(k);
     if (box.offset[i] < 0 || box.extent[i] < 1 || box.offset[i] + box.extent[i] > input[k])

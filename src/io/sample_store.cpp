@@ -4,7 +4,7 @@
 
 namespace tessera::io {
 
-void SampleStore::reset_for(const dist::Box& box, int64_t input_bytes, int64_t target_bytes) {
+void SampleStore::reset_for(const parallel::Box& box, int64_t input_bytes, int64_t target_bytes) {
   if (box == box_ && input_bytes == input_bytes_ && target_bytes == target_bytes_) return;
   samples_.clear();
   box_ = box;

@@ -34,7 +34,7 @@ void blur_axis(const DeviceView<float>& in, const DeviceView<float>& out, int64_
 /// whole samples of spatial size `size` with `channels` values per voxel (channels-last).
 void gather_boxes(const Kokkos::View<const float**, Kokkos::LayoutRight, MemSpace>& src,
                   const Kokkos::View<const int64_t*, MemSpace>& rows, int64_t n, const std::array<int64_t, 3>& size,
-                  int64_t channels, const dist::Box& box, const DeviceView<float>& dst, int64_t first_row) {
+                  int64_t channels, const parallel::Box& box, const DeviceView<float>& dst, int64_t first_row) {
   const int64_t bd = box.extent[0], bh = box.extent[1], bw = box.extent[2];
   const int64_t od = box.offset[0], oh = box.offset[1], ow = box.offset[2];
   const int64_t sh = size[1], sw = size[2], c = channels, box_values = box.volume() * channels;
@@ -84,7 +84,7 @@ std::array<float, 4> SyntheticFields::parameters(int64_t index) const {
   return theta;
 }
 
-void SyntheticFields::load(const std::vector<int64_t>& indices, const dist::Box& box, const Tensor& inputs,
+void SyntheticFields::load(const std::vector<int64_t>& indices, const parallel::Box& box, const Tensor& inputs,
                            const Tensor& targets) {
   const int64_t s = options_.size, channels = options_.channels;
   const auto n = static_cast<int64_t>(indices.size());
@@ -98,7 +98,7 @@ void SyntheticFields::load(const std::vector<int64_t>& indices, const dist::Box&
   // Inputs are S³ voxels of C channels; targets either 4 values (a 1×1×1 "volume" of 4
   // channels, never cut) or one value per voxel (cut by the box like the inputs).
   const std::array<int64_t, 3> target_size = voxel_targets ? std::array<int64_t, 3>{s, s, s} : std::array<int64_t, 3>{1, 1, 1};
-  const dist::Box target_box = voxel_targets ? box : dist::Box::whole({1, 1, 1});
+  const parallel::Box target_box = voxel_targets ? box : parallel::Box::whole({1, 1, 1});
   const int64_t target_channels = voxel_targets ? 1 : 4;
   const int64_t per_input = sample_shape().numel(), per_target = target_shape().numel();
   if (stored_inputs_.extent(0) == 0) {

@@ -1,7 +1,7 @@
 #include "tessera/layers/add.hpp"
 
 #include "tessera/core/error.hpp"
-#include "tessera/ops/elementwise.hpp"
+#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 
 namespace tessera::layers {
 
@@ -18,8 +18,8 @@ Shape Add::output_shape(const std::vector<Shape>& inputs) const {
 }
 
 void Add::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
-  ops::add(inputs.at(0), inputs.at(1), output);
-  for (size_t i = 2; i < inputs.size(); ++i) ops::axpby(1.0f, inputs[i], 1.0f, output);
+  kokkos_backend::add(inputs.at(0), inputs.at(1), output);
+  for (size_t i = 2; i < inputs.size(); ++i) kokkos_backend::axpby(1.0f, inputs[i], 1.0f, output);
 }
 
 void Add::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*output*/, const Tensor& grad_output,

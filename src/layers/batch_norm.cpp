@@ -95,7 +95,7 @@ void running_statistics(const Tensor& running_mean_t, const Tensor& running_var_
 
 }  // namespace
 
-const dist::Communicator& BatchNorm::statistics_group() const {
+const parallel::Communicator& BatchNorm::statistics_group() const {
   // A spatial group shares each sample, so its statistics always cover the whole group;
   // "sync" widens them to every sample of the mini-batch.
   return sync_ ? grid().all() : grid().spatial();

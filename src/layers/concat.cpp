@@ -1,7 +1,7 @@
 #include "tessera/layers/concat.hpp"
 
 #include "tessera/core/error.hpp"
-#include "tessera/ops/elementwise.hpp"
+#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 
 namespace tessera::layers {
 
@@ -29,7 +29,7 @@ Shape Concat::output_shape(const std::vector<Shape>& inputs) const {
 void Concat::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
   int64_t offset = 0;
   for (const Tensor& x : inputs) {
-    ops::copy_channels(x, output, offset, true);
+    kokkos_backend::copy_channels(x, output, offset, true);
     offset += x.shape()[x.shape().rank() - 1];
   }
 }
@@ -38,7 +38,7 @@ void Concat::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*
                       const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
   int64_t offset = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!grad_inputs.at(i).empty()) ops::copy_channels(grad_inputs[i], grad_output, offset, false);
+    if (!grad_inputs.at(i).empty()) kokkos_backend::copy_channels(grad_inputs[i], grad_output, offset, false);
     offset += inputs[i].shape()[inputs[i].shape().rank() - 1];
   }
 }

@@ -2,7 +2,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/rng.hpp"
-#include "tessera/ops/elementwise.hpp"
+#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 
 namespace tessera::layers {
 
@@ -19,11 +19,11 @@ Shape Dropout::output_shape(const std::vector<Shape>& inputs) const {
   return inputs[0];
 }
 
-ops::BlockPlacement Dropout::placement(const Tensor& t, const StepInfo& step) const {
-  ops::BlockPlacement placed;
+kokkos_backend::BlockPlacement Dropout::placement(const Tensor& t, const StepInfo& step) const {
+  kokkos_backend::BlockPlacement placed;
   placed.first_sample = grid().first_sample(step.batch, where());
   if (grid().distribution().is_spatial() && t.shape().rank() > 2) {
-    placed.sample = dist::spatial_size_of(global_shape(t.shape()));
+    placed.sample = parallel::spatial_size_of(global_shape(t.shape()));
     placed.offset = grid().local_box(placed.sample, where()).offset;
   }
   return placed;
@@ -40,7 +40,7 @@ void Dropout::forward(const std::vector<Tensor>& inputs, const Tensor& output, c
     deep_copy(output, inputs.at(0));
     return;
   }
-  ops::dropout_forward(inputs.at(0), rate_, context().seed, stream(step), output, placement(inputs.at(0), step));
+  kokkos_backend::dropout_forward(inputs.at(0), rate_, context().seed, stream(step), output, placement(inputs.at(0), step));
 }
 
 void Dropout::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*output*/, const Tensor& grad_output,
@@ -51,7 +51,7 @@ void Dropout::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*ou
     deep_copy(dx, grad_output);
     return;
   }
-  ops::dropout_backward(grad_output, rate_, context().seed, stream(step), dx, placement(grad_output, step));
+  kokkos_backend::dropout_backward(grad_output, rate_, context().seed, stream(step), dx, placement(grad_output, step));
 }
 
 }  // namespace tessera::layers

@@ -5,7 +5,7 @@
 
 namespace tessera::layers {
 
-void HaloedInput::reshape(const dist::ProcessGrid& grid, const Shape& local, const Window& window,
+void HaloedInput::reshape(const parallel::ProcessGrid& grid, const Shape& local, const Window& window,
                           float boundary_value, const std::string& where) {
   static const char* const axis[3] = {"depth", "height", "width"};
   require_shape(local.rank() == 4 || local.rank() == 5,
@@ -15,8 +15,8 @@ void HaloedInput::reshape(const dist::ProcessGrid& grid, const Shape& local, con
   wait_region_ = "halo_wait/" + where;
   local_ = local;
   const auto parts = grid.spatial_parts();
-  const auto block = dist::spatial_size_of(local);
-  dist::HaloWidths halo;
+  const auto block = parallel::spatial_size_of(local);
+  parallel::HaloWidths halo;
   op_padding_ = window.padding;
   for (size_t k = 0; k < 3; ++k) {
     if (parts[k] == 1) continue;
@@ -43,11 +43,11 @@ void HaloedInput::reshape(const dist::ProcessGrid& grid, const Shape& local, con
   active_ = halo.any();
   if (!active_) {
     op_shape_ = local;
-    exchange_ = dist::HaloExchange();
+    exchange_ = parallel::HaloExchange();
     padded_ = grad_padded_ = Tensor();
     return;
   }
-  exchange_ = dist::HaloExchange(grid, local, halo, where);
+  exchange_ = parallel::HaloExchange(grid, local, halo, where);
   op_shape_ = exchange_.padded_shape();
   label_ = where;
   ensure_shape(padded_, op_shape_, where + ".haloed_input");

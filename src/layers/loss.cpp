@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
-#include "tessera/ops/elementwise.hpp"
+#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 
 namespace tessera::layers {
 namespace {
@@ -29,7 +29,7 @@ class MeanSquaredError final : public Loss {
                   "mse loss: target of shape " + target.shape().str() + " does not match prediction " + p.str());
     const double per_sample = static_cast<double>(p.numel() / p[0] * sample_parts);
     LossSums sums;
-    sums.loss_sum = ops::mse_loss(prediction, target, per_sample,
+    sums.loss_sum = kokkos_backend::mse_loss(prediction, target, per_sample,
                                   static_cast<float>(1.0 / static_cast<double>(global_batch)), grad);
     return sums;
   }
@@ -56,7 +56,7 @@ class SoftmaxCrossEntropy final : public Loss {
     const double rows_per_sample = static_cast<double>(rows / p[0] * sample_parts);
     LossSums sums;
     sums.loss_sum =
-        ops::softmax_cross_entropy(prediction, target, rows_per_sample,
+        kokkos_backend::softmax_cross_entropy(prediction, target, rows_per_sample,
                                    static_cast<float>(1.0 / static_cast<double>(global_batch)), grad, sums.correct);
     sums.predictions = rows;
     return sums;

@@ -9,13 +9,13 @@
 #include "tessera/core/profiling.hpp"
 #include "tessera/layers/conv_max_pool.hpp"
 #include "tessera/layers/redistribute.hpp"
-#include "tessera/ops/elementwise.hpp"
+#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 
 namespace tessera::model {
 namespace {
 
-dist::Distribution read_distribution(ConfigObject cfg) {
-  dist::Distribution d;
+parallel::Distribution read_distribution(ConfigObject cfg) {
+  parallel::Distribution d;
   d.sample = static_cast<int>(cfg.integer_in("sample", 1, 1 << 20, 1));
   d.channel = static_cast<int>(cfg.integer_in("channel", 1, 1 << 20, 1));
   d.depth = static_cast<int>(cfg.integer_in("depth", 1, 1 << 20, 1));
@@ -55,26 +55,26 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
   const auto init_scheme = spec.choice("init", {"he_normal", "uniform_fan_in"}, "he_normal") == "he_normal"
                                ? layers::InitScheme::he_normal
                                : layers::InitScheme::uniform_fan_in;
-  dist::Distribution default_distribution;
+  parallel::Distribution default_distribution;
   default_distribution.sample = options.group.size();  // data parallelism unless the spec says otherwise
   if (spec.has("distribution")) default_distribution = read_distribution(spec.object("distribution"));
   // One grid (and its sub-communicators) per distinct distribution.
-  std::map<std::string, dist::ProcessGrid> grids;
-  auto grid_for = [&](const dist::Distribution& d, const std::string& path) -> const dist::ProcessGrid& {
+  std::map<std::string, parallel::ProcessGrid> grids;
+  auto grid_for = [&](const parallel::Distribution& d, const std::string& path) -> const parallel::ProcessGrid& {
     auto it = grids.find(d.str());
-    if (it == grids.end()) it = grids.emplace(d.str(), dist::ProcessGrid(d, options.group, path)).first;
+    if (it == grids.end()) it = grids.emplace(d.str(), parallel::ProcessGrid(d, options.group, path)).first;
     m->batch_multiple_ = lcm(m->batch_multiple_, d.sample);
     return it->second;
   };
   m->input_grid_ = grid_for(default_distribution, spec.path_of("distribution"));
 
   std::map<std::string, int> index_of;
-  std::map<std::string, ops::OpFactory*> factory_of;
+  std::map<std::string, registry::OpFactory*> factory_of;
   auto factory = [&](const std::string& backend, const std::string& path) {
     auto it = factory_of.find(backend);
     if (it != factory_of.end()) return it->second;
     try {
-      m->factories_.push_back(std::make_unique<ops::OpFactory>(backend));
+      m->factories_.push_back(std::make_unique<registry::OpFactory>(backend));
     } catch (const Error& e) {
       throw ConfigError(path, e.what());
     }
@@ -92,8 +92,8 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
   // A layer whose distribution differs from its producer's reads the producer's output through
   // a redistribution node (one per producer and destination).
   std::map<std::pair<int, std::string>, int> moved;
-  auto redistributed = [&](int producer, const dist::ProcessGrid& to, const std::string& path) {
-    const dist::ProcessGrid& from = producer == kModelInput ? m->input_grid_ : m->nodes_[static_cast<size_t>(producer)].grid;
+  auto redistributed = [&](int producer, const parallel::ProcessGrid& to, const std::string& path) {
+    const parallel::ProcessGrid& from = producer == kModelInput ? m->input_grid_ : m->nodes_[static_cast<size_t>(producer)].grid;
     if (from.distribution() == to.distribution()) return producer;
     const auto key = std::make_pair(producer, to.distribution().str());
     if (auto it = moved.find(key); it != moved.end()) return it->second;
@@ -376,7 +376,7 @@ void Model::backward(const Tensor& grad_output, const layers::StepInfo& step,
     node.layer->backward(ins, node.output, node.grad, grads, info);
     for (int in : accumulate) {
       Node& src = nodes_[static_cast<size_t>(in)];
-      ops::axpby(1.0f, src.scratch, 1.0f, src.grad);
+      kokkos_backend::axpby(1.0f, src.scratch, 1.0f, src.grad);
     }
     if (on_progress) on_progress(node.first_parameter);
   }

@@ -36,7 +36,7 @@ bool check_replicas_by_default() {
 #endif
 }
 
-void check_replicas(const dist::Communicator& group, const model::ParameterStore& parameters, int64_t step) {
+void check_replicas(const parallel::Communicator& group, const model::ParameterStore& parameters, int64_t step) {
   if (group.is_serial()) return;
   std::vector<const layers::Parameter*> trainable;
   std::vector<uint64_t> lowest, highest;
@@ -48,9 +48,9 @@ void check_replicas(const dist::Communicator& group, const model::ParameterStore
   const std::vector<uint64_t> mine = lowest;
   highest = lowest;
   const int count = static_cast<int>(lowest.size());
-  dist::check_mpi(MPI_Allreduce(MPI_IN_PLACE, lowest.data(), count, MPI_UINT64_T, MPI_MIN, group.handle()),
+  parallel::check_mpi(MPI_Allreduce(MPI_IN_PLACE, lowest.data(), count, MPI_UINT64_T, MPI_MIN, group.handle()),
                   "MPI_Allreduce (replica check)");
-  dist::check_mpi(MPI_Allreduce(MPI_IN_PLACE, highest.data(), count, MPI_UINT64_T, MPI_MAX, group.handle()),
+  parallel::check_mpi(MPI_Allreduce(MPI_IN_PLACE, highest.data(), count, MPI_UINT64_T, MPI_MAX, group.handle()),
                   "MPI_Allreduce (replica check)");
   size_t differing = 0, first = 0;
   for (size_t i = trainable.size(); i-- > 0;)
@@ -64,7 +64,7 @@ void check_replicas(const dist::Communicator& group, const model::ParameterStore
     std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(x));
     return std::string(text);
   };
-  throw dist::DistError("model replicas differ after step " + std::to_string(step) + ": parameter '" +
+  throw parallel::DistError("model replicas differ after step " + std::to_string(step) + ": parameter '" +
                         trainable[first]->name + "' is not bit-identical on the " + std::to_string(group.size()) +
                         " ranks that hold replicas (rank " + std::to_string(group.rank()) + " has fingerprint " +
                         hex(mine[first]) + ", the ranks range from " + hex(lowest[first]) + " to " +

@@ -45,7 +45,7 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
   o.allreduce_bucket_kb = cfg.integer_in("allreduce_bucket_kb", 1, 1 << 30, 4096);
   o.allreduce_progress_thread = cfg.boolean("allreduce_progress_thread", o.allreduce_progress_thread);
   if (cfg.choice("gradient_combination", {"sum", "adasum"}, "sum") == "adasum")
-    o.gradient_combination = dist::GradientCombination::adasum;
+    o.gradient_combination = parallel::GradientCombination::adasum;
   o.check_replicas = cfg.boolean("check_replicas", o.check_replicas);
   if (cfg.has("checkpoint")) {
     auto ck = cfg.object("checkpoint");
@@ -70,7 +70,7 @@ std::array<int64_t, 3> sample_spatial_size(const Shape& sample) {
 
 Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& optimizer, io::DataSplit& data,
                  const TrainingOptions& options, const nlohmann::json& optimizer_config,
-                 dist::Communicator group)
+                 parallel::Communicator group)
     : model_(model), loss_(loss), optimizer_(optimizer), data_(data), options_(options), group_(group) {
   if (!data_.train) throw Error("training needs a training dataset");
   if (data_.train->sample_shape() != model_.sample_shape())
@@ -95,8 +95,8 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
                                                    "multiple of " + std::to_string(multiple));
   // Inputs and targets are read for this rank's block under the input distribution; the loss
   // sees its block of the targets under the output distribution.
-  const dist::ProcessGrid& in_grid = model_.input_grid();
-  const dist::ProcessGrid& out_grid = model_.output_grid();
+  const parallel::ProcessGrid& in_grid = model_.input_grid();
+  const parallel::ProcessGrid& out_grid = model_.output_grid();
   local_batch_ = in_grid.local_batch(options_.batch_size, "model input");
   box_ = in_grid.local_box(sample_spatial_size(model_.sample_shape()), "model input");
   const bool voxel_targets = have_target.rank() > 2 || out.rank() > 2;
@@ -110,18 +110,18 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
                                               " splits the batch into fewer sample groups than the input's " +
                                               in_grid.distribution().str() + "; its targets would live on other ranks");
   }
-  if (options_.gradient_combination == dist::GradientCombination::adasum && model_.has_spatial_split())
+  if (options_.gradient_combination == parallel::GradientCombination::adasum && model_.has_spatial_split())
     throw ConfigError("$.training.gradient_combination",
                       "adasum combines whole-sample gradients of sample groups; this model splits samples in space");
   if (group_.rank() != 0) options_.metrics_file.clear();  // one log, one checkpoint, one console
   optimizer_.bind(model_.parameters().values(), model_.parameters().grads());
-  if (options_.gradient_combination == dist::GradientCombination::adasum) {
+  if (options_.gradient_combination == parallel::GradientCombination::adasum) {
     // Adasum combines each parameter tensor on its own.
-    reducer_ = std::make_unique<dist::GradientReducer>(
+    reducer_ = std::make_unique<parallel::GradientReducer>(
         model_.parameters().grads(),
-        dist::Adasum(group_, model_.parameters().trainable_offsets(), "$.training.gradient_combination"));
+        parallel::Adasum(group_, model_.parameters().trainable_offsets(), "$.training.gradient_combination"));
   } else {
-    reducer_ = std::make_unique<dist::GradientReducer>(
+    reducer_ = std::make_unique<parallel::GradientReducer>(
         group_, model_.parameters().grads(), model_.parameters().trainable_offsets(),
         options_.allreduce_bucket_kb * 1024 / 4, options_.allreduce_progress_thread);
   }
@@ -174,8 +174,8 @@ Shape Trainer::local_target_shape(int64_t rows, const Shape& per_sample) const {
 }
 
 Tensor Trainer::loss_targets(const Tensor& targets, const Tensor& prediction, int64_t global_rows) const {
-  const dist::ProcessGrid& in_grid = model_.input_grid();
-  const dist::ProcessGrid& out_grid = model_.output_grid();
+  const parallel::ProcessGrid& in_grid = model_.input_grid();
+  const parallel::ProcessGrid& out_grid = model_.output_grid();
   const Shape wanted = loss_.target_shape(prediction.shape());
   if (in_grid.distribution() == out_grid.distribution()) return targets.reshaped(wanted);
   // Per-sample targets of the output's sample groups: a run of the rows read for the input's
@@ -202,7 +202,7 @@ Trainer::Validation Trainer::validate() {
   Validation v;
   auto& ds = *data_.validation;
   const int64_t n = validation_samples_, b = options_.batch_size;
-  const dist::ProcessGrid& in_grid = model_.input_grid();
+  const parallel::ProcessGrid& in_grid = model_.input_grid();
   double loss_sum = 0.0;
   int64_t correct = 0, predictions = 0;
   // Target moments give the predict-the-mean baseline of a regression on per-sample targets;

@@ -63,7 +63,7 @@ std::string TrainingRun::describe() const {
        std::to_string(trainer_->steps_per_epoch()) + " steps, batch " + std::to_string(options_.batch_size) +
        ", seed " + std::to_string(options_.seed) + "\n";
   s += "threads:   " + std::to_string(ExecSpace().concurrency()) + " (" + ExecSpace::name() + ") per rank, " +
-       std::to_string(dist::Communicator::world().size()) + " rank(s)\n";
+       std::to_string(parallel::Communicator::world().size()) + " rank(s)\n";
   return s;
 }
 

@@ -15,7 +15,7 @@
 #include "support/hdf5_files.hpp"
 #include "support/mpi_program.hpp"
 #include "tessera/core/rng.hpp"
-#include "tessera/dist/process_grid.hpp"
+#include "tessera/parallel/process_grid.hpp"
 #include "tessera/io/dataset.hpp"
 #include "tessera/io/hdf5_writer.hpp"
 
@@ -32,7 +32,7 @@ struct DataSet {
 
 /// Host copies of `ds` loading `indices` cut to `box`.
 std::pair<std::vector<float>, std::vector<float>> read(io::Dataset& ds, const std::vector<int64_t>& indices,
-                                                       const dist::Box& box, int64_t channels) {
+                                                       const parallel::Box& box, int64_t channels) {
   const auto n = static_cast<int64_t>(indices.size());
   const int64_t per_target = ds.targets_per_voxel() ? box.volume() : ds.target_shape().numel();
   Tensor x(Shape{n, box.extent[0], box.extent[1], box.extent[2], channels}), y(Shape{n, per_target});
@@ -44,7 +44,7 @@ std::pair<std::vector<float>, std::vector<float>> read(io::Dataset& ds, const st
 
 int main(int argc, char* argv[]) {
   testing::MpiProgram program(argc, argv);
-  const auto world = dist::Communicator::world();
+  const auto world = parallel::Communicator::world();
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s SCRATCH_FOLDER\n", argv[0]);
     return 2;
@@ -94,13 +94,13 @@ int main(int argc, char* argv[]) {
             for (int ph = 1; ph <= ranks; ++ph)
               for (int pw = 1; pw <= ranks; ++pw) {
                 if (s * pd * ph * pw != ranks || batch % s || set.d % pd || set.h % ph || set.w % pw) continue;
-                dist::Distribution distribution;
+                parallel::Distribution distribution;
                 distribution.sample = s;
                 distribution.depth = pd;
                 distribution.height = ph;
                 distribution.width = pw;
-                const dist::ProcessGrid grid(distribution, world, "test");
-                const dist::Box box = grid.local_box({set.d, set.h, set.w}, "test");
+                const parallel::ProcessGrid grid(distribution, world, "test");
+                const parallel::Box box = grid.local_box({set.d, set.h, set.w}, "test");
                 int64_t volume = box.volume();
                 world.allreduce_sum(&volume, 1);
                 ++checks;
@@ -158,7 +158,7 @@ int main(int argc, char* argv[]) {
       }
     }
   } catch (const std::exception& e) {
-    return dist::handle_fatal_error(e);
+    return parallel::handle_fatal_error(e);
   }
   int64_t totals[2] = {failures, checks};
   world.allreduce_sum(totals, 2);

@@ -30,7 +30,7 @@ std::shared_ptr<const io::Hdf5Layout> files_layout(const std::vector<std::string
 
 /// Loads `indices` with `box` and returns the host copies of inputs and targets.
 std::pair<std::vector<float>, std::vector<float>> load(io::Dataset& ds, const std::vector<int64_t>& indices,
-                                                       const dist::Box& box, int64_t targets_per_row) {
+                                                       const parallel::Box& box, int64_t targets_per_row) {
   const auto n = static_cast<int64_t>(indices.size());
   const int64_t channels = ds.sample_shape()[3];
   Tensor x(Shape{n, box.extent[0], box.extent[1], box.extent[2], channels}), y(Shape{n, targets_per_row});
@@ -74,10 +74,10 @@ TEST_CASE("Hyperslab reads equal the full read sliced, for inputs and per-voxel 
   REQUIRE(layout->schema().target == Shape{6, 4, 8});
   io::Hdf5Dataset ds(layout, {}, options());
   CHECK(ds.targets_per_voxel());
-  const dist::Box whole = ds.whole_box();
+  const parallel::Box whole = ds.whole_box();
   const auto full = load(ds, {2, 1}, whole, whole.volume());
-  for (const dist::Box box : {dist::Box{{0, 0, 0}, {3, 4, 8}}, dist::Box{{3, 0, 0}, {3, 4, 8}},
-                              dist::Box{{0, 2, 4}, {6, 2, 4}}, dist::Box{{1, 1, 3}, {2, 3, 5}}}) {
+  for (const parallel::Box box : {parallel::Box{{0, 0, 0}, {3, 4, 8}}, parallel::Box{{3, 0, 0}, {3, 4, 8}},
+                              parallel::Box{{0, 2, 4}, {6, 2, 4}}, parallel::Box{{1, 1, 3}, {2, 3, 5}}}) {
     const auto part = load(ds, {2, 1}, box, box.volume());
     // The full read, sliced here on the host.
     std::vector<float> sliced_x, sliced_y;
@@ -94,7 +94,7 @@ TEST_CASE("Hyperslab reads equal the full read sliced, for inputs and per-voxel 
     CHECK(part.second == sliced_y);
     CHECK(part.first == concat({pattern_box(2, box, 3), pattern_box(1, box, 3)}));
   }
-  CHECK_THROWS_AS(load(ds, {0}, dist::Box{{4, 0, 0}, {3, 4, 8}}, 72), ShapeError);
+  CHECK_THROWS_AS(load(ds, {0}, parallel::Box{{4, 0, 0}, {3, 4, 8}}, 72), ShapeError);
 }
 
 TEST_CASE("Stored uint8, int16, int32 and float32 inputs convert to floats with the normalisation", "[io][hdf5]") {
@@ -177,7 +177,7 @@ TEST_CASE("A sample list names one-sample files, CosmoFlow's layout, relative to
   CHECK(layout->files()[0].checked);
   CHECK_FALSE(layout->files()[2].checked);  // checked when first read
   io::Hdf5Dataset ds(layout, {}, options());
-  const dist::Box box{{1, 0, 0}, {2, 4, 2}};
+  const parallel::Box box{{1, 0, 0}, {2, 4, 2}};
   const auto [x, y] = load(ds, {2, 0}, box, 4);
   CHECK(x == concat({pattern_box(2, box, 3), pattern_box(0, box, 3)}));
   CHECK(y == std::vector<float>{0.2f, -0.5f, 0.25f, 1.0f, 0.0f, -0.5f, 0.25f, 1.0f});
@@ -189,7 +189,7 @@ TEST_CASE("Later epochs come from the sample store and read no files", "[io][hdf
   const auto layout = files_layout({dir / "s.h5"});
   io::Hdf5Dataset plain(layout, {}, options());
   io::Hdf5Dataset stored(layout, {}, options(false, 1 << 20));
-  const dist::Box box{{0, 2, 0}, {4, 2, 4}};
+  const parallel::Box box{{0, 2, 0}, {4, 2, 4}};
   const auto first = load(stored, {5, 1, 2}, box, 4);
   CHECK(stored.statistics().file_reads == 3);
   const auto again = load(stored, {2, 5, 1}, box, 4);  // all stored now
@@ -197,7 +197,7 @@ TEST_CASE("Later epochs come from the sample store and read no files", "[io][hdf
   CHECK(stored.statistics().store_reads == 3);
   CHECK(again == load(plain, {2, 5, 1}, box, 4));
   // Another box (a different spatial split) starts the store afresh instead of mixing boxes.
-  const dist::Box other{{0, 0, 0}, {4, 2, 4}};
+  const parallel::Box other{{0, 0, 0}, {4, 2, 4}};
   CHECK(load(stored, {5}, other, 4) == load(plain, {5}, other, 4));
   CHECK(stored.statistics().file_reads == 4);
   // A store too small for one more sample keeps what it has and reads the rest each time.
@@ -227,7 +227,7 @@ TEST_CASE("Prefetched batches equal synchronous ones", "[io][hdf5]") {
       sync_options.normalization.mean = ahead_options.normalization.mean = {0.5, -1.0};
       sync_options.normalization.std = ahead_options.normalization.std = {2.0, 3.0};
       io::Hdf5Dataset sync(layout, {}, sync_options), prefetching(layout, {}, ahead_options);
-      const dist::Box box{{0, 0, 2}, {4, 6, 2}};
+      const parallel::Box box{{0, 0, 2}, {4, 6, 2}};
       const std::vector<std::vector<int64_t>> batches{{3, 1}, {7, 0}, {2, 5}, {3, 1}, {6, 4}, {0, 7}};
       prefetching.prefetch(batches[0], box);
       for (size_t i = 0; i < batches.size(); ++i) {

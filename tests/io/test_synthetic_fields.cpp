@@ -158,7 +158,7 @@ TEST_CASE("Loading a box of each sample equals cutting it from the whole sample"
       Tensor x(Shape{2, 6, 6, 6, 3}), y(Shape{2, voxel ? 216 : 4});
       ds.load({4, 1}, ds.whole_box(), x, y);
       const auto hx = x.to_host(), hy = y.to_host();
-      const dist::Box box{{2, 0, 3}, {4, 3, 3}};
+      const parallel::Box box{{2, 0, 3}, {4, 3, 3}};
       Tensor bx(Shape{2, 4, 3, 3, 3}), by(Shape{2, voxel ? 36 : 4});
       ds.load({4, 1}, box, bx, by);
       std::vector<float> want_x, want_y;
@@ -173,7 +173,7 @@ TEST_CASE("Loading a box of each sample equals cutting it from the whole sample"
       if (!voxel) want_y = hy;  // per-sample targets are not cut
       CHECK(bx.to_host() == want_x);
       CHECK(by.to_host() == want_y);
-      CHECK_THROWS_AS(ds.load({0}, dist::Box{{3, 0, 0}, {4, 6, 6}}, bx, by), ShapeError);
+      CHECK_THROWS_AS(ds.load({0}, parallel::Box{{3, 0, 0}, {4, 6, 6}}, bx, by), ShapeError);
     }
   }
 }

@@ -115,7 +115,7 @@ TEST_CASE("conv layer: configuration keys", "[conv][layers]") {
 
 TEST_CASE("conv layer: shape errors name the layer and the shape", "[conv][layers]") {
   tessera::testing::TestParameters params;
-  tessera::ops::OpFactory factory("kokkos");
+  tessera::registry::OpFactory factory("kokkos");
   tessera::layers::LayerContext ctx;
   ctx.ops = &factory;
 

@@ -15,7 +15,8 @@
 #include "support/test_parameters.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/layers/conv_max_pool.hpp"
-#include "tessera/ops/backend.hpp"
+#include "tessera/registry/backend_registry.hpp"
+#include "tessera/registry/op_factory.hpp"
 
 namespace {
 
@@ -85,7 +86,7 @@ struct Result {
   Floats output, weight_grad, bias_grad, input_grad;  // input_grad empty when not asked for
 };
 
-Result run_fused(const Case& c, ops::OpFactory& factory, const Tensor& x, const Tensor& dy, bool want_dx, int repeats) {
+Result run_fused(const Case& c, registry::OpFactory& factory, const Tensor& x, const Tensor& dy, bool want_dx, int repeats) {
   testing::TestParameters params;
   layers::LayerContext ctx;
   ctx.ops = &factory;
@@ -116,7 +117,7 @@ Result run_fused(const Case& c, ops::OpFactory& factory, const Tensor& x, const 
   return r;
 }
 
-Result run_separately(const Case& c, ops::OpFactory& factory, const Tensor& x, const Tensor& dy, bool want_dx) {
+Result run_separately(const Case& c, registry::OpFactory& factory, const Tensor& x, const Tensor& dy, bool want_dx) {
   testing::TestParameters params;
   layers::LayerContext ctx;
   ctx.ops = &factory;
@@ -138,8 +139,8 @@ Result run_separately(const Case& c, ops::OpFactory& factory, const Tensor& x, c
 }  // namespace
 
 TEST_CASE("A fused convolution and max pool equals the two layers run separately", "[layers][conv][pool]") {
-  for (const std::string& backend : ops::available_backends()) {
-    ops::OpFactory factory(backend);
+  for (const std::string& backend : registry::available_backends()) {
+    registry::OpFactory factory(backend);
     for (const Case& c : cases()) {
       INFO(backend << ": " << c.what);
       const Tensor x(c.input);
@@ -182,7 +183,7 @@ TEST_CASE("Only non-overlapping max pools without padding fuse", "[layers][conv]
   CHECK_FALSE(ConvMaxPool::can_fuse(max_pool({8, 8, 4}), 3));  // 256 window positions
 
   const Shape in{1, 4, 4, 4, 2};
-  ops::OpFactory factory("kokkos");
+  registry::OpFactory factory("kokkos");
   testing::TestParameters params;
   layers::LayerContext ctx;
   ctx.ops = &factory;

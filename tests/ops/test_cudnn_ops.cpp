@@ -20,7 +20,8 @@
 
 #include "tessera/backends/cudnn/cudnn_backend.hpp"
 #include "tessera/core/tensor.hpp"
-#include "tessera/ops/backend.hpp"
+#include "tessera/registry/backend_registry.hpp"
+#include "tessera/registry/op_factory.hpp"
 #include "support/backend_comparison.hpp"
 
 namespace {
@@ -104,12 +105,12 @@ TEST_CASE("cudnn conv serves transposed convolution: backward_data with stride 2
 
 TEST_CASE("cudnn conv gives identical results on repeated calls", "[cudnn][conv]") {
   const ConvGeometry g = conv3d(2, 4, 16, {5, 7, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
-  auto op = ops::backend("cudnn").make_conv(g);
+  auto op = registry::backend("cudnn").make_conv(g);
   REQUIRE(op != nullptr);
   const auto first = run_all_passes(*op, g, 1);
   for (int repeat = 0; repeat < 3; ++repeat) CHECK(run_all_passes(*op, g, 1) == first);
   // A second op of the same geometry chooses the same algorithms, so it agrees bit for bit.
-  auto again = ops::backend("cudnn").make_conv(g);
+  auto again = registry::backend("cudnn").make_conv(g);
   REQUIRE(again != nullptr);
   CHECK(run_all_passes(*again, g, 1) == first);
 }
@@ -122,7 +123,7 @@ TEST_CASE("cudnn conv with timed algorithm choice matches kokkos and repeats exa
   WARN(log.str());
   // The choice is made on the first call of each pass and kept: later calls repeat it.
   const ConvGeometry g = conv3d(2, 16, 32, {6, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
-  auto op = ops::backend("cudnn").make_conv(g);
+  auto op = registry::backend("cudnn").make_conv(g);
   REQUIRE(op != nullptr);
   const auto first = run_all_passes(*op, g, 5);
   CHECK(run_all_passes(*op, g, 5) == first);
@@ -143,7 +144,7 @@ TEST_CASE("cudnn ops share one grow-only workspace: steady-state calls allocate 
       conv2d(2, 8, 16, 16, 16, 3, 2, 1, 1)};
   std::vector<std::unique_ptr<ops::ConvOp>> convs;
   for (const auto& g : geometries) {
-    convs.push_back(ops::backend("cudnn").make_conv(g));
+    convs.push_back(registry::backend("cudnn").make_conv(g));
     REQUIRE(convs.back() != nullptr);
   }
   for (size_t i = 0; i < convs.size(); ++i) run_all_passes(*convs[i], geometries[i], 900);
@@ -161,8 +162,8 @@ TEST_CASE("cudnn pooling matches kokkos: max and average, stride 2, padding, 2D 
 
 TEST_CASE("cudnn max pooling backward uses its own copy of the forward output", "[cudnn][pool]") {
   const PoolGeometry g = pool(PoolKind::max, 3, 8, {6, 6, 6}, 2, 2, 0);
-  auto mine = ops::backend("cudnn").make_pool(g);
-  auto ref = ops::backend("kokkos").make_pool(g);
+  auto mine = registry::backend("cudnn").make_pool(g);
+  auto ref = registry::backend("kokkos").make_pool(g);
   REQUIRE(mine != nullptr);
   const Tensor x = random_tensor(g.input_shape(), 31), dy = random_tensor(g.output_shape(), 32);
   const Tensor y(g.output_shape()), y_ref(g.output_shape());
@@ -177,16 +178,16 @@ TEST_CASE("cudnn max pooling backward uses its own copy of the forward output", 
 
 TEST_CASE("cudnn pooling backward before forward is an error for max pooling", "[cudnn][pool]") {
   const PoolGeometry g = pool(PoolKind::max, 3, 4, {4, 4, 4}, 2, 2, 0);
-  auto op = ops::backend("cudnn").make_pool(g);
+  auto op = registry::backend("cudnn").make_pool(g);
   REQUIRE(op != nullptr);
   const Tensor x(g.input_shape()), dy(g.output_shape()), dx(g.input_shape());
   CHECK_THROWS_WITH(op->backward(x, dy, dx), Catch::Contains("backward called before forward"));
 }
 
 TEST_CASE("auto takes cudnn for convolution and pooling", "[cudnn]") {
-  REQUIRE(!ops::available_backends().empty());
-  CHECK(ops::available_backends().front() == "cudnn");
-  const ops::OpFactory factory("auto");
+  REQUIRE(!registry::available_backends().empty());
+  CHECK(registry::available_backends().front() == "cudnn");
+  const registry::OpFactory factory("auto");
   const ConvGeometry g = conv3d(2, 4, 8, {6, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
   CHECK(factory.conv(g, "conv1")->backend() == "cudnn");
   CHECK(factory.pool(pool(PoolKind::max, 3, 8, {6, 6, 6}, 2, 2, 0), "pool1")->backend() == "cudnn");
@@ -194,29 +195,29 @@ TEST_CASE("auto takes cudnn for convolution and pooling", "[cudnn]") {
 
 TEST_CASE("cudnn declines batch norm, activations and inner products, so auto runs them on kokkos",
           "[cudnn][batch_norm][eltwise][inner_product]") {
-  const ops::OpFactory factory("auto");
+  const registry::OpFactory factory("auto");
   const ops::BatchNormGeometry bn{64, 8, 1e-5f};
-  CHECK(ops::backend("cudnn").make_batch_norm(bn) == nullptr);
+  CHECK(registry::backend("cudnn").make_batch_norm(bn) == nullptr);
   CHECK(factory.batch_norm(bn, "bn1")->backend() == "kokkos");
   const ops::EltwiseDesc leaky{ops::EltwiseKind::leaky_relu, 0.01f};
-  CHECK(ops::backend("cudnn").make_eltwise(leaky) == nullptr);
+  CHECK(registry::backend("cudnn").make_eltwise(leaky) == nullptr);
   CHECK(factory.eltwise(leaky, "act1")->backend() == "kokkos");
   const ops::InnerProductGeometry ip{4, 128, 64};
-  CHECK(ops::backend("cudnn").make_inner_product(ip) == nullptr);
+  CHECK(registry::backend("cudnn").make_inner_product(ip) == nullptr);
   CHECK(factory.inner_product(ip, "fc1")->backend() == "kokkos");
-  CHECK_THROWS_WITH(ops::OpFactory("cudnn").eltwise(leaky, "act1"),
+  CHECK_THROWS_WITH(registry::OpFactory("cudnn").eltwise(leaky, "act1"),
                     Catch::Contains("backend 'cudnn' does not support leaky_relu"));
 }
 
 TEST_CASE("cudnn declines a convolution beyond its 32-bit tensor sizes", "[cudnn][conv]") {
   // 2^31 input elements: the descriptors' int dimensions and strides cannot describe it.
   const ConvGeometry g = conv3d(2, 16, 16, {1024, 256, 256}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
-  CHECK(ops::backend("cudnn").make_conv(g) == nullptr);
+  CHECK(registry::backend("cudnn").make_conv(g) == nullptr);
 }
 
 TEST_CASE("cudnn ops reject tensors of the wrong size", "[cudnn]") {
   const ConvGeometry g = conv3d(1, 2, 3, {4, 4, 4}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
-  auto op = ops::backend("cudnn").make_conv(g);
+  auto op = registry::backend("cudnn").make_conv(g);
   REQUIRE(op != nullptr);
   const Tensor x(g.input_shape()), w(g.weight_shape()), wrong(Shape{1, 4, 4, 4, 2});
   CHECK_THROWS_WITH(op->forward(x, w, Tensor(), wrong), Catch::Contains("cudnn convolution 3d 2->3"));

@@ -7,13 +7,13 @@
 #include "support/gradient_check.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/rng.hpp"
-#include "tessera/ops/elementwise.hpp"
+#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 
 using tessera::Shape;
 using tessera::Tensor;
 using tessera::testing::check_gradient;
 using tessera::testing::random_vector;
-namespace ops = tessera::ops;
+namespace kokkos_backend = tessera::kokkos_backend;
 
 namespace {
 
@@ -29,35 +29,35 @@ TEST_CASE("axpby, add and the double reductions", "[elementwise]") {
   const Tensor x = tensor(Shape{2, 2}, {1.0f, 2.0f, 3.0f, 4.0f});
   const Tensor y = tensor(Shape{4}, {0.5f, -1.0f, 2.0f, 0.0f});
   Tensor z(Shape{2, 2});
-  ops::add(x, y, z);
+  kokkos_backend::add(x, y, z);
   CHECK(z.to_host() == std::vector<float>{1.5f, 1.0f, 5.0f, 4.0f});
-  ops::axpby(2.0f, x, -1.0f, z);
+  kokkos_backend::axpby(2.0f, x, -1.0f, z);
   CHECK(z.to_host() == std::vector<float>{0.5f, 3.0f, 1.0f, 4.0f});
-  CHECK(ops::sum(x) == 10.0);
-  CHECK(ops::sum_squares(x) == 30.0);
-  CHECK(ops::dot(x, y) == 4.5);
-  CHECK_THROWS_AS(ops::add(x, Tensor(Shape{3}), z), tessera::ShapeError);
+  CHECK(kokkos_backend::sum(x) == 10.0);
+  CHECK(kokkos_backend::sum_squares(x) == 30.0);
+  CHECK(kokkos_backend::dot(x, y) == 4.5);
+  CHECK_THROWS_AS(kokkos_backend::add(x, Tensor(Shape{3}), z), tessera::ShapeError);
 
   // Accumulation in double keeps what float accumulation would round away, in any order.
   const Tensor cancelling = tensor(Shape{3}, {1e8f, 1.0f, -1e8f});
-  CHECK(ops::sum(cancelling) == 1.0);
+  CHECK(kokkos_backend::sum(cancelling) == 1.0);
   const Tensor wide = tensor(Shape{2}, {1e4f, 1.0f});
-  CHECK(ops::sum_squares(wide) == 100000001.0);
-  CHECK(ops::dot(wide, wide) == 100000001.0);
+  CHECK(kokkos_backend::sum_squares(wide) == 100000001.0);
+  CHECK(kokkos_backend::dot(wide, wide) == 100000001.0);
 }
 
 TEST_CASE("copy_channels writes and reads a channel block", "[elementwise]") {
   const Tensor a = tensor(Shape{2, 1, 1, 2}, {1, 2, 3, 4});
   const Tensor b = tensor(Shape{2, 1, 1, 1}, {9, 8});
   Tensor out(Shape{2, 1, 1, 3});
-  ops::copy_channels(a, out, 0, true);
-  ops::copy_channels(b, out, 2, true);
+  kokkos_backend::copy_channels(a, out, 0, true);
+  kokkos_backend::copy_channels(b, out, 2, true);
   CHECK(out.to_host() == std::vector<float>{1, 2, 9, 3, 4, 8});
   Tensor back(Shape{2, 1, 1, 1});
-  ops::copy_channels(back, out, 1, false);
+  kokkos_backend::copy_channels(back, out, 1, false);
   CHECK(back.to_host() == std::vector<float>{2, 4});
-  CHECK_THROWS_AS(ops::copy_channels(a, out, 2, true), tessera::ShapeError);
-  CHECK_THROWS_AS(ops::copy_channels(tensor(Shape{3, 1, 1, 1}, {1, 2, 3}), out, 0, true), tessera::ShapeError);
+  CHECK_THROWS_AS(kokkos_backend::copy_channels(a, out, 2, true), tessera::ShapeError);
+  CHECK_THROWS_AS(kokkos_backend::copy_channels(tensor(Shape{3, 1, 1, 1}, {1, 2, 3}), out, 0, true), tessera::ShapeError);
 }
 
 TEST_CASE("dropout keeps about 1 − p, scales by 1/(1 − p) and reproduces its mask", "[elementwise][dropout]") {
@@ -67,9 +67,9 @@ TEST_CASE("dropout keeps about 1 − p, scales by 1/(1 − p) and reproduces its
   Tensor y(Shape{n}), y2(Shape{n}), other(Shape{n});
   const float p = 0.3f;
   const uint64_t seed = 5, stream = tessera::rng::stream_of("drop");
-  ops::dropout_forward(x, p, seed, stream, y);
-  ops::dropout_forward(x, p, seed, stream, y2);
-  ops::dropout_forward(x, p, seed, stream + 1, other);
+  kokkos_backend::dropout_forward(x, p, seed, stream, y);
+  kokkos_backend::dropout_forward(x, p, seed, stream, y2);
+  kokkos_backend::dropout_forward(x, p, seed, stream + 1, other);
   const auto v = y.to_host();
   const auto v2 = y2.to_host();
   const auto vo = other.to_host();
@@ -90,14 +90,14 @@ TEST_CASE("dropout keeps about 1 − p, scales by 1/(1 − p) and reproduces its
   // Backward applies the same mask to the gradient.
   Tensor dy(Shape{n}), dx(Shape{n});
   dy.copy_from_host(random_vector<float>(static_cast<size_t>(n), 3u));
-  ops::dropout_backward(dy, p, seed, stream, dx);
+  kokkos_backend::dropout_backward(dy, p, seed, stream, dx);
   const auto g = dy.to_host();
   const auto gx = dx.to_host();
   bool consistent = true;
   for (size_t k = 0; k < g.size(); ++k)
     consistent = consistent && gx[k] == (v[k] != 0.0f ? g[k] * (1.0f / (1.0f - p)) : 0.0f);
   CHECK(consistent);
-  CHECK_THROWS_AS(ops::dropout_forward(x, 1.0f, seed, stream, y), tessera::Error);
+  CHECK_THROWS_AS(kokkos_backend::dropout_forward(x, 1.0f, seed, stream, y), tessera::Error);
 }
 
 TEST_CASE("mse_loss against hand-computed values and finite differences", "[elementwise][loss]") {
@@ -105,19 +105,19 @@ TEST_CASE("mse_loss against hand-computed values and finite differences", "[elem
   const Tensor target = tensor(Shape{2, 2}, {0.0f, 2.0f, 1.0f, 1.0f});
   Tensor grad(Shape{2, 2});
   // Σ d² = 1 + 0 + 4 + 16 = 21, over count 2 → 10.5; grad = 2d/2·0.5 = d/2.
-  CHECK(ops::mse_loss(pred, target, 2.0, 0.5f, grad) == Approx(10.5));
+  CHECK(kokkos_backend::mse_loss(pred, target, 2.0, 0.5f, grad) == Approx(10.5));
   CHECK(grad.to_host() == std::vector<float>{0.5f, 0.0f, 1.0f, 2.0f});
-  CHECK(ops::mse_loss(pred, target, 4.0, 1.0f, Tensor()) == Approx(5.25));
+  CHECK(kokkos_backend::mse_loss(pred, target, 4.0, 1.0f, Tensor()) == Approx(5.25));
 
   auto p = random_vector<float>(12, 9u);
   const Tensor t = tensor(Shape{3, 4}, random_vector<float>(12, 10u));
   Tensor pt = tensor(Shape{3, 4}, p), g(Shape{3, 4});
-  ops::mse_loss(pt, t, 4.0, 1.0f, g);
+  kokkos_backend::mse_loss(pt, t, 4.0, 1.0f, g);
   const auto check = check_gradient<float>(
       p, g.to_host(),
       [&](const std::vector<float>& v) {
         pt.copy_from_host(v);
-        return ops::mse_loss(pt, t, 4.0, 1.0f, Tensor());
+        return kokkos_backend::mse_loss(pt, t, 4.0, 1.0f, Tensor());
       },
       1e-2, 1e-3);
   std::printf("[tolerance] mse_loss gradient (float): max_rel_error %.3g (limit 1e-3)\n", check.max_rel_error);
@@ -132,7 +132,7 @@ TEST_CASE("softmax_cross_entropy against hand-computed values", "[elementwise][l
   const Tensor labels = tensor(Shape{2}, {1.0f, 1.0f});
   Tensor grad(Shape{2, 2});
   int64_t correct = -1;
-  const double loss = ops::softmax_cross_entropy(logits, labels, 1.0, 0.5f, grad, correct);
+  const double loss = kokkos_backend::softmax_cross_entropy(logits, labels, 1.0, 0.5f, grad, correct);
   CHECK(loss == Approx(-std::log(0.75) + std::log(2.0)));
   CHECK(correct == 1);
   const auto g = grad.to_host();
@@ -144,18 +144,18 @@ TEST_CASE("softmax_cross_entropy against hand-computed values", "[elementwise][l
   // Large logits stay finite because the row maximum is subtracted.
   const Tensor big = tensor(Shape{1, 3}, {1000.0f, 0.0f, -1000.0f});
   const Tensor first = tensor(Shape{1}, {0.0f});
-  const double tiny = ops::softmax_cross_entropy(big, first, 1.0, 1.0f, Tensor(), correct);
+  const double tiny = kokkos_backend::softmax_cross_entropy(big, first, 1.0, 1.0f, Tensor(), correct);
   CHECK(std::isfinite(tiny));
   CHECK(tiny == Approx(0.0).margin(1e-6));
   CHECK(correct == 1);
   const Tensor last = tensor(Shape{1}, {2.0f});
-  CHECK(ops::softmax_cross_entropy(big, last, 1.0, 1.0f, Tensor(), correct) == Approx(2000.0));
+  CHECK(kokkos_backend::softmax_cross_entropy(big, last, 1.0, 1.0f, Tensor(), correct) == Approx(2000.0));
 
-  CHECK_THROWS_AS(ops::softmax_cross_entropy(logits, tensor(Shape{2}, {0.0f, 2.0f}), 1.0, 1.0f, Tensor(), correct),
+  CHECK_THROWS_AS(kokkos_backend::softmax_cross_entropy(logits, tensor(Shape{2}, {0.0f, 2.0f}), 1.0, 1.0f, Tensor(), correct),
                   tessera::Error);
-  CHECK_THROWS_AS(ops::softmax_cross_entropy(logits, tensor(Shape{2}, {0.5f, 1.0f}), 1.0, 1.0f, Tensor(), correct),
+  CHECK_THROWS_AS(kokkos_backend::softmax_cross_entropy(logits, tensor(Shape{2}, {0.5f, 1.0f}), 1.0, 1.0f, Tensor(), correct),
                   tessera::Error);
-  CHECK_THROWS_AS(ops::softmax_cross_entropy(logits, tensor(Shape{3}, {0, 0, 0}), 1.0, 1.0f, Tensor(), correct),
+  CHECK_THROWS_AS(kokkos_backend::softmax_cross_entropy(logits, tensor(Shape{3}, {0, 0, 0}), 1.0, 1.0f, Tensor(), correct),
                   tessera::ShapeError);
 }
 
@@ -166,13 +166,13 @@ TEST_CASE("softmax_cross_entropy gradient matches finite differences", "[element
   const Tensor labels = tensor(Shape{2, 1, 2, 2}, {0, 1, 2, 3, 3, 2, 1, 0});
   Tensor logits = tensor(shape, z), grad(shape);
   int64_t correct = 0;
-  ops::softmax_cross_entropy(logits, labels, 4.0, 0.5f, grad, correct);
+  kokkos_backend::softmax_cross_entropy(logits, labels, 4.0, 0.5f, grad, correct);
   const auto check = check_gradient<float>(
       z, grad.to_host(),
       [&](const std::vector<float>& v) {
         logits.copy_from_host(v);
         int64_t unused = 0;
-        return 0.5 * ops::softmax_cross_entropy(logits, labels, 4.0, 1.0f, Tensor(), unused);
+        return 0.5 * kokkos_backend::softmax_cross_entropy(logits, labels, 4.0, 1.0f, Tensor(), unused);
       },
       1e-2, 1e-3);
   std::printf("[tolerance] softmax_cross_entropy gradient (float): max_rel_error %.3g (limit 5e-3)\n",

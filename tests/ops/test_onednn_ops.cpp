@@ -21,7 +21,8 @@
 #endif
 
 #include "tessera/core/tensor.hpp"
-#include "tessera/ops/backend.hpp"
+#include "tessera/registry/backend_registry.hpp"
+#include "tessera/registry/op_factory.hpp"
 #include "support/backend_comparison.hpp"
 
 namespace {
@@ -73,7 +74,7 @@ TEST_CASE("onednn conv serves transposed convolution: backward_data with stride 
 
 TEST_CASE("onednn conv gives identical results on repeated calls", "[onednn][conv]") {
   const ConvGeometry g = conv3d(2, 4, 16, {5, 7, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
-  auto op = ops::backend("onednn").make_conv(g);
+  auto op = registry::backend("onednn").make_conv(g);
   REQUIRE(op != nullptr);
   const Tensor x = random_tensor(g.input_shape(), 1), w = random_tensor(g.weight_shape(), 2);
   const Tensor b = random_tensor(Shape{g.out_channels}, 3), dy = random_tensor(g.output_shape(), 4);
@@ -97,10 +98,10 @@ TEST_CASE("onednn conv gives identical results on repeated calls", "[onednn][con
 TEST_CASE("onednn ops rebuild their primitives when the OpenMP thread count changes", "[onednn][conv][pool]") {
   const ConvGeometry g = conv3d(2, 8, 16, {6, 7, 5}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
   const PoolGeometry pg = pool(PoolKind::max, 3, 16, {6, 7, 5}, 2, 2, 0);
-  auto conv = ops::backend("onednn").make_conv(g);
-  auto ref = ops::backend("kokkos").make_conv(g);
-  auto pool_op = ops::backend("onednn").make_pool(pg);
-  auto pool_ref = ops::backend("kokkos").make_pool(pg);
+  auto conv = registry::backend("onednn").make_conv(g);
+  auto ref = registry::backend("kokkos").make_conv(g);
+  auto pool_op = registry::backend("onednn").make_pool(pg);
+  auto pool_ref = registry::backend("kokkos").make_pool(pg);
   REQUIRE(conv != nullptr);
   REQUIRE(pool_op != nullptr);
   const Tensor x = random_tensor(g.input_shape(), 11), w = random_tensor(g.weight_shape(), 12);
@@ -153,7 +154,7 @@ TEST_CASE("onednn pooling matches kokkos: max and average, stride 2, padding, 2D
 
 TEST_CASE("onednn pooling backward before forward is an error for max pooling", "[onednn][pool]") {
   const PoolGeometry g = pool(PoolKind::max, 3, 4, {4, 4, 4}, 2, 2, 0);
-  auto op = ops::backend("onednn").make_pool(g);
+  auto op = registry::backend("onednn").make_pool(g);
   REQUIRE(op != nullptr);
   const Tensor x(g.input_shape()), dy(g.output_shape()), dx(g.input_shape());
   CHECK_THROWS_WITH(op->backward(x, dy, dx), Catch::Contains("backward called before forward"));
@@ -168,8 +169,8 @@ TEST_CASE("onednn activations match kokkos forward and backward", "[onednn][eltw
   uint32_t seed = 500;
   for (const auto& d : descs) {
     INFO(d.str());
-    auto mine = ops::backend("onednn").make_eltwise(d);
-    auto ref = ops::backend("kokkos").make_eltwise(d);
+    auto mine = registry::backend("onednn").make_eltwise(d);
+    auto ref = registry::backend("kokkos").make_eltwise(d);
     REQUIRE(mine != nullptr);
     REQUIRE(mine->backend() == "onednn");
     // Several sizes through the same op, one of them twice, as a layer sees a smaller last batch.
@@ -195,10 +196,10 @@ TEST_CASE("onednn inner product matches kokkos", "[onednn][inner_product]") {
     const std::string where =
         std::to_string(g.batch) + "x" + std::to_string(g.in_features) + "->" + std::to_string(g.out_features);
     INFO(where);
-    auto mine = ops::backend("onednn").make_inner_product(g);
+    auto mine = registry::backend("onednn").make_inner_product(g);
     REQUIRE(mine != nullptr);
     REQUIRE(mine->backend() == "onednn");
-    auto ref = ops::backend("kokkos").make_inner_product(g);
+    auto ref = registry::backend("kokkos").make_inner_product(g);
     const Tensor x = random_tensor(Shape{g.batch, g.in_features}, seed += 10);
     const Tensor w = random_tensor(Shape{g.out_features, g.in_features}, seed + 1);
     const Tensor b = random_tensor(Shape{g.out_features}, seed + 2);
@@ -226,15 +227,15 @@ TEST_CASE("onednn inner product matches kokkos", "[onednn][inner_product]") {
 
 TEST_CASE("onednn declines batch norm, so auto falls back to kokkos", "[onednn][batch_norm]") {
   const ops::BatchNormGeometry g{64, 8, 1e-5f};
-  CHECK(ops::backend("onednn").make_batch_norm(g) == nullptr);
-  auto op = ops::OpFactory("auto").batch_norm(g, "bn1");
+  CHECK(registry::backend("onednn").make_batch_norm(g) == nullptr);
+  auto op = registry::OpFactory("auto").batch_norm(g, "bn1");
   REQUIRE(op != nullptr);
   CHECK(op->backend() == "kokkos");
 }
 
 TEST_CASE("onednn ops reject tensors of the wrong size", "[onednn]") {
   const ConvGeometry g = conv3d(1, 2, 3, {4, 4, 4}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
-  auto op = ops::backend("onednn").make_conv(g);
+  auto op = registry::backend("onednn").make_conv(g);
   REQUIRE(op != nullptr);
   const Tensor x(g.input_shape()), w(g.weight_shape()), wrong(Shape{1, 4, 4, 4, 2});
   CHECK_THROWS_WITH(op->forward(x, w, Tensor(), wrong), Catch::Contains("output has shape [1, 4, 4, 4, 2]"));

@@ -16,7 +16,7 @@
 
 #include "support/conv_geometry.hpp"
 #include "tessera/core/tensor.hpp"
-#include "tessera/ops/backend.hpp"
+#include "tessera/registry/backend_registry.hpp"
 
 namespace tessera::testing {
 
@@ -89,8 +89,8 @@ inline ops::ConvGeometry conv2d(int64_t n, int64_t ci, int64_t co, int64_t h, in
 inline void compare_conv(const std::string& backend, const ops::ConvGeometry& g, ErrorLog& log, uint32_t seed) {
   const std::string where = g.str();
   INFO(where);
-  auto mine = ops::backend(backend).make_conv(g);
-  auto ref = ops::backend("kokkos").make_conv(g);
+  auto mine = registry::backend(backend).make_conv(g);
+  auto ref = registry::backend("kokkos").make_conv(g);
   REQUIRE(mine != nullptr);
   REQUIRE(mine->backend() == backend);
   const Tensor x = random_tensor(g.input_shape(), seed), w = random_tensor(g.weight_shape(), seed + 1);
@@ -120,8 +120,8 @@ inline void compare_conv(const std::string& backend, const ops::ConvGeometry& g,
 inline void compare_pool(const std::string& backend, const ops::PoolGeometry& g, ErrorLog& log, uint32_t seed) {
   const std::string where = g.str();
   INFO(where);
-  auto mine = ops::backend(backend).make_pool(g);
-  auto ref = ops::backend("kokkos").make_pool(g);
+  auto mine = registry::backend(backend).make_pool(g);
+  auto ref = registry::backend("kokkos").make_pool(g);
   REQUIRE(mine != nullptr);
   REQUIRE(mine->backend() == backend);
   const Tensor x = random_tensor(g.input_shape(), seed), dy = random_tensor(g.output_shape(), seed + 1);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/dist/box.hpp"
+#include "tessera/parallel/box.hpp"
 
 namespace tessera::testing {
 
@@ -118,7 +118,7 @@ inline void write_stacked_file(const std::string& path, int64_t first, int64_t n
 }
 
 /// The part `box` of pattern sample `sample` ([D, H, W, C] whole size `c` channels), as floats.
-inline std::vector<float> pattern_box(int64_t sample, const dist::Box& box, int64_t c, double modulus = 0.0) {
+inline std::vector<float> pattern_box(int64_t sample, const parallel::Box& box, int64_t c, double modulus = 0.0) {
   std::vector<float> v;
   for (int64_t i = box.offset[0]; i < box.offset[0] + box.extent[0]; ++i)
     for (int64_t j = box.offset[1]; j < box.offset[1] + box.extent[1]; ++j)

@@ -1,14 +1,14 @@
 #pragma once
 // Row-major 5D index arithmetic ([N, D, H, W, C]) for tests that write out block copies and
-// halos element by element, independently of dist::block_copy.
+// halos element by element, independently of parallel::block_copy.
 #include <cstddef>
 #include <cstdint>
 
-#include "tessera/dist/block_copy.hpp"
+#include "tessera/parallel/block_copy.hpp"
 
 namespace tessera::testing {
 
-using dist::Index5;
+using parallel::Index5;
 
 /// The row-major offset of `i` in an array of `extents`.
 inline int64_t linear(const Index5& extents, const Index5& i) {

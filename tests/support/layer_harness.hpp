@@ -11,7 +11,7 @@
 #include "support/gradient_check.hpp"
 #include "support/test_parameters.hpp"
 #include "tessera/layers/layer.hpp"
-#include "tessera/ops/backend.hpp"
+#include "tessera/registry/op_factory.hpp"
 
 namespace tessera::testing {
 
@@ -128,7 +128,7 @@ class LayerHarness {
 
  private:
   std::unique_ptr<layers::Layer> layer_;
-  ops::OpFactory factory_;
+  registry::OpFactory factory_;
   TestParameters params_;
   std::vector<Tensor> inputs_;
   Tensor output_;

@@ -1,11 +1,11 @@
 #pragma once
-// The frame of the MPI test programs (tests/dist, tests/io): MPI and Kokkos started for the
+// The frame of the MPI test programs (tests/parallel, tests/io): MPI and Kokkos started for the
 // program's lifetime, and one exit status for the whole job.
 #include <Kokkos_Core.hpp>
 
 #include <memory>
 
-#include "tessera/dist/communicator.hpp"
+#include "tessera/parallel/communicator.hpp"
 
 namespace tessera::testing {
 
@@ -22,12 +22,12 @@ class MpiProgram {
   /// 1 on every rank when any rank reports `failed`, else 0.
   int exit_status(bool failed) const {
     int64_t any = failed ? 1 : 0;
-    dist::Communicator::world().allreduce_sum(&any, 1);
+    parallel::Communicator::world().allreduce_sum(&any, 1);
     return any ? 1 : 0;
   }
 
  private:
-  dist::MpiSession mpi_;
+  parallel::MpiSession mpi_;
   std::unique_ptr<Kokkos::ScopeGuard> kokkos_;
 };
 

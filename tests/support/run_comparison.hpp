@@ -1,12 +1,12 @@
 #pragma once
-// The core of the MPI training-equivalence programs (tests/dist): one config trained over all
+// The core of the MPI training-equivalence programs (tests/parallel): one config trained over all
 // ranks, the same model trained on this rank alone, and how far the two runs drift apart.
 #include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
 
-#include "tessera/dist/communicator.hpp"
+#include "tessera/parallel/communicator.hpp"
 #include "tessera/train/training_run.hpp"
 
 namespace tessera::testing {
@@ -16,8 +16,8 @@ namespace tessera::testing {
 class RunComparison {
  public:
   RunComparison(const nlohmann::json& parallel_config, const nlohmann::json& serial_config)
-      : parallel_(parallel_config, overrides(dist::Communicator::world())),
-        serial_(serial_config, overrides(dist::Communicator::self())) {
+      : parallel_(parallel_config, overrides(parallel::Communicator::world())),
+        serial_(serial_config, overrides(parallel::Communicator::self())) {
     parallel_report_ = parallel_.run();
     serial_report_ = serial_.run();
     const auto& lp = parallel_report_.step_losses;
@@ -48,7 +48,7 @@ class RunComparison {
   double loss_diff = 0, weight_diff = 0, weight_scale = 0, validation_diff = 0;
 
  private:
-  static train::RunOverrides overrides(dist::Communicator group) {
+  static train::RunOverrides overrides(parallel::Communicator group) {
     train::RunOverrides o;
     o.progress = false;
     o.group = group;

@@ -40,5 +40,5 @@ TEST_CASE("Checking replicas of a group of one passes", "[train][replicas]") {
   model::ParameterStore store;
   store.declare("w", Shape{4}, layers::Init::he_normal, 4, 4);
   store.finalize(1);
-  CHECK_NOTHROW(train::check_replicas(dist::Communicator::self(), store, 1));
+  CHECK_NOTHROW(train::check_replicas(parallel::Communicator::self(), store, 1));
 }

@@ -337,13 +337,18 @@ class CudnnConvOp final : public ops::ConvOp {
 
 }  // namespace
 
-std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g) {
+std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g, std::string& why) {
   g.validate("cudnn backend");
   if (!fits_in_int(g.input_shape().numel()) || !fits_in_int(g.output_shape().numel()) ||
-      !fits_in_int(g.weight_shape().numel()))
+      !fits_in_int(g.weight_shape().numel())) {
+    why = "a tensor of " + g.str() + " has more elements than cuDNN's 32-bit sizes hold";
     return nullptr;
+  }
   auto op = std::make_unique<CudnnConvOp>(g, options());
-  if (!op->choose_algorithms()) return nullptr;
+  if (!op->choose_algorithms()) {
+    why = "cuDNN has no deterministic algorithm for every pass of " + g.str();
+    return nullptr;
+  }
   return op;
 }
 

@@ -19,29 +19,40 @@ std::string version(size_t v) {
   return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
 }
 
+constexpr const char* kTensorsOnHost = "this build keeps tensors in host memory, which cuDNN cannot read";
+
 class CudnnBackend final : public ops::Backend {
  public:
   std::string name() const override { return "cudnn"; }
-  std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g) override {
-    if (!tensors_on_device) return nullptr;
-    return cudnn_backend::make_conv(g);
+
+ protected:
+  std::unique_ptr<ops::ConvOp> create_conv(const ops::ConvGeometry& g, std::string& why) override {
+    if (!tensors_on_device) return decline(why);
+    return cudnn_backend::make_conv(g, why);
   }
-  std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g) override {
-    if (!tensors_on_device) return nullptr;
-    return cudnn_backend::make_pool(g);
+  std::unique_ptr<ops::PoolOp> create_pool(const ops::PoolGeometry& g, std::string& why) override {
+    if (!tensors_on_device) return decline(why);
+    return cudnn_backend::make_pool(g, why);
   }
-  /// cuDNN's batch normalization computes the batch statistics and the two backward sums
-  /// inside one call each (cudnnBatchNormalizationForwardTraining / Backward), with no way to
-  /// reduce them across ranks between the stages BatchNormOp exposes, no Σx² output, and a
-  /// variance where the interface passes 1/σ; the Kokkos CUDA kernels serve it.
-  std::unique_ptr<ops::BatchNormOp> make_batch_norm(const ops::BatchNormGeometry&) override { return nullptr; }
-  /// cuDNN's activations have no LeakyReLU, and their backward needs the forward output y,
-  /// which EltwiseOp::backward is not given (it would cost another pass to recompute); one
-  /// Kokkos CUDA kernel per pass is as fast as a memory-bound map gets.
-  std::unique_ptr<ops::EltwiseOp> make_eltwise(const ops::EltwiseDesc&) override { return nullptr; }
-  /// An inner product is a gemm: the Kokkos Kernels gemm of the Kokkos backend calls cuBLAS
-  /// in a CUDA build.
-  std::unique_ptr<ops::InnerProductOp> make_inner_product(const ops::InnerProductGeometry&) override {
+  std::string lacks(ops::OpKind kind) const override {
+    switch (kind) {
+      // cudnnBatchNormalizationForwardTraining / Backward compute the batch statistics and the
+      // two backward sums inside one call each, with no Σx² output and a variance where the
+      // interface passes 1/σ.
+      case ops::OpKind::batch_norm:
+        return "cuDNN batch norm has no point between its statistics and their use for the cross-rank reduction";
+      // One Kokkos CUDA kernel per pass is as fast as a memory-bound map gets.
+      case ops::OpKind::eltwise:
+        return "cuDNN activations have no LeakyReLU, and their backward needs the forward output";
+      case ops::OpKind::inner_product:
+        return "an inner product is a gemm, which the Kokkos backend runs through cuBLAS";
+      default: return ops::Backend::lacks(kind);
+    }
+  }
+
+ private:
+  static std::nullptr_t decline(std::string& why) {
+    why = kTensorsOnHost;
     return nullptr;
   }
 };

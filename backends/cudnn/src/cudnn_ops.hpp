@@ -10,10 +10,11 @@
 
 namespace tessera::cudnn_backend {
 
-/// Each returns nullptr when cuDNN cannot run the case (e.g. tensors beyond its 32-bit sizes,
-/// or no deterministic algorithm for a convolution pass), so that `auto` uses Kokkos.
-std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g);
-std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g);
+/// Each returns nullptr, and says why in `why`, when cuDNN cannot run the case (e.g. tensors
+/// beyond its 32-bit sizes, or no deterministic algorithm for a convolution pass), so that
+/// `auto` uses Kokkos.
+std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g, std::string& why);
+std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g, std::string& why);
 
 /// Throws ShapeError unless `t` holds exactly `expected.numel()` elements (the ops read flat
 /// memory, so e.g. a [N, H, W, C] tensor may carry an [N, 1, H, W, C] geometry).

@@ -90,9 +90,12 @@ class CudnnPoolOp final : public ops::PoolOp {
 
 }  // namespace
 
-std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g) {
+std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g, std::string& why) {
   g.validate("cudnn backend");
-  if (!fits_in_int(g.input_shape().numel())) return nullptr;
+  if (!fits_in_int(g.input_shape().numel())) {
+    why = "the input of " + g.str() + " has more elements than cuDNN's 32-bit sizes hold";
+    return nullptr;
+  }
   return std::make_unique<CudnnPoolOp>(g);
 }
 

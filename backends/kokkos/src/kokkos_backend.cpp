@@ -3,18 +3,25 @@
 namespace tessera::kokkos_backend {
 namespace {
 
+/// Every op, always: the reference the other backends are tested against and fall back to.
 class KokkosBackend final : public ops::Backend {
  public:
   std::string name() const override { return "kokkos"; }
-  std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g) override { return kokkos_backend::make_conv(g); }
-  std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g) override { return kokkos_backend::make_pool(g); }
-  std::unique_ptr<ops::BatchNormOp> make_batch_norm(const ops::BatchNormGeometry& g) override {
+
+ protected:
+  std::unique_ptr<ops::ConvOp> create_conv(const ops::ConvGeometry& g, std::string&) override {
+    return kokkos_backend::make_conv(g);
+  }
+  std::unique_ptr<ops::PoolOp> create_pool(const ops::PoolGeometry& g, std::string&) override {
+    return kokkos_backend::make_pool(g);
+  }
+  std::unique_ptr<ops::BatchNormOp> create_batch_norm(const ops::BatchNormGeometry& g, std::string&) override {
     return kokkos_backend::make_batch_norm(g);
   }
-  std::unique_ptr<ops::EltwiseOp> make_eltwise(const ops::EltwiseDesc& d) override {
+  std::unique_ptr<ops::EltwiseOp> create_eltwise(const ops::EltwiseDesc& d, std::string&) override {
     return kokkos_backend::make_eltwise(d);
   }
-  std::unique_ptr<ops::InnerProductOp> make_inner_product(const ops::InnerProductGeometry& g) override {
+  std::unique_ptr<ops::InnerProductOp> create_inner_product(const ops::InnerProductGeometry& g, std::string&) override {
     return kokkos_backend::make_inner_product(g);
   }
 };

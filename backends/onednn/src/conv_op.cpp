@@ -209,10 +209,13 @@ class OnednnConvOp final : public ops::ConvOp {
 
 }  // namespace
 
-std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g) {
+std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g, std::string& why) {
   g.validate("onednn backend");
   auto op = std::make_unique<OnednnConvOp>(g);
-  if (!op->supported()) return nullptr;
+  if (!op->supported()) {
+    why = "oneDNN has only its slow reference kernel for " + g.str();
+    return nullptr;
+  }
   return op;
 }
 

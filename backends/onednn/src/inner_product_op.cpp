@@ -121,10 +121,16 @@ class OnednnInnerProductOp final : public ops::InnerProductOp {
 
 }  // namespace
 
-std::unique_ptr<ops::InnerProductOp> make_inner_product(const ops::InnerProductGeometry& g) {
-  if (g.batch < 1 || g.in_features < 1 || g.out_features < 1) return nullptr;
+std::unique_ptr<ops::InnerProductOp> make_inner_product(const ops::InnerProductGeometry& g, std::string& why) {
+  if (g.batch < 1 || g.in_features < 1 || g.out_features < 1) {
+    why = "oneDNN inner products need at least one row, input and output feature";
+    return nullptr;
+  }
   auto op = std::make_unique<OnednnInnerProductOp>(g);
-  if (!op->supported()) return nullptr;
+  if (!op->supported()) {
+    why = "oneDNN has only its slow reference kernel for this inner product";
+    return nullptr;
+  }
   return op;
 }
 

@@ -12,28 +12,43 @@ namespace {
 /// tensors live in host memory.
 constexpr bool tensors_on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 
+constexpr const char* kTensorsOnDevice = "this build keeps tensors in device memory, which oneDNN's CPU engine cannot read";
+
 class OnednnBackend final : public ops::Backend {
  public:
   std::string name() const override { return "onednn"; }
-  std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g) override {
-    if (!tensors_on_host) return nullptr;
-    return onednn_backend::make_conv(g);
+
+ protected:
+  std::unique_ptr<ops::ConvOp> create_conv(const ops::ConvGeometry& g, std::string& why) override {
+    if (!tensors_on_host) return decline(why);
+    return onednn_backend::make_conv(g, why);
   }
-  std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g) override {
-    if (!tensors_on_host) return nullptr;
-    return onednn_backend::make_pool(g);
+  std::unique_ptr<ops::PoolOp> create_pool(const ops::PoolGeometry& g, std::string& why) override {
+    if (!tensors_on_host) return decline(why);
+    return onednn_backend::make_pool(g, why);
   }
-  /// oneDNN's batch normalization computes mean and variance and the two backward sums inside
-  /// one primitive call, with no way to reduce them across ranks between the stages that
-  /// BatchNormOp exposes (and no Σx² output); the Kokkos kernels serve it.
-  std::unique_ptr<ops::BatchNormOp> make_batch_norm(const ops::BatchNormGeometry&) override { return nullptr; }
-  std::unique_ptr<ops::EltwiseOp> make_eltwise(const ops::EltwiseDesc& d) override {
-    if (!tensors_on_host) return nullptr;
+  std::unique_ptr<ops::EltwiseOp> create_eltwise(const ops::EltwiseDesc& d, std::string& why) override {
+    if (!tensors_on_host) return decline(why);
     return onednn_backend::make_eltwise(d);
   }
-  std::unique_ptr<ops::InnerProductOp> make_inner_product(const ops::InnerProductGeometry& g) override {
-    if (!tensors_on_host) return nullptr;
-    return onednn_backend::make_inner_product(g);
+  std::unique_ptr<ops::InnerProductOp> create_inner_product(const ops::InnerProductGeometry& g,
+                                                            std::string& why) override {
+    if (!tensors_on_host) return decline(why);
+    return onednn_backend::make_inner_product(g, why);
+  }
+  std::string lacks(ops::OpKind kind) const override {
+    // oneDNN's batch normalization computes mean and variance, and the two backward sums,
+    // inside one primitive call each, with no point between where they could be reduced
+    // across ranks (and no Σx² output).
+    if (kind == ops::OpKind::batch_norm)
+      return "oneDNN batch norm has no point between its statistics and their use for the cross-rank reduction";
+    return ops::Backend::lacks(kind);
+  }
+
+ private:
+  static std::nullptr_t decline(std::string& why) {
+    why = kTensorsOnDevice;
+    return nullptr;
   }
 };
 

@@ -12,11 +12,11 @@
 
 namespace tessera::onednn_backend {
 
-/// Each returns nullptr when oneDNN cannot run the case on this build.
-std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g);
-std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g);
+/// Each returns nullptr, and says why in `why`, when oneDNN cannot run the case well.
+std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g, std::string& why);
+std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g, std::string& why);
 std::unique_ptr<ops::EltwiseOp> make_eltwise(const ops::EltwiseDesc& d);
-std::unique_ptr<ops::InnerProductOp> make_inner_product(const ops::InnerProductGeometry& g);
+std::unique_ptr<ops::InnerProductOp> make_inner_product(const ops::InnerProductGeometry& g, std::string& why);
 
 /// Throws ShapeError unless `t` holds exactly `expected.numel()` elements (the ops read flat
 /// memory, so e.g. a [N, H, W, C] tensor may carry an [N, 1, H, W, C] geometry).

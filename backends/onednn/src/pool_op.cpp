@@ -107,10 +107,13 @@ class OnednnPoolOp final : public ops::PoolOp {
 
 }  // namespace
 
-std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g) {
+std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g, std::string& why) {
   g.validate("onednn backend");
   auto op = std::make_unique<OnednnPoolOp>(g);
-  if (!op->supported()) return nullptr;
+  if (!op->supported()) {
+    why = "oneDNN has only its slow reference kernel for " + g.str();
+    return nullptr;
+  }
   return op;
 }
 

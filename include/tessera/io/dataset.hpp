@@ -7,7 +7,7 @@
 
 #include "tessera/core/config.hpp"
 #include "tessera/core/tensor.hpp"
-#include "tessera/dist/box.hpp"
+#include "tessera/parallel/box.hpp"
 
 namespace tessera::io {
 
@@ -29,11 +29,11 @@ class Dataset {
   /// Writes the part `box` of samples `indices` into rows 0..indices.size()-1 of `inputs`
   /// ([n, box D, box H, box W, C]) and `targets` (per-sample targets whole, per-voxel targets
   /// cut by the same box).
-  virtual void load(const std::vector<int64_t>& indices, const dist::Box& box, const Tensor& inputs,
+  virtual void load(const std::vector<int64_t>& indices, const parallel::Box& box, const Tensor& inputs,
                     const Tensor& targets) = 0;
   /// A hint: the next load() with these arguments will find its data ready (read in the
   /// background while the caller works). Datasets without I/O ignore it.
-  virtual void prefetch(const std::vector<int64_t>& indices, const dist::Box& box) {
+  virtual void prefetch(const std::vector<int64_t>& indices, const parallel::Box& box) {
     (void)indices;
     (void)box;
   }
@@ -41,7 +41,7 @@ class Dataset {
   /// D, H, W of a sample ([D, H, W, C]; [H, W, C] has D = 1; feature vectors are 1×1×1).
   std::array<int64_t, 3> spatial_size() const;
   /// The whole of every sample: the box to load when samples are not split in space.
-  dist::Box whole_box() const { return dist::Box::whole(spatial_size()); }
+  parallel::Box whole_box() const { return parallel::Box::whole(spatial_size()); }
 };
 
 /// The training and validation sets described by a config's "data" section.
@@ -56,7 +56,7 @@ DataSplit make_datasets(ConfigObject& cfg, uint64_t seed);
 
 /// Throws ShapeError naming `who` unless `box` lies inside a sample of spatial size `size`
 /// and `inputs` / `targets` hold at least `rows` rows of the box.
-void check_load_arguments(const std::string& who, const std::array<int64_t, 3>& size, const dist::Box& box,
+void check_load_arguments(const std::string& who, const std::array<int64_t, 3>& size, const parallel::Box& box,
                           int64_t rows, const Tensor& inputs, int64_t input_channels, const Tensor& targets,
                           int64_t target_values_per_row);
 

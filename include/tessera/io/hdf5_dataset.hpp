@@ -59,9 +59,9 @@ class Hdf5Dataset final : public Dataset {
   Shape sample_shape() const override { return layout_->schema().input; }
   Shape target_shape() const override { return layout_->schema().target; }
   bool targets_per_voxel() const override { return layout_->schema().targets_per_voxel; }
-  void load(const std::vector<int64_t>& indices, const dist::Box& box, const Tensor& inputs,
+  void load(const std::vector<int64_t>& indices, const parallel::Box& box, const Tensor& inputs,
             const Tensor& targets) override;
-  void prefetch(const std::vector<int64_t>& indices, const dist::Box& box) override;
+  void prefetch(const std::vector<int64_t>& indices, const parallel::Box& box) override;
 
   Statistics statistics() const;
   const Hdf5Layout& layout() const { return *layout_; }
@@ -69,7 +69,7 @@ class Hdf5Dataset final : public Dataset {
  private:
   struct Request {
     std::vector<int64_t> indices;
-    dist::Box box;
+    parallel::Box box;
     bool operator==(const Request& o) const { return indices == o.indices && box == o.box; }
   };
   /// Host buffers for one batch: stored bytes (inputs of all rows, then targets) and, for a
@@ -83,7 +83,7 @@ class Hdf5Dataset final : public Dataset {
     Request request;
     Staging* staging;
   };
-  void check(const std::vector<int64_t>& indices, const dist::Box& box) const;
+  void check(const std::vector<int64_t>& indices, const parallel::Box& box) const;
   bool convert_ahead() const { return options_.normalization.transform != Normalization::Transform::none; }
   /// A free staging buffer large enough for `request` (main thread).
   Staging& stage_for(const Request& request, bool floats);

@@ -3,7 +3,7 @@
 #include <memory>
 #include <vector>
 
-#include "tessera/dist/box.hpp"
+#include "tessera/parallel/box.hpp"
 #include "tessera/io/hdf5_layout.hpp"
 
 namespace tessera::io {
@@ -24,11 +24,11 @@ class Hdf5Reader {
   /// Reads the part `box` of sample `index` of the layout: schema().input_bytes(box) bytes of
   /// inputs to `inputs` and schema().target_bytes(box) bytes of targets to `targets`.
   /// Throws IoError naming the file, the dataset and the problem.
-  void read(int64_t index, const dist::Box& box, void* inputs, void* targets);
+  void read(int64_t index, const parallel::Box& box, void* inputs, void* targets);
   /// The same, for the inputs alone (any box: a slab of depth planes of a sample's box is one)
   /// or the targets alone.
-  void read_inputs(int64_t index, const dist::Box& box, void* inputs);
-  void read_targets(int64_t index, const dist::Box& box, void* targets);
+  void read_inputs(int64_t index, const parallel::Box& box, void* inputs);
+  void read_targets(int64_t index, const parallel::Box& box, void* targets);
 
   const Hdf5Layout& layout() const { return *layout_; }
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "tessera/core/shape.hpp"
-#include "tessera/dist/box.hpp"
+#include "tessera/parallel/box.hpp"
 
 namespace tessera::io {
 
@@ -28,13 +28,13 @@ struct SampleSchema {
   int64_t channels() const { return input[3]; }
   /// Values of the part `box` of one sample's inputs, and of its targets (per-voxel targets
   /// are cut by the box, per-sample targets are not).
-  int64_t input_values(const dist::Box& box) const { return box.volume() * channels(); }
-  int64_t target_values(const dist::Box& box) const;
+  int64_t input_values(const parallel::Box& box) const { return box.volume() * channels(); }
+  int64_t target_values(const parallel::Box& box) const;
   /// Bytes of the same, as stored.
-  int64_t input_bytes(const dist::Box& box) const { return input_values(box) * element_size(input_type); }
-  int64_t target_bytes(const dist::Box& box) const { return target_values(box) * element_size(target_type); }
+  int64_t input_bytes(const parallel::Box& box) const { return input_values(box) * element_size(input_type); }
+  int64_t target_bytes(const parallel::Box& box) const { return target_values(box) * element_size(target_type); }
   /// Throws ShapeError naming `who` unless `box` lies inside a sample.
-  void check_box(const dist::Box& box, const std::string& who) const;
+  void check_box(const parallel::Box& box, const std::string& who) const;
   /// "inputs [64, 64, 64, 4] int16, targets [4] float32 per sample"
   std::string str() const;
 };

@@ -3,7 +3,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tessera/dist/box.hpp"
+#include "tessera/parallel/box.hpp"
 
 namespace tessera::io {
 
@@ -18,7 +18,7 @@ class SampleStore {
 
   /// Prepares to hold samples of `input_bytes` + `target_bytes` bytes of `box`; a different
   /// box or size empties the store.
-  void reset_for(const dist::Box& box, int64_t input_bytes, int64_t target_bytes);
+  void reset_for(const parallel::Box& box, int64_t input_bytes, int64_t target_bytes);
   /// The stored input bytes of sample `index` (its target bytes follow them), or null.
   const unsigned char* find(int64_t index) const;
   /// Keeps a copy of a sample's inputs and targets when the budget allows; returns whether it
@@ -35,7 +35,7 @@ class SampleStore {
 
  private:
   int64_t capacity_;
-  dist::Box box_;
+  parallel::Box box_;
   int64_t input_bytes_ = 0, target_bytes_ = 0;
   std::unordered_map<int64_t, std::vector<unsigned char>> samples_;
 };

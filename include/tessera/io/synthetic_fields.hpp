@@ -42,7 +42,7 @@ class SyntheticFields final : public Dataset {
     return options_.task == Task::regression ? Shape{4} : Shape{options_.size, options_.size, options_.size};
   }
   bool targets_per_voxel() const override { return options_.task == Task::segmentation; }
-  void load(const std::vector<int64_t>& indices, const dist::Box& box, const Tensor& inputs,
+  void load(const std::vector<int64_t>& indices, const parallel::Box& box, const Tensor& inputs,
             const Tensor& targets) override;
 
   /// The four parameters of sample `index`.

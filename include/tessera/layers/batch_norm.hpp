@@ -38,7 +38,7 @@ class BatchNorm final : public Layer {
  private:
   /// Rows the statistics are taken over: this rank's, or the whole sample group's with sync.
   /// The ranks whose statistics are combined, and the number of values per channel they cover.
-  const dist::Communicator& statistics_group() const;
+  const parallel::Communicator& statistics_group() const;
   double group_rows() const;
   bool sync_ = false;  // statistics over the whole sample group (synchronised batch norm)
   double momentum_, epsilon_;

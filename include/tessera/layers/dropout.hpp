@@ -5,7 +5,7 @@
 
 #include "tessera/core/config.hpp"
 #include "tessera/layers/layer.hpp"
-#include "tessera/ops/elementwise.hpp"
+#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 
 namespace tessera::layers {
 
@@ -29,7 +29,7 @@ class Dropout final : public Layer {
 
  private:
   /// Global index of this rank's first element, so masks match whatever the rank count.
-  ops::BlockPlacement placement(const Tensor& t, const StepInfo& step) const;
+  kokkos_backend::BlockPlacement placement(const Tensor& t, const StepInfo& step) const;
   uint64_t stream(const StepInfo& step) const;
 
   float rate_;

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "tessera/core/config.hpp"
-#include "tessera/dist/spatial_gather.hpp"
+#include "tessera/parallel/spatial_gather.hpp"
 #include "tessera/layers/layer.hpp"
 
 namespace tessera::layers {
@@ -28,7 +28,7 @@ class Flatten final : public Layer {
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
 
  private:
-  std::unique_ptr<dist::SpatialGather> gather_;  // when the input is split in space
+  std::unique_ptr<parallel::SpatialGather> gather_;  // when the input is split in space
 };
 
 }  // namespace tessera::layers

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "tessera/core/tensor.hpp"
-#include "tessera/dist/halo_exchange.hpp"
-#include "tessera/dist/process_grid.hpp"
+#include "tessera/parallel/halo_exchange.hpp"
+#include "tessera/parallel/process_grid.hpp"
 
 namespace tessera::layers {
 
@@ -31,7 +31,7 @@ class HaloedInput {
  public:
   /// `local` is this rank's block of the input. Throws ShapeError naming `where`, the axis and
   /// the sizes when the output blocks would not line up with the input blocks.
-  void reshape(const dist::ProcessGrid& grid, const Shape& local, const Window& window, float boundary_value,
+  void reshape(const parallel::ProcessGrid& grid, const Shape& local, const Window& window, float boundary_value,
                const std::string& where);
   bool active() const { return active_; }
   /// The input extent the op sees (the block plus halos) and the padding it still applies.
@@ -57,7 +57,7 @@ class HaloedInput {
   /// Lets halos in flight advance (between pieces of overlapped work).
   void progress() { exchange_.progress(); }
   /// The halo widths (before, after) per axis D, H, W; zero along axes that are not split.
-  const dist::HaloWidths& widths() const { return widths_; }
+  const parallel::HaloWidths& widths() const { return widths_; }
   /// The input this op read in the last gather (for backward passes that need it).
   const Tensor& gathered(const Tensor& x) const { return active_ ? padded_ : x; }
   /// Backward: where the op writes its input gradient — a haloed buffer (allocated on first
@@ -78,11 +78,11 @@ class HaloedInput {
   void record_wait(double waited_before) const;
   std::string region_;       // profile region: exchange work not overlapped (packing, copies, waits)
   std::string wait_region_;  // profile entry: time blocked on messages
-  dist::HaloWidths widths_;
+  parallel::HaloWidths widths_;
   Shape local_, op_shape_;
   std::string label_;
   std::array<int64_t, 3> op_padding_{0, 0, 0};
-  dist::HaloExchange exchange_;
+  parallel::HaloExchange exchange_;
   Tensor padded_, grad_padded_;
 };
 

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "tessera/core/tensor.hpp"
-#include "tessera/dist/process_grid.hpp"
+#include "tessera/parallel/process_grid.hpp"
 #include "tessera/layers/parameter.hpp"
-#include "tessera/ops/backend.hpp"
+#include "tessera/registry/op_factory.hpp"
 
 namespace tessera::layers {
 
@@ -15,9 +15,9 @@ enum class Mode { training, inference };
 
 /// What a layer is told about where it runs, once, at setup.
 struct LayerContext {
-  const ops::OpFactory* ops = nullptr;
+  const registry::OpFactory* ops = nullptr;
   /// The ranks this layer's activations are split over and this rank's place among them.
-  dist::ProcessGrid grid;
+  parallel::ProcessGrid grid;
   uint64_t seed = 0;
   /// Compute what needs no halo while halos are in flight (off only to measure the overlap).
   bool overlap_halos = true;
@@ -78,9 +78,9 @@ class Layer {
  protected:
   virtual void declare_parameters(const std::vector<Shape>& /*inputs*/, ParameterRegistry& /*params*/) {}
   const LayerContext& context() const { return ctx_; }
-  const ops::OpFactory& op_factory() const { return *ctx_.ops; }
+  const registry::OpFactory& op_factory() const { return *ctx_.ops; }
   std::string where() const { return "layer '" + name_ + "' (" + type() + ")"; }
-  const dist::ProcessGrid& grid() const { return ctx_.grid; }
+  const parallel::ProcessGrid& grid() const { return ctx_.grid; }
   /// The whole (global) shape of which `local` is this rank's block (splits are even).
   Shape global_shape(const Shape& local) const;
 

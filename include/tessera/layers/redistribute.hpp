@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/dist/redistribution.hpp"
+#include "tessera/parallel/redistribution.hpp"
 #include "tessera/layers/layer.hpp"
 
 namespace tessera::layers {
@@ -14,7 +14,7 @@ namespace tessera::layers {
 /// source grid is given at construction. Its gradient is the inverse move.
 class Redistribute final : public Layer {
  public:
-  Redistribute(std::string name, dist::ProcessGrid from) : Layer(std::move(name)), from_(std::move(from)) {}
+  Redistribute(std::string name, parallel::ProcessGrid from) : Layer(std::move(name)), from_(std::move(from)) {}
 
   std::string type() const override { return "redistribute"; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
@@ -23,12 +23,12 @@ class Redistribute final : public Layer {
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   bool supports_spatial_split() const override { return true; }
-  const dist::ProcessGrid& source_grid() const { return from_; }
+  const parallel::ProcessGrid& source_grid() const { return from_; }
 
  private:
-  dist::ProcessGrid from_;
+  parallel::ProcessGrid from_;
   Shape input_;  // the local input shape the redistribution was made for
-  std::unique_ptr<dist::Redistribution> move_;
+  std::unique_ptr<parallel::Redistribution> move_;
 };
 
 }  // namespace tessera::layers

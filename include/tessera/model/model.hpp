@@ -16,7 +16,7 @@ struct BuildOptions {
   std::string backend = "auto";  // default op backend for layers that do not name one
   uint64_t seed = 0;
   /// The ranks training this model together; every layer's distribution uses all of them.
-  dist::Communicator group;
+  parallel::Communicator group;
 };
 
 /// A directed acyclic graph of layers, built from the "model" section of a spec:
@@ -36,8 +36,8 @@ class Model {
 
   /// How the model input and output are split over the ranks. The input is this rank's block
   /// of the global batch under input_grid(); the output its block under output_grid().
-  const dist::ProcessGrid& input_grid() const { return input_grid_; }
-  const dist::ProcessGrid& output_grid() const { return nodes_.back().grid; }
+  const parallel::ProcessGrid& input_grid() const { return input_grid_; }
+  const parallel::ProcessGrid& output_grid() const { return nodes_.back().grid; }
   /// Global batch sizes must be a multiple of this (every distribution's sample count).
   int64_t batch_multiple() const { return batch_multiple_; }
   /// True when some layer splits its samples over depth, height or width.
@@ -66,7 +66,7 @@ class Model {
  private:
   struct Node {
     std::unique_ptr<layers::Layer> layer;
-    dist::ProcessGrid grid;
+    parallel::ProcessGrid grid;
     layers::LayerContext context;  // what the layer was set up with
     std::string spec_path;    // where the spec defines it (for errors)
     std::vector<int> inputs;  // node indices; -1 is the model input
@@ -89,11 +89,11 @@ class Model {
   std::vector<std::string> fuse_convolutions_with_max_pools();
 
   Shape sample_shape_;
-  dist::ProcessGrid input_grid_;
+  parallel::ProcessGrid input_grid_;
   int64_t batch_multiple_ = 1;
   int64_t current_batch_ = 0;
   std::vector<Node> nodes_;
-  std::vector<std::unique_ptr<ops::OpFactory>> factories_;
+  std::vector<std::unique_ptr<registry::OpFactory>> factories_;
   ParameterStore params_;
   Tensor input_;  // the input of the last forward, for backward
   std::vector<char> grad_written_;

@@ -1,7 +1,6 @@
 #pragma once
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "tessera/ops/batch_norm.hpp"
 #include "tessera/ops/conv.hpp"
@@ -11,41 +10,37 @@
 
 namespace tessera::ops {
 
-/// A provider of op implementations (kokkos, onednn, cudnn). `make_*` returns nullptr for a
-/// case the backend does not support, so `auto` can fall back to the Kokkos reference.
+/// The kinds of op a backend may provide.
+enum class OpKind { conv, pool, batch_norm, eltwise, inner_product };
+/// "convolution", "pooling", "batch norm", "activation", "inner product".
+const char* op_kind_name(OpKind kind);
+
+/// A provider of op implementations (kokkos, onednn, cudnn). Each `make_*` returns the op for
+/// one case, or nullptr and — when `why` is given — the reason the backend declines it, so
+/// that the registry can fall back to another backend and say why. A backend overrides only
+/// the `create_*` of the ops it has; for the others it may say, through `lacks`, why it has
+/// none.
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
-  virtual std::unique_ptr<ConvOp> make_conv(const ConvGeometry& g) = 0;
-  virtual std::unique_ptr<PoolOp> make_pool(const PoolGeometry& g) = 0;
-  virtual std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormGeometry& g) = 0;
-  virtual std::unique_ptr<EltwiseOp> make_eltwise(const EltwiseDesc& d) = 0;
-  virtual std::unique_ptr<InnerProductOp> make_inner_product(const InnerProductGeometry& g) = 0;
-};
 
-/// Names of the backends compiled into this build, Kokkos first.
-std::vector<std::string> available_backends();
-/// The backend called `name`; throws Error listing the available ones otherwise.
-Backend& backend(const std::string& name);
+  std::unique_ptr<ConvOp> make_conv(const ConvGeometry& g, std::string* why = nullptr);
+  std::unique_ptr<PoolOp> make_pool(const PoolGeometry& g, std::string* why = nullptr);
+  std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormGeometry& g, std::string* why = nullptr);
+  std::unique_ptr<EltwiseOp> make_eltwise(const EltwiseDesc& d, std::string* why = nullptr);
+  std::unique_ptr<InnerProductOp> make_inner_product(const InnerProductGeometry& g, std::string* why = nullptr);
 
-/// Creates ops for layers from a preference ("auto" or a backend name). With "auto" the
-/// fastest compiled backend that supports the case is used, else Kokkos; a named backend
-/// that cannot do the case is an error naming the layer.
-class OpFactory {
- public:
-  explicit OpFactory(std::string preference = "auto");
-  const std::string& preference() const { return preference_; }
-  std::unique_ptr<ConvOp> conv(const ConvGeometry& g, const std::string& layer) const;
-  std::unique_ptr<PoolOp> pool(const PoolGeometry& g, const std::string& layer) const;
-  std::unique_ptr<BatchNormOp> batch_norm(const BatchNormGeometry& g, const std::string& layer) const;
-  std::unique_ptr<EltwiseOp> eltwise(const EltwiseDesc& d, const std::string& layer) const;
-  std::unique_ptr<InnerProductOp> inner_product(const InnerProductGeometry& g, const std::string& layer) const;
-
- private:
-  template <class Op, class Make>
-  std::unique_ptr<Op> make(const std::string& layer, const std::string& what, Make&& make_with) const;
-  std::string preference_;
+ protected:
+  /// Each returns the op, or nullptr after writing the reason into `why`. The defaults decline
+  /// with lacks(kind).
+  virtual std::unique_ptr<ConvOp> create_conv(const ConvGeometry& g, std::string& why);
+  virtual std::unique_ptr<PoolOp> create_pool(const PoolGeometry& g, std::string& why);
+  virtual std::unique_ptr<BatchNormOp> create_batch_norm(const BatchNormGeometry& g, std::string& why);
+  virtual std::unique_ptr<EltwiseOp> create_eltwise(const EltwiseDesc& d, std::string& why);
+  virtual std::unique_ptr<InnerProductOp> create_inner_product(const InnerProductGeometry& g, std::string& why);
+  /// Why this backend has no op of `kind` at all ("no batch norm" unless a backend says more).
+  virtual std::string lacks(OpKind kind) const;
 };
 
 }  // namespace tessera::ops

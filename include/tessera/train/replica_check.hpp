@@ -2,7 +2,7 @@
 #include <cstdint>
 
 #include "tessera/core/tensor.hpp"
-#include "tessera/dist/communicator.hpp"
+#include "tessera/parallel/communicator.hpp"
 #include "tessera/model/parameter_store.hpp"
 
 namespace tessera::train {
@@ -18,10 +18,10 @@ bool check_replicas_by_default();
 
 /// Data parallelism keeps one replica of the model per rank of `group`, and they must stay
 /// bit-identical. Compares every trainable parameter's fingerprint over the group (an
-/// all-reduce of their minima and maxima) and throws dist::DistError naming `step` (the
+/// all-reduce of their minima and maxima) and throws parallel::DistError naming `step` (the
 /// number of optimizer steps done) and the first parameter, in declaration order, whose bits
 /// differ between ranks. Collective over the group; every rank throws alike. Buffers (e.g.
 /// batch-norm running statistics, per-rank unless synchronised) are not compared.
-void check_replicas(const dist::Communicator& group, const model::ParameterStore& parameters, int64_t step);
+void check_replicas(const parallel::Communicator& group, const model::ParameterStore& parameters, int64_t step);
 
 }  // namespace tessera::train

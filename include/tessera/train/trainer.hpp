@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/dist/communicator.hpp"
-#include "tessera/dist/gradient_reducer.hpp"
+#include "tessera/parallel/communicator.hpp"
+#include "tessera/parallel/gradient_reducer.hpp"
 #include "tessera/io/dataset.hpp"
 #include "tessera/layers/loss.hpp"
 #include "tessera/model/model.hpp"
@@ -28,7 +28,7 @@ struct TrainingOptions {
   int64_t checkpoint_every = 0;
   int64_t allreduce_bucket_kb = 4096;  // gradient bucket size for the overlapped all-reduce
   bool allreduce_progress_thread = true;  // advance the buckets in flight from a thread
-  dist::GradientCombination gradient_combination = dist::GradientCombination::sum;
+  parallel::GradientCombination gradient_combination = parallel::GradientCombination::sum;
   bool check_replicas = check_replicas_by_default();  // compare replicas after every step
   std::string resume_file;      // checkpoint to start from, empty: fresh start
   bool progress = true;
@@ -61,7 +61,7 @@ class Trainer {
  public:
   Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& optimizer, io::DataSplit& data,
           const TrainingOptions& options, const nlohmann::json& optimizer_config,
-          dist::Communicator group = dist::Communicator::world());
+          parallel::Communicator group = parallel::Communicator::world());
   TrainingReport run();
 
   int64_t steps_per_epoch() const { return steps_per_epoch_; }
@@ -86,10 +86,10 @@ class Trainer {
   optim::Optimizer& optimizer_;
   io::DataSplit& data_;
   TrainingOptions options_;
-  dist::Communicator group_;
-  std::unique_ptr<dist::GradientReducer> reducer_;
+  parallel::Communicator group_;
+  std::unique_ptr<parallel::GradientReducer> reducer_;
   int64_t local_batch_ = 0;   // samples of each global batch this rank reads
-  dist::Box box_;             // the part of each sample it reads
+  parallel::Box box_;             // the part of each sample it reads
   int64_t sample_parts_ = 1;  // blocks each sample of the model output is split into
   int64_t validation_samples_ = 0;
   std::unique_ptr<optim::LrSchedule> schedule_;

@@ -18,7 +18,7 @@ struct RunOverrides {
   bool progress = true;
   bool profile = false;
   /// The ranks that train together (all ranks of the job by default).
-  dist::Communicator group = dist::Communicator::world();
+  parallel::Communicator group = parallel::Communicator::world();
 };
 
 /// A training run assembled from a run config:

@@ -1,0 +1,57 @@
+#pragma once
+// The portable kernels that layers, losses and the model call directly: arithmetic on whole
+// tensors, channel concat/split, dropout, losses. They are memory-bound maps and reductions
+// that no vendor library does better, so they have no op interface and no backend choice:
+// every build runs them as these Kokkos kernels (on CPU threads or the GPU alike).
+#include <array>
+#include <cstdint>
+
+#include "tessera/core/tensor.hpp"
+
+namespace tessera::kokkos_backend {
+
+/// y = a·x + b·y
+void axpby(float a, const Tensor& x, float b, const Tensor& y);
+/// z = x + y
+void add(const Tensor& x, const Tensor& y, const Tensor& z);
+/// Σ x (accumulated in double).
+double sum(const Tensor& x);
+/// Σ x² (accumulated in double).
+double sum_squares(const Tensor& x);
+/// Σ x·y (accumulated in double).
+double dot(const Tensor& x, const Tensor& y);
+
+/// Copies channel block `src` (channels-last, C_src channels) into channels
+/// [channel_offset, channel_offset + C_src) of `dst` (or the reverse with `to_dst` false).
+void copy_channels(const Tensor& src, const Tensor& dst, int64_t channel_offset, bool to_dst);
+
+/// Where a rank's block of an activation [N, D, H, W, C] (or [N, H, W, C], [N, F]) sits in
+/// the whole tensor, so that per-element random numbers follow an element's global index and
+/// do not depend on how the tensor is split over ranks.
+struct BlockPlacement {
+  int64_t first_sample = 0;                // global index of the block's first sample
+  std::array<int64_t, 3> offset{0, 0, 0};  // of the block within a sample (D, H, W)
+  std::array<int64_t, 3> sample{0, 0, 0};  // whole-sample extent (D, H, W); 0: not split in space
+};
+
+/// Inverted dropout: y = x·mask/(1−p), keeping element i iff rng::uniform(seed, stream, i) >= p,
+/// with i the element's flat index in the whole (global) tensor as `placement` locates it.
+/// Backward regenerates the same mask, so nothing is stored. Throws Error unless p is in [0, 1).
+void dropout_forward(const Tensor& x, float p, uint64_t seed, uint64_t stream, const Tensor& y,
+                     const BlockPlacement& placement = {});
+void dropout_backward(const Tensor& dy, float p, uint64_t seed, uint64_t stream, const Tensor& dx,
+                      const BlockPlacement& placement = {});
+
+/// Squared error: returns Σ(pred − target)²/count and, unless `grad` is empty, writes
+/// grad = 2(pred − target)/count · scale.
+double mse_loss(const Tensor& pred, const Tensor& target, double count, float scale, const Tensor& grad);
+
+/// Softmax cross-entropy along the last (channel) dimension of a channels-last tensor of
+/// logits; `labels` holds class indices as floats with one value per row ([N] or [N, D, H, W]).
+/// Returns Σ −log softmax(logits)[label] / count, writes grad = (softmax − onehot)/count · scale
+/// unless `grad` is empty, and sets `correct` to the number of rows whose arg-max (the first,
+/// on ties) equals the label. Throws Error when a label is not an integer in [0, classes).
+double softmax_cross_entropy(const Tensor& logits, const Tensor& labels, double count, float scale, const Tensor& grad,
+                             int64_t& correct);
+
+}  // namespace tessera::kokkos_backend

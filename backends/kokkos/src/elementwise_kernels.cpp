@@ -1,0 +1,225 @@
+// The portable kernels of elementwise_kernels.hpp: the same Kokkos code on every
+// build and backend. Reductions use parallel_reduce (no atomics), so results are fixed for a
+// given thread count.
+#include "tessera/backends/kokkos/elementwise_kernels.hpp"
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/rng.hpp"
+
+namespace tessera::kokkos_backend {
+namespace {
+
+void require_same_size(const Tensor& a, const Tensor& b, const std::string& op) {
+  require_shape(a.numel() == b.numel(),
+                op + ": tensors of shape " + a.shape().str() + " and " + b.shape().str() + " differ in size");
+}
+
+int64_t channels_of(const Tensor& t) { return t.shape().rank() == 0 ? 1 : t.shape()[t.shape().rank() - 1]; }
+
+}  // namespace
+
+void axpby(float a, const Tensor& x, float b, const Tensor& y) {
+  require_same_size(x, y, "axpby");
+  const auto xv = x.view();
+  const auto yv = y.view();
+  Kokkos::parallel_for(
+      "tessera::axpby", RangePolicy(0, x.numel()), KOKKOS_LAMBDA(const int64_t i) { yv(i) = a * xv(i) + b * yv(i); });
+}
+
+void add(const Tensor& x, const Tensor& y, const Tensor& z) {
+  require_same_size(x, y, "add");
+  require_same_size(x, z, "add");
+  const auto xv = x.view();
+  const auto yv = y.view();
+  const auto zv = z.view();
+  Kokkos::parallel_for(
+      "tessera::add", RangePolicy(0, x.numel()), KOKKOS_LAMBDA(const int64_t i) { zv(i) = xv(i) + yv(i); });
+}
+
+double sum(const Tensor& x) {
+  const auto xv = x.view();
+  double s = 0.0;
+  Kokkos::parallel_reduce(
+      "tessera::sum", RangePolicy(0, x.numel()),
+      KOKKOS_LAMBDA(const int64_t i, double& acc) { acc += static_cast<double>(xv(i)); }, s);
+  return s;
+}
+
+double sum_squares(const Tensor& x) {
+  const auto xv = x.view();
+  double s = 0.0;
+  Kokkos::parallel_reduce(
+      "tessera::sum_squares", RangePolicy(0, x.numel()),
+      KOKKOS_LAMBDA(const int64_t i, double& acc) {
+        const double v = static_cast<double>(xv(i));
+        acc += v * v;
+      },
+      s);
+  return s;
+}
+
+double dot(const Tensor& x, const Tensor& y) {
+  require_same_size(x, y, "dot");
+  const auto xv = x.view();
+  const auto yv = y.view();
+  double s = 0.0;
+  Kokkos::parallel_reduce(
+      "tessera::dot", RangePolicy(0, x.numel()),
+      KOKKOS_LAMBDA(const int64_t i, double& acc) { acc += static_cast<double>(xv(i)) * static_cast<double>(yv(i)); },
+      s);
+  return s;
+}
+
+void copy_channels(const Tensor& src, const Tensor& dst, int64_t channel_offset, bool to_dst) {
+  const int64_t src_channels = channels_of(src);
+  const int64_t dst_channels = channels_of(dst);
+  const int64_t rows = src_channels == 0 ? 0 : src.numel() / src_channels;
+  require_shape(src.shape().rank() == dst.shape().rank() && channel_offset >= 0 &&
+                    channel_offset + src_channels <= dst_channels && rows * dst_channels == dst.numel(),
+                "copy_channels: a block of shape " + src.shape().str() + " at channel " +
+                    std::to_string(channel_offset) + " does not fit a tensor of shape " + dst.shape().str());
+  const auto s = src.view();
+  const auto d = dst.view();
+  if (to_dst) {
+    Kokkos::parallel_for(
+        "tessera::copy_channels_in", MDPolicy<2>({0, 0}, {rows, src_channels}),
+        KOKKOS_LAMBDA(const int64_t r, const int64_t c) {
+          d(r * dst_channels + channel_offset + c) = s(r * src_channels + c);
+        });
+  } else {
+    Kokkos::parallel_for(
+        "tessera::copy_channels_out", MDPolicy<2>({0, 0}, {rows, src_channels}),
+        KOKKOS_LAMBDA(const int64_t r, const int64_t c) {
+          s(r * src_channels + c) = d(r * dst_channels + channel_offset + c);
+        });
+  }
+}
+
+namespace {
+
+// Forward and backward apply the same mask, regenerated from the counter-based RNG.
+void apply_dropout_mask(const char* label, const Tensor& in, float p, uint64_t seed, uint64_t stream,
+                        const BlockPlacement& placement, const Tensor& out) {
+  require_same_size(in, out, "dropout");
+  if (!(p >= 0.0f && p < 1.0f)) throw Error("dropout: rate " + std::to_string(p) + " is not in [0, 1)");
+  const auto iv = in.view();
+  const auto ov = out.view();
+  const float keep_scale = 1.0f / (1.0f - p);
+  if (placement.sample[0] == 0) {
+    const int64_t rows = in.shape().rank() > 0 ? in.shape()[0] : 1;
+    const int64_t per_sample = rows > 0 ? in.numel() / rows : 0;
+    // The block holds whole samples: global index = offset of its first sample + local index.
+    const uint64_t first = static_cast<uint64_t>(placement.first_sample * per_sample);
+    Kokkos::parallel_for(
+        label, RangePolicy(0, in.numel()), KOKKOS_LAMBDA(const int64_t i) {
+          const bool keep = rng::uniform(seed, stream, first + static_cast<uint64_t>(i)) >= p;
+          ov(i) = keep ? iv(i) * keep_scale : 0.0f;
+        });
+    return;
+  }
+  const ActivationDims a = ActivationDims::of(in.shape());
+  const int64_t n0 = placement.first_sample, d0 = placement.offset[0], h0 = placement.offset[1],
+                w0 = placement.offset[2];
+  const int64_t gd = placement.sample[0], gh = placement.sample[1], gw = placement.sample[2];
+  const int64_t d = a.d, h = a.h, w = a.w, c = a.c;
+  Kokkos::parallel_for(
+      label, MDPolicy<4>({0, 0, 0, 0}, {a.n, d, h, w}),
+      KOKKOS_LAMBDA(const int64_t n, const int64_t z, const int64_t y, const int64_t x) {
+        const int64_t local = (((n * d + z) * h + y) * w + x) * c;
+        const int64_t global = ((((n0 + n) * gd + d0 + z) * gh + h0 + y) * gw + w0 + x) * c;
+        for (int64_t k = 0; k < c; ++k) {
+          const bool keep = rng::uniform(seed, stream, static_cast<uint64_t>(global + k)) >= p;
+          ov(local + k) = keep ? iv(local + k) * keep_scale : 0.0f;
+        }
+      });
+}
+
+}  // namespace
+
+void dropout_forward(const Tensor& x, float p, uint64_t seed, uint64_t stream, const Tensor& y,
+                     const BlockPlacement& placement) {
+  apply_dropout_mask("tessera::dropout_forward", x, p, seed, stream, placement, y);
+}
+
+void dropout_backward(const Tensor& dy, float p, uint64_t seed, uint64_t stream, const Tensor& dx,
+                      const BlockPlacement& placement) {
+  apply_dropout_mask("tessera::dropout_backward", dy, p, seed, stream, placement, dx);
+}
+
+double mse_loss(const Tensor& pred, const Tensor& target, double count, float scale, const Tensor& grad) {
+  require_same_size(pred, target, "mse_loss (prediction vs target)");
+  const bool with_grad = !grad.empty();
+  if (with_grad) require_same_size(pred, grad, "mse_loss (prediction vs gradient)");
+  const auto pv = pred.view();
+  const auto tv = target.view();
+  const auto gv = grad.view();
+  const float grad_scale = static_cast<float>(2.0 / count) * scale;
+  double s = 0.0;
+  Kokkos::parallel_reduce(
+      "tessera::mse_loss", RangePolicy(0, pred.numel()),
+      KOKKOS_LAMBDA(const int64_t i, double& acc) {
+        const float d = pv(i) - tv(i);
+        acc += static_cast<double>(d) * static_cast<double>(d);
+        if (with_grad) gv(i) = grad_scale * d;
+      },
+      s);
+  return s / count;
+}
+
+double softmax_cross_entropy(const Tensor& logits, const Tensor& labels, double count, float scale, const Tensor& grad,
+                             int64_t& correct) {
+  const int64_t classes = channels_of(logits);
+  require_shape(classes > 0 && labels.numel() * classes == logits.numel(),
+                "softmax_cross_entropy: labels of shape " + labels.shape().str() +
+                    " do not hold one class index per row of logits of shape " + logits.shape().str());
+  const bool with_grad = !grad.empty();
+  if (with_grad) require_same_size(logits, grad, "softmax_cross_entropy (logits vs gradient)");
+  const auto lv = logits.view();
+  const auto yv = labels.view();
+  const auto gv = grad.view();
+  const float grad_scale = static_cast<float>(1.0 / count) * scale;
+  double loss = 0.0;
+  int64_t hits = 0, invalid = 0;
+  Kokkos::parallel_reduce(
+      "tessera::softmax_cross_entropy", RangePolicy(0, labels.numel()),
+      KOKKOS_LAMBDA(const int64_t r, double& loss_acc, int64_t& hit_acc, int64_t& invalid_acc) {
+        const int64_t base = r * classes;
+        const float label_value = yv(r);
+        // Written so that NaN is invalid too.
+        const bool in_range = label_value >= 0.0f && label_value < static_cast<float>(classes);
+        const int64_t label = in_range ? static_cast<int64_t>(label_value) : 0;
+        if (!in_range || static_cast<float>(label) != label_value) {
+          ++invalid_acc;
+          return;
+        }
+        // Subtracting the row maximum keeps exp() from overflowing.
+        int64_t arg_max = 0;
+        float max_logit = lv(base);
+        for (int64_t c = 1; c < classes; ++c) {
+          if (lv(base + c) > max_logit) {
+            max_logit = lv(base + c);
+            arg_max = c;
+          }
+        }
+        double denom = 0.0;
+        for (int64_t c = 0; c < classes; ++c) denom += static_cast<double>(math::exp(lv(base + c) - max_logit));
+        const double log_denom = math::log(denom);
+        loss_acc += log_denom - static_cast<double>(lv(base + label) - max_logit);
+        if (arg_max == label) ++hit_acc;
+        if (with_grad) {
+          const double inv_denom = 1.0 / denom;
+          for (int64_t c = 0; c < classes; ++c) {
+            const double softmax = static_cast<double>(math::exp(lv(base + c) - max_logit)) * inv_denom;
+            gv(base + c) = grad_scale * static_cast<float>(softmax - (c == label ? 1.0 : 0.0));
+          }
+        }
+      },
+      loss, hits, invalid);
+  if (invalid > 0)
+    throw Error("softmax_cross_entropy: " + std::to_string(invalid) + " of " + std::to_string(labels.numel()) +
+                " labels are not class indices in [0, " + std::to_string(classes) + ")");
+  correct = hits;
+  return loss / count;
+}
+
+}  // namespace tessera::kokkos_backend

@@ -1,0 +1,93 @@
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tessera/parallel/adasum.hpp"
+#include "tessera/parallel/communicator.hpp"
+
+namespace tessera::parallel {
+
+/// How the ranks' gradients are combined ("training.gradient_combination").
+enum class GradientCombination {
+  sum,     // the sum of the ranks' contributions
+  adasum,  // Adasum of the ranks' own mean gradients, per parameter tensor
+};
+
+/// Splits a gradient buffer of parameter tensors (tensor t covers [offsets[t], offsets[t + 1]))
+/// into all-reduce buckets of whole tensors, at most `bucket_elements` each unless one tensor
+/// alone is larger. Buckets are filled from the end of the buffer, the order in which backprop
+/// finishes them, so the bucket finished last (the first layers') is only as large as what is
+/// left over: it is the one no overlap can hide. Returns each bucket's first element, ascending.
+std::vector<int64_t> plan_gradient_buckets(const std::vector<int64_t>& offsets, int64_t bucket_elements);
+
+/// Combines a flat gradient buffer over a group. Each rank's buffer holds its contribution:
+/// the mean gradient of its own samples divided by the group's size (the trainer divides the
+/// loss by the global batch), so the contributions sum to the mean gradient of the batch.
+///
+/// Summing runs in buckets (plan_gradient_buckets). Backprop writes gradients from the end of
+/// the buffer towards its start (parameters are laid out in graph order), so each bucket's
+/// nonblocking all-reduce starts as soon as backprop has moved past it and the communication
+/// overlaps the rest of backprop. Usage per step: ready_from() after each layer's backward,
+/// then finish().
+///
+/// MPI libraries such as Open MPI advance a nonblocking collective only while some thread is
+/// inside MPI, and a convolution's backward pass makes no MPI call for its whole length. When
+/// MPI grants MPI_THREAD_MULTIPLE, a progress thread therefore polls the buckets in flight
+/// (sleeping between polls, so it takes little from the compute threads); otherwise they are
+/// advanced only between layers.
+///
+/// Adasum instead combines the ranks' own mean gradients (size × contribution, Horovod's
+/// convention: equal gradients give that gradient back, orthogonal ones their sum). It runs
+/// whole in finish(), after backprop: it does not overlap backprop.
+class GradientReducer {
+ public:
+  /// Sums over `group` in buckets of whole parameter tensors (`offsets`: each tensor's first
+  /// element, then the buffer's size) of at most `bucket_elements`, with a progress thread
+  /// if `progress_thread` and MPI allows one.
+  GradientReducer(Communicator group, Tensor grads, const std::vector<int64_t>& offsets, int64_t bucket_elements,
+                  bool progress_thread = true);
+  /// Combines by `adasum` over its group (built for buffers of grads.numel() elements).
+  GradientReducer(Tensor grads, Adasum adasum);
+  ~GradientReducer();
+  GradientReducer(const GradientReducer&) = delete;
+  GradientReducer& operator=(const GradientReducer&) = delete;
+
+  /// Every gradient at index >= first_final is final for this step.
+  void ready_from(int64_t first_final);
+  /// Starts the buckets not started yet and waits for all of them.
+  void finish();
+  /// Seconds spent waiting in finish() over all steps (for benchmarks).
+  double wait_seconds() const { return wait_seconds_; }
+  /// Number of buckets a step is summed in.
+  size_t buckets() const { return begin_.size(); }
+  /// Whether a progress thread advances the buckets in flight.
+  bool has_progress_thread() const { return progress_.joinable(); }
+  /// Whether some started bucket was not yet seen complete (makes no MPI call).
+  bool in_flight();
+
+ private:
+  void start(size_t bucket);
+  void test_in_flight();  // with mutex_ held
+  void poll();            // the progress thread
+  Communicator group_;
+  Tensor grads_;
+  std::vector<int64_t> begin_;   // bucket b covers [begin_[b], begin_[b + 1]) (last: to the end)
+  std::vector<MPI_Request> requests_;
+  size_t next_ = 0;              // buckets are started from the last one backwards
+  double wait_seconds_ = 0.0;
+  bool overlap_ = false;         // host memory and several ranks
+  std::unique_ptr<Adasum> adasum_;  // set: combine by Adasum instead of summing
+
+  // requests_ is shared with the progress thread: every MPI call on it holds mutex_.
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool in_flight_ = false;  // some bucket has been started and not yet completed
+  bool stopping_ = false;
+  std::thread progress_;
+};
+
+}  // namespace tessera::parallel

@@ -1,0 +1,70 @@
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "tessera/core/shape.hpp"
+#include "tessera/parallel/box.hpp"
+#include "tessera/parallel/communicator.hpp"
+#include "tessera/parallel/distribution.hpp"
+
+namespace tessera::parallel {
+
+/// The ranks of a group arranged as a grid over (sample, depth, height, width) for one
+/// Distribution. Ranks are numbered with width fastest and sample slowest, so the ranks that
+/// share a sample (a spatial group) are neighbours in the group's numbering, which on a
+/// cluster usually means the same node. Channel splits are not supported yet (refused).
+///
+/// A rank's share of a global activation [N, D, H, W, C] is the contiguous block of samples
+/// of its sample index and the box of its spatial index; splits must be even.
+class ProcessGrid {
+ public:
+  /// A grid of one rank.
+  ProcessGrid() = default;
+  /// Throws ConfigError naming `where` when the distribution does not use exactly the ranks
+  /// of `group` or splits channels.
+  ProcessGrid(const Distribution& distribution, Communicator group, const std::string& where);
+
+  const Distribution& distribution() const { return distribution_; }
+  /// Every rank of the grid.
+  const Communicator& all() const { return all_; }
+  /// The ranks with this rank's sample index: they share each sample (d*h*w ranks).
+  const Communicator& spatial() const { return spatial_; }
+  /// The ranks with this rank's spatial index: they split the mini-batch (`sample` ranks).
+  const Communicator& samples() const { return samples_; }
+
+  int sample_index() const { return sample_index_; }
+  /// This rank's position along depth, height and width.
+  const std::array<int, 3>& spatial_index() const { return spatial_index_; }
+  /// Ranks along depth, height and width.
+  std::array<int, 3> spatial_parts() const { return {distribution_.depth, distribution_.height, distribution_.width}; }
+  /// The rank in all() of the given grid position.
+  int rank_of(int sample_index, const std::array<int, 3>& spatial_index) const;
+  /// The rank in spatial() of a spatial position (the neighbour's rank for halo exchange).
+  int spatial_rank_of(const std::array<int, 3>& spatial_index) const;
+
+  /// This rank's part of a sample of spatial size `size`. Throws ShapeError naming `where`,
+  /// the dimension and the sizes when a dimension does not split evenly.
+  Box local_box(const std::array<int64_t, 3>& size, const std::string& where) const;
+  /// This rank's samples of a global batch: [first, first + count). Throws ShapeError naming
+  /// `where` when the batch does not split evenly.
+  int64_t local_batch(int64_t batch, const std::string& where) const;
+  int64_t first_sample(int64_t batch, const std::string& where) const;
+  /// The local shape of a global channels-last activation ([N, C], [N, H, W, C] or
+  /// [N, D, H, W, C]); a 2D activation is split over height and width only, and features
+  /// ([N, C]) over samples only: the ranks of a spatial group hold copies of them.
+  Shape local_shape(const Shape& global, const std::string& where) const;
+  /// The whole activation of which `local` is a block (the inverse of local_shape).
+  Shape global_shape(const Shape& local) const;
+
+ private:
+  Distribution distribution_;
+  Communicator all_, spatial_, samples_;
+  int sample_index_ = 0;
+  std::array<int, 3> spatial_index_{0, 0, 0};
+};
+
+/// The spatial size (D, H, W) of a channels-last activation of rank 4 (D = 1) or 5.
+std::array<int64_t, 3> spatial_size_of(const Shape& activation);
+
+}  // namespace tessera::parallel

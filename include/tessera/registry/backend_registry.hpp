@@ -1,0 +1,15 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tessera/ops/backend.hpp"
+
+namespace tessera::registry {
+
+/// Names of the backends compiled into this build in the order "auto" tries them: vendor
+/// backends first, Kokkos (which has every op) last.
+std::vector<std::string> available_backends();
+/// The backend called `name`; throws Error listing the available ones otherwise.
+ops::Backend& backend(const std::string& name);
+
+}  // namespace tessera::registry

@@ -1,0 +1,19 @@
+#include "tessera/parallel/distribution.hpp"
+
+namespace tessera::parallel {
+
+std::string Distribution::str() const {
+  // Only the dimensions that are split: "{sample 2, depth 4}"; "{sample 1}" for one rank.
+  std::string s;
+  auto add = [&s](const char* name, int count) {
+    if (count != 1) s += (s.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(count);
+  };
+  add("sample", sample);
+  add("channel", channel);
+  add("depth", depth);
+  add("height", height);
+  add("width", width);
+  return "{" + (s.empty() ? std::string("sample 1") : s) + "}";
+}
+
+}  // namespace tessera::parallel

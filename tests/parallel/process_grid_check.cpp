@@ -1,0 +1,134 @@
+// Run under mpirun at 1, 2, 4 or 8 ranks. Checks ProcessGrid for every distribution over the
+// job's ranks: the documented rank layout (width fastest, sample slowest), its sub-communicators,
+// that the ranks' blocks tile the global activation exactly once, and the errors for uneven
+// splits and wrong rank counts. Exit status 0 on every rank when all checks pass.
+#include <Kokkos_Core.hpp>
+
+#include "mpi_check.hpp"
+#include "support/mpi_program.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/parallel/process_grid.hpp"
+
+using namespace tessera;
+
+namespace {
+
+/// Every way to write `ranks` as sample * depth * height * width.
+std::vector<parallel::Distribution> distributions_over(int ranks) {
+  std::vector<parallel::Distribution> all;
+  for (int s = 1; s <= ranks; ++s)
+    for (int d = 1; d <= ranks; ++d)
+      for (int h = 1; h <= ranks; ++h)
+        for (int w = 1; w <= ranks; ++w)
+          if (s * d * h * w == ranks) {
+            parallel::Distribution x;
+            x.sample = s, x.depth = d, x.height = h, x.width = w;
+            all.push_back(x);
+          }
+  return all;
+}
+
+void check_grid(const parallel::Distribution& d, const parallel::Communicator& world, testing::MpiCheckLog& log) {
+  const std::string name = d.str();
+  const parallel::ProcessGrid pg(d, world, name);
+  const auto& i = pg.spatial_index();
+  const int r = world.rank();
+  log.check(r == ((pg.sample_index() * d.depth + i[0]) * d.height + i[1]) * d.width + i[2],
+            name + ": rank " + std::to_string(r) + " sits at sample " + std::to_string(pg.sample_index()) +
+                " and spatial index " + std::to_string(i[0]) + "," + std::to_string(i[1]) + "," + std::to_string(i[2]) +
+                " (width fastest, sample slowest)");
+  log.check(pg.rank_of(pg.sample_index(), i) == r, name + ": rank_of inverts the layout");
+  log.check(pg.spatial().size() == d.depth * d.height * d.width && pg.spatial().rank() == pg.spatial_rank_of(i),
+            name + ": spatial() holds the d*h*w ranks of one sample group in spatial order");
+  log.check(pg.samples().size() == d.sample && pg.samples().rank() == pg.sample_index(),
+            name + ": samples() holds one rank per sample group");
+  // Group membership: every member of spatial() has this sample index, of samples() this spatial index.
+  int64_t sums[2] = {pg.sample_index(), 0};
+  pg.spatial().allreduce_sum(sums, 1);
+  sums[1] = pg.spatial_rank_of(i);
+  pg.samples().allreduce_sum(sums + 1, 1);
+  log.check(sums[0] == int64_t{pg.sample_index()} * pg.spatial().size() &&
+                sums[1] == int64_t{pg.spatial_rank_of(i)} * pg.samples().size(),
+            name + ": sub-communicator membership");
+
+  // The blocks of all ranks cover every element of a global [N, D, H, W] exactly once.
+  const Shape global{2 * d.sample, 2 * d.depth, 3 * d.height, 2 * d.width, 3};
+  const Shape local = pg.local_shape(global, name);
+  const parallel::Box box = pg.local_box(parallel::spatial_size_of(global), name);
+  const int64_t first = pg.first_sample(global[0], name);
+  log.check(local == Shape{2, 2, 3, 2, 3} && box.extent == std::array<int64_t, 3>{2, 3, 2} &&
+                pg.local_batch(global[0], name) == 2,
+            name + ": local shape " + local.str() + " and box " + box.str());
+  std::vector<int64_t> cover(static_cast<size_t>(global[0] * global[1] * global[2] * global[3]), 0);
+  for (int64_t n = first; n < first + local[0]; ++n)
+    for (int64_t z = box.offset[0]; z < box.offset[0] + box.extent[0]; ++z)
+      for (int64_t y = box.offset[1]; y < box.offset[1] + box.extent[1]; ++y)
+        for (int64_t x = box.offset[2]; x < box.offset[2] + box.extent[2]; ++x)
+          ++cover.at(static_cast<size_t>(((n * global[1] + z) * global[2] + y) * global[3] + x));
+  world.allreduce_sum(cover.data(), static_cast<int64_t>(cover.size()));
+  bool once = true;
+  for (const int64_t c : cover) once = once && c == 1;
+  log.check(once, name + ": the blocks tile the global activation");
+  // 2D activations split over height and width only.
+  if (d.depth == 1) {
+    const Shape local2d = pg.local_shape(Shape{global[0], global[2], global[3], 3}, name);
+    log.check(local2d == Shape{2, 3, 2, 3} && pg.global_shape(local2d) == Shape{global[0], global[2], global[3], 3},
+              name + ": 2D local shape " + local2d.str());
+  }
+  log.check(pg.global_shape(local) == global, name + ": global_shape inverts local_shape");
+  log.check(
+      pg.local_shape(Shape{global[0], 5}, name) == Shape{2, 5} && pg.global_shape(Shape{2, 5}) == Shape{global[0], 5},
+      name + ": features split over samples only");
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  testing::MpiProgram program(argc, argv);
+  const auto world = parallel::Communicator::world();
+  testing::MpiCheckLog log(world);
+  try {
+    for (const auto& d : distributions_over(world.size())) check_grid(d, world, log);
+
+    const std::string size = std::to_string(world.size());
+    parallel::Distribution wrong;
+    wrong.width = world.size() + 1;
+    log.expect_error<ConfigError>(
+        [&] { parallel::ProcessGrid(wrong, world, "model.distribution"); },
+        {"model.distribution", "needs " + std::to_string(world.size() + 1) + " ranks but the job has " + size},
+        "a distribution over more ranks than the job has");
+    if (world.size() > 1) {
+      parallel::Distribution depth, height, samples;
+      depth.depth = height.height = samples.sample = world.size();
+      const parallel::ProcessGrid over_depth(depth, world, "d"), over_height(height, world, "h"),
+          over_samples(samples, world, "s");
+      const std::string odd = std::to_string(world.size() + 1);
+      log.expect_error<ShapeError>(
+          [&] {
+            over_depth.local_box({world.size() + 1, 4, 4}, "layers[1] (conv3d)");
+          },
+          {"layers[1] (conv3d)", "depth " + odd + " does not split evenly over " + size + " ranks"},
+          "an uneven depth split");
+      log.expect_error<ShapeError>(
+          [&] {
+            over_height.local_shape(Shape{2, 4, world.size() + 1, 4, 1}, "layers[2] (pool)");
+          },
+          {"layers[2] (pool)", "height " + odd + " does not split evenly over " + size + " ranks"},
+          "an uneven height split");
+      log.expect_error<ShapeError>(
+          [&] {
+            over_depth.local_shape(Shape{2, 4, 4, 1}, "conv2d");
+          },
+          {"conv2d", "2D activation [2, 4, 4, 1] cannot split over depth"}, "a 2D activation split over depth");
+      log.check(over_height.local_shape(Shape{2, 10}, "dense") == Shape{2, 10},
+                "features [N, C] are whole on every rank of a spatial group");
+      log.expect_error<ShapeError>(
+          [&] { over_samples.local_batch(world.size() + 1, "batch"); },
+          {"batch", "a batch of " + odd + " samples does not split evenly over " + size + " sample groups"},
+          "an uneven batch split");
+    }
+  } catch (const std::exception& e) {
+    return parallel::handle_fatal_error(e);
+  }
+  return log.exit_status("process_grid_check");
+}

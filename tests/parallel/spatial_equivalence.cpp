@@ -1,0 +1,202 @@
+// Run under mpirun with a distribution, e.g. `spatial_equivalence '{"depth": 2, "height": 2}'`
+// at 4 ranks: builds models whose layers split each sample over the given distribution
+// (spatial and hybrid), runs a forward and backward pass on a fixed global batch, and checks
+// that each rank's block of every output and the summed parameter gradients equal the model
+// run on one rank alone. Exit status 0 on every rank when they do.
+//
+// Models: a 3D U-Net-like DAG (conv with padding, stride 2 and dilation, batch norm, dropout,
+// max/avg pooling incl. a padded 3x3x3 max pool, transposed conv, concat, add), a 2D variant,
+// and a CosmoFlow-like net whose dense layers run over samples behind a redistribution.
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support/mpi_program.hpp"
+#include "tessera/core/config.hpp"
+#include "tessera/parallel/communicator.hpp"
+#include "tessera/parallel/process_grid.hpp"
+#include "tessera/model/model.hpp"
+
+using namespace tessera;
+using nlohmann::json;
+
+namespace {
+
+/// Deterministic values from the global position (never communicated).
+float value_at(int64_t i, uint64_t salt) {
+  const uint64_t h = (static_cast<uint64_t>(i) + salt) * 0x9e3779b97f4a7c15ull;
+  return static_cast<float>((h >> 40) % 2001) / 1000.0f - 1.0f;
+}
+
+/// This rank's block of a global channels-last tensor given as a host vector.
+std::vector<float> block_of(const std::vector<float>& global, const Shape& global_shape, const parallel::ProcessGrid& grid) {
+  const ActivationDims g = ActivationDims::of(global_shape);
+  const int64_t n0 = grid.first_sample(g.n, "test"), nl = grid.local_batch(g.n, "test");
+  parallel::Box box = parallel::Box::whole({g.d, g.h, g.w});
+  if (global_shape.rank() > 2) box = grid.local_box({g.d, g.h, g.w}, "test");
+  std::vector<float> out;
+  for (int64_t n = n0; n < n0 + nl; ++n)
+    for (int64_t d = box.offset[0]; d < box.offset[0] + box.extent[0]; ++d)
+      for (int64_t h = box.offset[1]; h < box.offset[1] + box.extent[1]; ++h)
+        for (int64_t w = box.offset[2]; w < box.offset[2] + box.extent[2]; ++w)
+          for (int64_t c = 0; c < g.c; ++c)
+            out.push_back(global[static_cast<size_t>((((n * g.d + d) * g.h + h) * g.w + w) * g.c + c)]);
+  return out;
+}
+
+struct Outcome {
+  double output_diff = 0.0, output_scale = 0.0, grad_diff = 0.0, grad_scale = 0.0;
+};
+
+/// `layers` is the model spec's layer list with "@spatial" standing for the distribution under
+/// test and "@samples" for {sample: ranks}.
+Outcome compare(const json& input, json layers, const json& distribution, int64_t batch, const parallel::Communicator& world) {
+  json samples_only = {{"sample", world.size()}};
+  // Unsynchronised batch norm over a sample split normalises each sample group on its own (as
+  // data parallelism does), so only synchronised statistics can equal the 1-rank model there.
+  const bool sample_split = distribution.value("sample", 1) > 1;
+  for (auto& l : layers) {
+    if (l.contains("distribution")) l["distribution"] = l["distribution"] == "@samples" ? samples_only : distribution;
+    if (sample_split && l["type"] == "batch_norm") l["sync"] = true;
+  }
+  const json parallel_spec = {{"input", input}, {"distribution", distribution}, {"layers", layers}};
+  json serial_layers = layers;
+  for (auto& l : serial_layers) l.erase("distribution");
+  const json serial_spec = {{"input", input}, {"layers", serial_layers}};
+
+  model::BuildOptions po, so;
+  po.seed = so.seed = 11;
+  po.group = world;
+  so.group = parallel::Communicator::self();
+  ConfigObject pc(parallel_spec, "$.model"), sc(serial_spec, "$.model");
+  auto parallel = model::Model::from_json(pc, po);
+  auto serial = model::Model::from_json(sc, so);
+
+  std::vector<int64_t> dims{batch};
+  for (auto d : serial->sample_shape().dims()) dims.push_back(d);
+  const Shape in_shape(dims);
+  std::vector<float> x(static_cast<size_t>(in_shape.numel()));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = value_at(static_cast<int64_t>(i), 1);
+  Tensor xs(in_shape), xp(parallel->input_grid().local_shape(in_shape, "test"));
+  xs.copy_from_host(x);
+  xp.copy_from_host(block_of(x, in_shape, parallel->input_grid()));
+
+  const layers::StepInfo step{layers::Mode::training, 3, batch};
+  const auto ys = serial->forward(xs, step).to_host();
+  const Tensor& yp_t = parallel->forward(xp, step);
+  const auto yp = yp_t.to_host();
+  const Shape out_shape = serial->output_shape(batch);
+  const auto ys_block = block_of(ys, out_shape, parallel->output_grid());
+  Outcome o;
+  if (ys_block.size() != yp.size()) throw Error("output block sizes differ");
+  for (size_t i = 0; i < yp.size(); ++i) {
+    o.output_diff = std::max(o.output_diff, static_cast<double>(std::abs(yp[i] - ys_block[i])));
+    o.output_scale = std::max(o.output_scale, static_cast<double>(std::abs(ys_block[i])));
+  }
+
+  std::vector<float> dy(static_cast<size_t>(out_shape.numel()));
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = value_at(static_cast<int64_t>(i), 2) / static_cast<float>(batch);
+  Tensor dys(out_shape), dyp(yp_t.shape());
+  dys.copy_from_host(dy);
+  auto dy_block = block_of(dy, out_shape, parallel->output_grid());
+  // Features are replicated over a spatial group; the loss gives each replica its share of the
+  // gradient (Loss::evaluate with sample_parts), so the sum over the group is the gradient.
+  if (out_shape.rank() == 2)
+    for (auto& v : dy_block) v /= static_cast<float>(parallel->output_grid().spatial().size());
+  dyp.copy_from_host(dy_block);
+  serial->backward(dys, step);
+  parallel->backward(dyp, step);
+  Tensor gp = parallel->parameters().grads();
+  world.allreduce_sum(gp);  // each rank holds its blocks' share of every gradient
+  const auto gs = serial->parameters().grads().to_host(), g = gp.to_host();
+  for (size_t i = 0; i < gs.size(); ++i) {
+    o.grad_diff = std::max(o.grad_diff, static_cast<double>(std::abs(g[i] - gs[i])));
+    o.grad_scale = std::max(o.grad_scale, static_cast<double>(std::abs(gs[i])));
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  testing::MpiProgram program(argc, argv);
+  const auto world = parallel::Communicator::world();
+  int failed = 0;
+  try {
+    if (argc < 2) throw Error("usage: spatial_equivalence DISTRIBUTION_JSON [2d]");
+    const json distribution = json::parse(argv[1]);
+    const bool two_d = argc > 2 && std::string(argv[2]) == "2d";
+    struct Case {
+      const char* name;
+      json input, layers;
+      int64_t batch;
+    };
+    std::vector<Case> cases;
+    if (!two_d) {
+      cases.push_back({"3d u-net-like DAG", {{"channels", 2}, {"size", {8, 8, 8}}}, json::parse(R"([
+        {"name": "c1", "type": "conv3d", "filters": 4, "padding": 1},
+        {"name": "bn1", "type": "batch_norm"}, {"type": "relu"},
+        {"name": "p1", "type": "max_pool3d"},
+        {"name": "c2", "type": "conv3d", "filters": 4, "padding": 2, "dilation": 2},
+        {"name": "bn2", "type": "batch_norm", "sync": true}, {"type": "elu"},
+        {"name": "drop", "type": "dropout", "rate": 0.3},
+        {"name": "up", "type": "conv_transpose3d", "filters": 4},
+        {"name": "cat", "type": "concat", "inputs": ["up", "c1"]},
+        {"name": "c3", "type": "conv3d", "filters": 4, "padding": 1},
+        {"name": "sum", "type": "add", "inputs": ["c3", "c1"]},
+        {"name": "down", "type": "conv3d", "filters": 3, "stride": 2, "padding": 1},
+        {"name": "mp", "type": "max_pool3d", "kernel": 3, "stride": 1, "padding": 1},
+        {"name": "ap", "type": "avg_pool3d", "kernel": 2},
+        {"name": "c4", "type": "conv3d", "filters": 2, "kernel": 3, "padding": 1}
+      ])"), 4});
+      cases.push_back({"cosmoflow-like with a redistribution to samples", {{"channels", 2}, {"size", {8, 8, 8}}},
+                       json::parse(R"([
+        {"name": "c1", "type": "conv3d", "filters": 4, "padding": 1}, {"type": "leaky_relu"},
+        {"name": "p1", "type": "max_pool3d"},
+        {"name": "c2", "type": "conv3d", "filters": 4, "padding": 1}, {"type": "leaky_relu"},
+        {"name": "p2", "type": "max_pool3d"},
+        {"name": "flat", "type": "flatten", "distribution": "@samples"},
+        {"name": "fc1", "type": "dense", "units": 8, "distribution": "@samples"},
+        {"name": "drop", "type": "dropout", "rate": 0.2, "distribution": "@samples"},
+        {"name": "out", "type": "dense", "units": 4, "distribution": "@samples"}
+      ])"), 8});
+      cases.push_back({"cosmoflow-like with dense layers replicated over the spatial group",
+                       {{"channels", 2}, {"size", {8, 8, 8}}}, json::parse(R"([
+        {"name": "c1", "type": "conv3d", "filters": 4, "padding": 1}, {"type": "leaky_relu"},
+        {"name": "p1", "type": "max_pool3d"},
+        {"name": "c2", "type": "conv3d", "filters": 4, "padding": 1}, {"type": "leaky_relu"},
+        {"name": "p2", "type": "max_pool3d"},
+        {"name": "flat", "type": "flatten"},
+        {"name": "fc1", "type": "dense", "units": 8}, {"name": "bn", "type": "batch_norm"},
+        {"name": "drop", "type": "dropout", "rate": 0.2},
+        {"name": "out", "type": "dense", "units": 4}
+      ])"), 4});
+    } else {
+      cases.push_back({"2d net", {{"channels", 3}, {"size", {8, 8}}}, json::parse(R"([
+        {"name": "c1", "type": "conv2d", "filters": 4, "padding": 1},
+        {"name": "bn", "type": "batch_norm"}, {"type": "relu"},
+        {"name": "p1", "type": "max_pool2d"},
+        {"name": "c2", "type": "conv2d", "filters": 4, "padding": 1, "stride": 2},
+        {"name": "up", "type": "conv_transpose2d", "filters": 2, "kernel": 3, "stride": 2, "padding": 1, "output_padding": 1}
+      ])"), 4});
+    }
+    for (const auto& c : cases) {
+      const Outcome o = compare(c.input, c.layers, distribution, c.batch, world);
+      const bool ok = o.output_diff <= 1e-5 * std::max(1.0, o.output_scale) &&
+                      o.grad_diff <= 1e-5 * std::max(1.0, o.grad_scale);
+      failed |= !ok;
+      std::printf("rank %d of %d, %s, distribution %s: max output difference %.2e (largest %.2f), max gradient "
+                  "difference %.2e (largest %.2f): %s\n",
+                  world.rank(), world.size(), c.name, distribution.dump().c_str(), o.output_diff, o.output_scale,
+                  o.grad_diff, o.grad_scale, ok ? "equal" : "DIFFERENT");
+    }
+  } catch (const std::exception& e) {
+    return parallel::handle_fatal_error(e);
+  }
+  return program.exit_status(failed);
+}
