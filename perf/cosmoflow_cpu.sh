@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # cosmoflow-small training throughput on this CPU: Tessera against the PyTorch peer
-# (../shared/peer/torch_cosmoflow.py), both in this run, same thread count; protocol of
-# shared/design/BENCHMARKS.md (2 warm-up steps, median of the timed steps).
+# (perf/torch_cosmoflow.py), both in this run, same thread count; protocol of
+# docs/benchmarks.md (2 warm-up steps, median of the timed steps).
 # Usage: perf/cosmoflow_cpu.sh [--threads N] [--steps N] [--size S] [--batch B] [--build DIR]
 # Last line: tessera_samples_per_s=X torch_samples_per_s=Y ratio=Z conv_bound_fraction=F peak_rss_mb=M
+# The peer runs with TESSERA_PEER_PYTHON (default /usr/bin/python3, Debian's python3-torch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 threads=2 steps=10 size=64 batch=4 build=build/perf
@@ -14,13 +15,14 @@ while [[ $# -gt 0 ]]; do
     --size) size=$2; shift ;;
     --batch) batch=$2; shift ;;
     --build) build=$2; shift ;;
-    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "cosmoflow_cpu.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
 done
-peer=${TESSERA_PEER_DIR:-../shared/peer}/torch_cosmoflow.py
-[[ -f $peer ]] || { echo "cosmoflow_cpu.sh: peer script not found at $peer (set TESSERA_PEER_DIR)" >&2; exit 1; }
+peer_python=${TESSERA_PEER_PYTHON:-/usr/bin/python3}
+"$peer_python" -c 'import torch' 2>/dev/null ||
+  { echo "cosmoflow_cpu.sh: $peer_python cannot import torch (set TESSERA_PEER_PYTHON)" >&2; exit 1; }
 
 source perf/common.sh
 build_perf "$build" tessera_cli tessera_bench_ops
@@ -46,7 +48,7 @@ limit=$(sed -n 's/.*conv-bound limit \([0-9.]*\) samples\/s.*/\1/p' <<<"$bench")
 echo "== torch peer (best of default and channels_last memory format)"
 best=0
 for fmt in default channels_last; do
-  out=$(/usr/bin/python3 "$peer" "$size" "$batch" "$steps" "$threads" "$fmt")
+  out=$("$peer_python" perf/torch_cosmoflow.py "$size" "$batch" "$steps" "$threads" "$fmt")
   echo "$out"
   rate=$(sed -n 's/.*samples_per_s=\([0-9.]*\).*/\1/p' <<<"$out")
   best=$(/usr/bin/python3 -c "print(max($best, $rate))")

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The PyTorch peer of perf/cosmoflow_cpu.sh: cosmoflow-small trained in PyTorch eager on this
+machine's CPU, under the protocol of docs/benchmarks.md.
+
+  torch_cosmoflow.py SIZE BATCH STEPS [THREADS] [default|channels_last]
+
+The network, loss and optimizer are those of examples/cosmoflow_small.json. Inputs and targets
+are one fixed batch of normal random numbers, so only training is timed. THREADS sets
+torch.set_num_threads (otherwise PyTorch's default); channels_last puts the model and its input
+in channels_last_3d (NDHWC, Tessera's layout). After two warm-up steps, STEPS steps are timed
+one by one and the median step gives samples_per_s. One line is printed:
+
+  torch V channels_last=B threads=T size=S batch=N median_step_s=X samples_per_s=Y
+  conv_fwd_gflop_per_sample=F est_train_gflops=G
+
+est_train_gflops counts three times the forward conv work (forward, backward-data,
+backward-weights) per step: an estimate, not the exact conv-bound count of docs/benchmarks.md.
+"""
+import argparse
+import statistics
+import time
+
+import torch
+from torch import nn
+
+CHANNELS = (4, 32, 64, 128, 256, 256)  # input, then each conv block's output
+DENSE = (128, 64, 4)
+WARMUP_STEPS = 2
+
+
+def cosmoflow_small(size):
+    """Five conv(k3, pad 1) + LeakyReLU + max-pool(2) blocks, then three dense layers."""
+    if size < 32:
+        raise SystemExit(f"torch_cosmoflow.py: SIZE must be at least 32 (five 2x poolings), not {size}")
+    layers = []
+    for c_in, c_out in zip(CHANNELS, CHANNELS[1:]):
+        layers += [nn.Conv3d(c_in, c_out, kernel_size=3, padding=1), nn.LeakyReLU(0.01), nn.MaxPool3d(2)]
+    features = CHANNELS[-1] * (size // 32) ** 3  # each pooling floors, as five halvings do
+    layers.append(nn.Flatten())
+    for i, units in enumerate(DENSE):
+        layers.append(nn.Linear(features, units))
+        if i + 1 < len(DENSE):
+            layers.append(nn.LeakyReLU(0.01))
+        features = units
+    return nn.Sequential(*layers)
+
+
+def conv_forward_flop(size):
+    """Multiply-adds x 2 of the five convolutions' forward pass for one sample."""
+    flop, side = 0, size
+    for c_in, c_out in zip(CHANNELS, CHANNELS[1:]):
+        flop += 2 * 27 * c_in * c_out * side**3
+        side //= 2
+    return flop
+
+
+def median_step_seconds(step, steps):
+    for _ in range(WARMUP_STEPS):
+        step()
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("size", type=int, help="edge S of the 4 x S^3 input, at least 32")
+    parser.add_argument("batch", type=int)
+    parser.add_argument("steps", type=int, help="timed steps after the warm-up")
+    parser.add_argument("threads", type=int, nargs="?", help="torch.set_num_threads (default: PyTorch's)")
+    parser.add_argument("memory_format", nargs="?", default="default", choices=("default", "channels_last"))
+    args = parser.parse_args()
+    if args.steps < 1:
+        parser.error("STEPS must be at least 1")
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    channels_last = args.memory_format == "channels_last"
+
+    torch.manual_seed(0)
+    model = cosmoflow_small(args.size)
+    x = torch.randn(args.batch, CHANNELS[0], args.size, args.size, args.size)
+    y = torch.randn(args.batch, DENSE[-1])
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last_3d)
+        x = x.contiguous(memory_format=torch.channels_last_3d)
+    # Made after the format change, so the optimizer holds the parameters that are trained.
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+
+    def step():
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.item()  # waits for the step, and would expose a diverging run
+
+    median = median_step_seconds(step, args.steps)
+    flop = conv_forward_flop(args.size)
+    print(
+        f"torch {torch.__version__} channels_last={channels_last} threads={torch.get_num_threads()} "
+        f"size={args.size} batch={args.batch} median_step_s={median:.3f} samples_per_s={args.batch / median:.2f} "
+        f"conv_fwd_gflop_per_sample={flop / 1e9:.1f} est_train_gflops={3 * flop * args.batch / median / 1e9:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
