@@ -1,4 +1,4 @@
-// The HDF5 reader's two figures for perf/io.sh (protocol of shared/design/BENCHMARKS.md: a
+// The HDF5 reader's two figures for perf/io.sh (protocol of docs/benchmarks.md: a
 // warm-up, then the median of the timed repetitions):
 //  * read: every sample of a data set, in order, in batches, read and converted to float into
 //    Kokkos tensors — synchronously, and read ahead (two batches in flight, so each batch's

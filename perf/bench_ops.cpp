@@ -1,5 +1,5 @@
 // Per-op throughput of every compiled-in backend on the convolution shapes of
-// cosmoflow-small (BENCHMARKS.md): forward, backward-data and backward-weights GFLOP/s.
+// cosmoflow-small (docs/benchmarks.md): forward, backward-data and backward-weights GFLOP/s.
 // Usage: tessera_bench_ops [--size S] [--batch N] [--reps R] [--backend NAME]
 #include <Kokkos_Core.hpp>
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # cosmoflow-small training throughput on one NVIDIA GPU: Tessera (CUDA build, cuDNN backend)
 # against PyTorch eager with cuDNN on the same GPU (perf/torch_cosmoflow_gpu.py, the network
-# of ../shared/peer/torch_cosmoflow.py on a CUDA device), both in this run, same precision;
-# protocol of shared/design/BENCHMARKS.md (2 warm-up steps, median of the timed steps).
+# of perf/torch_cosmoflow.py on a CUDA device), both in this run, same precision;
+# protocol of docs/benchmarks.md (2 warm-up steps, median of the timed steps).
 # Usage: perf/cosmoflow_gpu.sh [--steps N] [--size S] [--batch B] [--tf32] [--algo heuristic|benchmark] [--build DIR]
 # Defaults: S=128, batch 4, FP32 (no TF32 on either side), Tessera with timed algorithm choice
 # (TESSERA_CUDNN_ALGO=benchmark); PyTorch's best of {NCDHW, channels_last_3d} x {cudnn.benchmark off, on}.

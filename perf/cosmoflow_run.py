@@ -8,7 +8,7 @@
       EPOCHS epochs, every step logged. Each PATH=JSON then sets a dotted key, e.g.
       model.distribution='{"depth": 2}' or data.store_mb=0.
   cosmoflow_run.py rate METRICS BATCH
-      samples/s of the median step after the two warm-up steps (shared/design/BENCHMARKS.md),
+      samples/s of the median step after the two warm-up steps (docs/benchmarks.md),
       from a `tessera train --metrics` log.
 """
 import json

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Data parallelism on this machine with cosmoflow-small (2 warm-up steps, then the median of
-# the timed steps, as in shared/design/BENCHMARKS.md):
+# the timed steps, as in docs/benchmarks.md):
 #  * allreduce_hidden_fraction: 1 - (time waiting for the gradient all-reduce with bucketed
 #    overlap) / (the same with one bucket, i.e. nothing overlapped), both on 2 ranks. Each
 #    step's wait is the last rank's to finish backprop (the metrics' allreduce_exposed_s): the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # HDF5 input on this machine, on a `tessera datagen cosmoflow` data set (S=64, int16 counts, one
-# file per sample, CosmoFlow's layout); protocol of shared/design/BENCHMARKS.md (a warm-up pass,
+# file per sample, CosmoFlow's layout); protocol of docs/benchmarks.md (a warm-up pass,
 # then the median of the timed passes; same threads for both sides):
 #  * tessera_mb_per_s: every sample read in batches and converted to float32 (an affine
 #    normalisation) into Kokkos memory by Tessera's reader, synchronously, in MB/s of the stored

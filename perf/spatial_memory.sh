@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Peak resident memory per rank of cosmoflow-small trained with each sample split in space
-# (shared/design/BENCHMARKS.md model, S=128, global batch 4, 2 steps, one OpenMP thread per
+# (docs/benchmarks.md model, S=128, global batch 4, 2 steps, one OpenMP thread per
 # rank so 8 ranks fit on a small machine):
 #   1 rank: no split; 2: {depth 2}; 4: {depth 4}; 8: {depth 2, height 2, width 2}.
 # The convolutions run on each rank's block of every sample; flatten gathers the blocks and the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""GPU peer: PyTorch eager training throughput on cosmoflow-small (shared/design/BENCHMARKS.md)
+"""GPU peer: PyTorch eager training throughput on cosmoflow-small (docs/benchmarks.md)
 on one CUDA device, convolutions through cuDNN. The network, optimizer, data and timing are
-those of ../shared/peer/torch_cosmoflow.py, which runs on the CPU only.
+those of perf/torch_cosmoflow.py, which runs on the CPU only.
 Usage: torch_cosmoflow_gpu.py SIZE BATCH STEPS [default|channels_last] [tf32|fp32] [benchmark|heuristic]
   channels_last: model and input in channels_last_3d (NDHWC, Tessera's layout)
   fp32 (default): no TF32 in convolutions or matmuls, the precision Tessera runs without TESSERA_CUDNN_TF32
