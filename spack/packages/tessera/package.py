@@ -23,6 +23,8 @@ class Tessera(CMakePackage, CudaPackage):
     homepage = TESSERA_GIT_URL
     git = TESSERA_GIT_URL
 
+    license("BSD-3-Clause")  # the LICENSE file at the top of the repository
+
     version("main", branch="main")
 
     variant("openmp", default=True, description="Kokkos with OpenMP host threads")
