@@ -1,6 +1,7 @@
 #include "tessera/layers/conv.hpp"
 
 #include "tessera/core/error.hpp"
+#include "tessera/layers/conv_max_pool.hpp"
 
 namespace tessera::layers {
 
@@ -128,6 +129,13 @@ void Conv::forward_piece(const DepthPiece& piece, const Tensor& x, const Tensor&
 }
 
 std::string Conv::backend() const { return op_ ? op_->backend() : ""; }
+
+std::unique_ptr<Layer> Conv::fused_with_max_pool(const std::string& pool_name, const PoolOptions& pool,
+                                                 const Shape& input) const {
+  if (!ConvMaxPool::can_fuse(pool, options_.spatial_rank) || !ConvMaxPool::pays_off(geometry(input))) return nullptr;
+  // Not set up yet, a convolution is its name and options: the fused layer gets its own.
+  return std::make_unique<ConvMaxPool>(std::make_unique<Conv>(name(), options_), pool_name, pool);
+}
 
 double Conv::forward_flops(const std::vector<Shape>& inputs) const {
   ops::ConvGeometry g = geometry(single_input(inputs));

@@ -124,6 +124,10 @@ ConvMaxPool::ConvMaxPool(std::unique_ptr<Conv> conv, const std::string& pool_nam
     throw Error(where() + ": the pooling cannot be fused (it needs max pooling with kernel = stride and no padding)");
 }
 
+void ConvMaxPool::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
+  conv_->declare(inputs, context(), params);
+}
+
 bool ConvMaxPool::can_fuse(const PoolOptions& pool, int spatial_rank) {
   if (pool.kind != ops::PoolKind::max || pool.spatial_rank != spatial_rank) return false;
   for (size_t i = 0; i < 3; ++i)

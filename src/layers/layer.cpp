@@ -3,9 +3,13 @@
 namespace tessera::layers {
 
 void Layer::setup(const std::vector<Shape>& inputs, const LayerContext& ctx, ParameterRegistry& params) {
+  declare(inputs, ctx, params);
+  reshape(inputs);
+}
+
+void Layer::declare(const std::vector<Shape>& inputs, const LayerContext& ctx, ParameterRegistry& params) {
   ctx_ = ctx;
   declare_parameters(inputs, params);
-  reshape(inputs);
 }
 
 void Layer::reshape(const std::vector<Shape>& /*inputs*/) {}

@@ -12,7 +12,7 @@
 #include "tessera/layers/dropout.hpp"
 #include "tessera/layers/flatten.hpp"
 #include "tessera/layers/pool.hpp"
-#include "tessera/model/model.hpp"
+#include "tessera/model/layer_registry.hpp"
 
 namespace tessera::model {
 namespace {

@@ -91,7 +91,6 @@ Result run_fused(const Case& c, registry::OpFactory& factory, const Tensor& x, c
   layers::LayerContext ctx;
   ctx.ops = &factory;
   auto conv = std::make_unique<layers::Conv>("c", c.conv);
-  conv->setup({c.input}, ctx, params);
   ConvMaxPool fused(std::move(conv), "p", c.pool, c.slab_bytes);
   fused.setup({c.input}, ctx, params);
   const Tensor y(fused.output_shape({c.input}));
@@ -188,7 +187,6 @@ TEST_CASE("Only non-overlapping max pools without padding fuse", "[layers][conv]
   layers::LayerContext ctx;
   ctx.ops = &factory;
   auto conv = std::make_unique<layers::Conv>("c", conv3d(2, 1, 1));
-  conv->setup({in}, ctx, params);
   ConvMaxPool fused(std::move(conv), "p", max_pool({2, 2, 2}));
   fused.setup({in}, ctx, params);
   CHECK(fused.name() == "c+p");

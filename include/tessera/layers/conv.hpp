@@ -48,6 +48,9 @@ class Conv final : public Layer {
   /// 2·kD·kH·kW·C·filters per output position of one sample.
   double forward_flops(const std::vector<Shape>& inputs) const override;
   bool supports_spatial_split() const override { return true; }
+  /// A ConvMaxPool where ConvMaxPool::can_fuse and ConvMaxPool::pays_off.
+  std::unique_ptr<Layer> fused_with_max_pool(const std::string& pool_name, const PoolOptions& pool,
+                                             const Shape& input) const override;
 
  protected:
   void declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) override;

@@ -18,13 +18,13 @@ namespace tessera::layers {
 ///
 /// In the first blocks of a 3D CNN that output is the largest tensor of the network
 /// (cosmoflow-small at S=64, batch 4: 134 MB after conv1), and writing it, pooling it, and
-/// writing and reading its gradient were memory-bound passes. The model builds this layer from
-/// a Conv and a Pool (Model "fuse_conv_max_pool") where pays_off() and without a spatial split.
+/// writing and reading its gradient were memory-bound passes. A graph pass builds this layer from
+/// a Conv and a Pool ("fuse_conv_max_pool") where pays_off() and without a spatial split.
 /// The result equals the two layers' up to the order of the gradients' sums. Parameters stay
 /// the convolution's (`<conv>.weight`, `<conv>.bias`), so checkpoints do not change.
 class ConvMaxPool final : public Layer {
  public:
-  /// `conv` must be set up already (its parameters declared); the layer is named
+  /// `conv` must not be set up: this layer's setup declares its parameters. It is named
   /// "<conv>+<pool_name>". `slab_bytes` is the size aimed at for one slab of the convolution's
   /// output (it should stay in cache between the convolution and the pooling).
   ConvMaxPool(std::unique_ptr<Conv> conv, const std::string& pool_name, const PoolOptions& pool,
@@ -46,8 +46,12 @@ class ConvMaxPool final : public Layer {
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
-  std::string backend() const override { return conv_->backend(); }
+  std::string backend() const override { return slab_op_ ? slab_op_->backend() : ""; }
   double forward_flops(const std::vector<Shape>& inputs) const override { return conv_->forward_flops(inputs); }
+
+ protected:
+  /// The convolution's parameters, under its names and in its order.
+  void declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) override;
 
  private:
   /// Output rows [first, first + rows) of one sample's convolution, and the op for them.

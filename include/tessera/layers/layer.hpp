@@ -11,6 +11,8 @@
 
 namespace tessera::layers {
 
+struct PoolOptions;
+
 enum class Mode { training, inference };
 
 /// What a layer is told about where it runs, once, at setup.
@@ -32,7 +34,8 @@ struct StepInfo {
 
 /// A node of the model graph. Shapes are channels-last and include the batch dimension.
 /// Lifecycle: output_shape → setup (once: declare parameters) → reshape (whenever the input
-/// shapes change, e.g. a smaller last batch: create ops) → forward/backward per step.
+/// shapes change, e.g. a smaller last batch: create ops) → forward/backward per step. Before
+/// setup a layer is only its hyper-parameters: graph passes may replace it then.
 class Layer {
  public:
   explicit Layer(std::string name) : name_(std::move(name)) {}
@@ -51,6 +54,10 @@ class Layer {
   virtual Shape output_shape(const std::vector<Shape>& inputs) const = 0;
   /// Stores the context, declares parameters, then reshapes for `inputs`.
   void setup(const std::vector<Shape>& inputs, const LayerContext& ctx, ParameterRegistry& params);
+  /// The first half of setup: stores the context and declares parameters, creating nothing
+  /// that depends on the batch. A graph declares into a registry that only counts; setup
+  /// declares again into the model's store.
+  void declare(const std::vector<Shape>& inputs, const LayerContext& ctx, ParameterRegistry& params);
   /// (Re)creates whatever depends on the input shapes, such as backend ops. Called by setup
   /// and whenever the input shapes change. Shapes given to setup and reshape, and the tensors
   /// given to forward and backward, are this rank's blocks under the layer's distribution;
@@ -69,6 +76,15 @@ class Layer {
   /// and the gradient reaches the same element either way, so the model may run this layer
   /// after a following max pool, on fewer elements.
   virtual bool commutes_with_max_pool() const { return false; }
+  /// The pooling's options when this layer is a max pool; null otherwise.
+  virtual const PoolOptions* max_pool_options() const { return nullptr; }
+  /// One layer doing the work of this layer and of the max pool `pool` (named `pool_name`)
+  /// that alone consumes its output, where such a layer exists and pays off for one sample
+  /// `input` [1, ...]; null otherwise. Asked before setup; this layer stays unchanged.
+  virtual std::unique_ptr<Layer> fused_with_max_pool(const std::string& /*pool_name*/, const PoolOptions& /*pool*/,
+                                                     const Shape& /*input*/) const {
+    return nullptr;
+  }
   /// Forward FLOPs per sample of compute-bound work (for throughput reports).
   virtual double forward_flops(const std::vector<Shape>& /*inputs*/) const { return 0.0; }
   /// True when the layer computes the same result with each sample split over depth, height

@@ -1,0 +1,58 @@
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/core/config.hpp"
+#include "tessera/core/shape.hpp"
+#include "tessera/layers/parameter.hpp"
+#include "tessera/parallel/distribution.hpp"
+
+namespace tessera::model {
+
+/// One entry of "layers": what it is, what it reads and where it runs. Its own keys (filters,
+/// kernel, ...) were validated by its layer's from_json; `config` keeps them to make the layer
+/// again, as often as a graph is built.
+struct LayerSpec {
+  std::string name, type;
+  std::string path;  // "$.model.layers[3]", for errors
+  nlohmann::json config;
+  /// Indices of earlier entries of ModelSpec::layers; kModelInput is the model input.
+  std::vector<int> inputs;
+  std::optional<std::string> backend;  // unset: the model's
+  std::string backend_path;
+  std::optional<parallel::Distribution> distribution;  // unset: the model's
+  std::string distribution_path;
+
+  static constexpr int kModelInput = -1;
+};
+
+/// The "model" section of a spec, read and checked as JSON (every error names its JSON path);
+/// what depends on the ranks or on shapes is the graph builder's to check.
+///   {"input": {"channels": 4, "size": [32, 32, 32]},
+///    "layers": [{"name": "conv1", "type": "conv3d", "filters": 16, "padding": 1}, ...]}
+/// Each layer consumes the previous one unless it names its "inputs" (earlier layers, or
+/// "input" for the model input); the last layer is the output.
+struct ModelSpec {
+  std::string path;                    // "$.model"
+  Shape sample_shape;                  // per sample, channels-last: [D, H, W, C], [H, W, C] or [F]
+  std::optional<std::string> backend;  // unset: the command line's
+  std::string backend_path;
+  bool halo_overlap = true;
+  bool fuse_conv_max_pool = true;
+  layers::InitScheme init = layers::InitScheme::he_normal;
+  std::optional<parallel::Distribution> distribution;  // unset: data parallelism over every rank
+  std::string distribution_path;
+  std::vector<LayerSpec> layers;
+  std::string layers_path;
+
+  /// Reads `spec` and finishes it (unknown keys are errors).
+  static ModelSpec from_json(ConfigObject& spec);
+};
+
+/// Reads a "distribution" object ({"sample": 2, "depth": 2}; every count defaults to 1).
+parallel::Distribution read_distribution(ConfigObject cfg);
+
+}  // namespace tessera::model

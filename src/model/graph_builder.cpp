@@ -1,0 +1,154 @@
+#include "tessera/model/graph_builder.hpp"
+
+#include <map>
+#include <numeric>
+
+#include "tessera/core/error.hpp"
+#include "tessera/layers/redistribute.hpp"
+#include "tessera/model/layer_registry.hpp"
+
+namespace tessera::model {
+namespace {
+
+class Builder {
+ public:
+  Builder(const ModelSpec& spec, const BuildOptions& options) : spec_(spec), options_(options) {}
+  Graph build();
+
+ private:
+  const parallel::ProcessGrid& grid_for(const parallel::Distribution& d, const std::string& path);
+  registry::OpFactory* factory(const std::string& backend, const std::string& path);
+  /// The node that reads `producer`'s output under `to` (a Redistribute node, made once per
+  /// producer and destination, when the distributions differ).
+  int redistributed(int producer, const parallel::ProcessGrid& to, const std::string& path);
+  void add_layer(const LayerSpec& ls);
+  void check_layer(const GraphNode& node, const LayerSpec& ls, size_t inputs) const;
+  /// Sets the node's global output shape and counts its parameters, then adds it.
+  int add(GraphNode node, const std::string& where);
+
+  const ModelSpec& spec_;
+  const BuildOptions& options_;
+  Graph g_;
+  std::map<std::string, parallel::ProcessGrid> grids_;
+  std::map<std::string, registry::OpFactory*> factory_of_;
+  std::map<std::pair<int, std::string>, int> moved_;
+  std::vector<int> node_of_;  // the node of each layer of the spec
+};
+
+const parallel::ProcessGrid& Builder::grid_for(const parallel::Distribution& d, const std::string& path) {
+  auto it = grids_.find(d.str());
+  if (it == grids_.end()) it = grids_.emplace(d.str(), parallel::ProcessGrid(d, options_.group, path)).first;
+  g_.batch_multiple = g_.batch_multiple / std::gcd(g_.batch_multiple, int64_t{d.sample}) * d.sample;
+  return it->second;
+}
+
+registry::OpFactory* Builder::factory(const std::string& backend, const std::string& path) {
+  auto it = factory_of_.find(backend);
+  if (it != factory_of_.end()) return it->second;
+  try {
+    g_.factories.push_back(std::make_unique<registry::OpFactory>(backend));
+  } catch (const Error& e) {
+    throw ConfigError(path, e.what());
+  }
+  return factory_of_[backend] = g_.factories.back().get();
+}
+
+int Builder::redistributed(int producer, const parallel::ProcessGrid& to, const std::string& path) {
+  const bool from_input = producer == Graph::kModelInput;
+  const parallel::ProcessGrid& from = from_input ? g_.input_grid : g_.nodes[static_cast<size_t>(producer)].grid();
+  if (from.distribution() == to.distribution()) return producer;
+  const auto key = std::make_pair(producer, to.distribution().str());
+  if (auto it = moved_.find(key); it != moved_.end()) return it->second;
+  const std::string from_name = from_input ? "input" : g_.nodes[static_cast<size_t>(producer)].layer->name();
+  GraphNode node;
+  node.layer = std::make_unique<layers::Redistribute>(from_name + "->" + to.distribution().str(), from);
+  node.context.grid = to;
+  node.context.seed = options_.seed;
+  node.spec_path = path;
+  node.inputs = {producer};
+  return moved_[key] = add(std::move(node), path);
+}
+
+int Builder::add(GraphNode node, const std::string& where) {
+  const size_t index = g_.nodes.size();
+  for (int in : node.inputs)
+    if (in != Graph::kModelInput) g_.nodes[static_cast<size_t>(in)].consumers++;
+  g_.nodes.push_back(std::move(node));
+  GraphNode& n = g_.nodes.back();
+  std::vector<Shape> globals, locals;
+  try {
+    for (size_t k = 0; k < n.inputs.size(); ++k) globals.push_back(g_.global_input(index, k, 1));
+    n.global_output = n.layer->output_shape(globals);
+    // Blocks of a small batch only to declare parameters; the model sets the real ones.
+    for (size_t k = 0; k < globals.size(); ++k) {
+      const int in = n.inputs[k];  // its producer holds it under its own grid
+      const auto& grid = in == Graph::kModelInput ? g_.input_grid : g_.nodes[static_cast<size_t>(in)].grid();
+      globals[k][0] = g_.batch_multiple;
+      locals.push_back(grid.local_shape(globals[k], "layer '" + n.layer->name() + "' (" + n.layer->type() + ")"));
+    }
+  } catch (const ShapeError& e) {
+    throw ConfigError(where, e.what());
+  }
+  const int64_t trainable = g_.declared->trainable_count(), buffers = g_.declared->buffer_count();
+  n.layer->declare(locals, n.context, *g_.declared);
+  n.parameters = {g_.declared->trainable_count() - trainable, g_.declared->buffer_count() - buffers};
+  return static_cast<int>(index);
+}
+
+void Builder::check_layer(const GraphNode& node, const LayerSpec& ls, size_t inputs) const {
+  const int wanted = node.layer->num_inputs();
+  const int got = static_cast<int>(inputs);
+  if ((wanted >= 0 && got != wanted) || (wanted < 0 && got < 2))
+    throw ConfigError(ls.path + ".inputs", "layer '" + ls.name + "' (" + ls.type + ") takes " +
+                                               (wanted < 0 ? std::string("two or more") : std::to_string(wanted)) +
+                                               " input(s), got " + std::to_string(got));
+  const parallel::Distribution& d = node.grid().distribution();
+  if (d.is_spatial() && !node.layer->supports_spatial_split())
+    throw ConfigError(ls.distribution ? ls.distribution_path : spec_.distribution_path,
+                      "layer '" + ls.name + "' (" + ls.type + ") cannot run with its samples split in space " +
+                          "(distribution " + d.str() +
+                          "); give it a distribution without depth/height/width splits, e.g. {\"sample\": " +
+                          std::to_string(options_.group.size()) + "}");
+}
+
+void Builder::add_layer(const LayerSpec& ls) {
+  GraphNode node;
+  node.spec_path = ls.path;
+  node.context.ops = factory(ls.backend.value_or(spec_.backend.value_or(options_.backend)),
+                             ls.backend ? ls.backend_path : spec_.backend_path);
+  node.context.seed = options_.seed;
+  node.context.overlap_halos = spec_.halo_overlap;
+  node.context.grid = ls.distribution ? grid_for(*ls.distribution, ls.distribution_path) : g_.input_grid;
+  ConfigObject cfg(ls.config, ls.path);  // checked when the spec was read
+  node.layer = make_layer(ls.type, ls.name, cfg);
+  check_layer(node, ls, ls.inputs.size());
+  for (int in : ls.inputs) {
+    const int producer = in == LayerSpec::kModelInput ? Graph::kModelInput : node_of_[static_cast<size_t>(in)];
+    node.inputs.push_back(redistributed(producer, node.grid(), ls.path));
+  }
+  node_of_.push_back(add(std::move(node), ls.path));
+}
+
+Graph Builder::build() {
+  g_.sample_shape = spec_.sample_shape;
+  g_.seed = options_.seed;
+  g_.init = spec_.init;
+  g_.fuse_conv_max_pool = spec_.fuse_conv_max_pool;
+  g_.layers_path = spec_.layers_path;
+  g_.declared = std::make_unique<ParameterCounter>();
+  parallel::Distribution data_parallel;
+  data_parallel.sample = options_.group.size();
+  g_.input_grid = grid_for(spec_.distribution.value_or(data_parallel), spec_.distribution_path);
+  for (const auto& ls : spec_.layers) add_layer(ls);
+  for (size_t i = 0; i + 1 < g_.nodes.size(); ++i)
+    if (g_.nodes[i].consumers == 0)
+      throw ConfigError(g_.nodes[i].spec_path, "the output of layer '" + g_.nodes[i].layer->name() +
+                                                   "' is used by no later layer (only the last layer may be unused)");
+  return std::move(g_);
+}
+
+}  // namespace
+
+Graph build_graph(const ModelSpec& spec, const BuildOptions& options) { return Builder(spec, options).build(); }
+
+}  // namespace tessera::model

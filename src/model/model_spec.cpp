@@ -1,0 +1,99 @@
+#include "tessera/model/model_spec.hpp"
+
+#include <map>
+
+#include "tessera/core/error.hpp"
+#include "tessera/model/layer_registry.hpp"
+
+namespace tessera::model {
+namespace {
+
+Shape read_sample_shape(ConfigObject input) {
+  const int64_t channels = input.integer_in("channels", 1, 1 << 20, 1);
+  Shape shape{channels};
+  if (input.has("size")) {
+    const auto size = input.integer_list("size");
+    if (size.size() != 2 && size.size() != 3)
+      throw ConfigError(input.path_of("size"),
+                        "expected 2 (H, W) or 3 (D, H, W) sizes, got " + std::to_string(size.size()));
+    for (auto s : size)
+      if (s < 1) throw ConfigError(input.path_of("size"), "sizes must be positive");
+    std::vector<int64_t> dims(size);
+    dims.push_back(channels);
+    shape = Shape(dims);
+  }
+  input.finish();
+  return shape;
+}
+
+/// Entry `i` of "layers"; `index_of` holds the names of the entries before it.
+LayerSpec read_layer(ConfigObject& ls, size_t i, const std::map<std::string, int>& index_of) {
+  LayerSpec l;
+  l.path = ls.path();
+  l.config = ls.raw();
+  l.type = ls.string("type");
+  l.name = ls.string("name", l.type + std::to_string(i));
+  if (l.name == "input" || index_of.count(l.name))
+    throw ConfigError(ls.path_of("name"), "layer name \"" + l.name + "\" is " +
+                                              (l.name == "input" ? "reserved for the model input" : "used twice"));
+  for (const auto& in : ls.string_list("inputs", {i == 0 ? std::string("input") : std::string()})) {
+    if (in.empty()) {
+      l.inputs.push_back(static_cast<int>(i) - 1);  // the previous layer
+    } else if (in == "input") {
+      l.inputs.push_back(LayerSpec::kModelInput);
+    } else {
+      auto it = index_of.find(in);
+      if (it == index_of.end())
+        throw ConfigError(ls.path_of("inputs"), "\"" + in + "\" is not the name of an earlier layer or \"input\"");
+      l.inputs.push_back(it->second);
+    }
+  }
+  if (ls.has("backend")) l.backend = ls.string("backend");
+  l.backend_path = ls.path_of("backend");
+  if (ls.has("distribution")) l.distribution = read_distribution(ls.object("distribution"));
+  l.distribution_path = ls.path_of("distribution");
+  make_layer(l.type, l.name, ls);  // reads and checks the layer's own keys
+  ls.finish();
+  return l;
+}
+
+}  // namespace
+
+parallel::Distribution read_distribution(ConfigObject cfg) {
+  parallel::Distribution d;
+  d.sample = static_cast<int>(cfg.integer_in("sample", 1, 1 << 20, 1));
+  d.channel = static_cast<int>(cfg.integer_in("channel", 1, 1 << 20, 1));
+  d.depth = static_cast<int>(cfg.integer_in("depth", 1, 1 << 20, 1));
+  d.height = static_cast<int>(cfg.integer_in("height", 1, 1 << 20, 1));
+  d.width = static_cast<int>(cfg.integer_in("width", 1, 1 << 20, 1));
+  cfg.finish();
+  return d;
+}
+
+ModelSpec ModelSpec::from_json(ConfigObject& spec) {
+  ModelSpec m;
+  m.path = spec.path();
+  m.sample_shape = read_sample_shape(spec.object("input"));
+  if (spec.has("backend")) m.backend = spec.string("backend");
+  m.backend_path = spec.path_of("backend");
+  m.halo_overlap = spec.boolean("halo_overlap", true);
+  m.fuse_conv_max_pool = spec.boolean("fuse_conv_max_pool", true);
+  m.init = spec.choice("init", {"he_normal", "uniform_fan_in"}, "he_normal") == "he_normal"
+               ? layers::InitScheme::he_normal
+               : layers::InitScheme::uniform_fan_in;
+  if (spec.has("distribution")) m.distribution = read_distribution(spec.object("distribution"));
+  m.distribution_path = spec.path_of("distribution");
+
+  m.layers_path = spec.path_of("layers");
+  auto layer_specs = spec.object_list("layers");
+  if (layer_specs.empty()) throw ConfigError(m.layers_path, "a model needs at least one layer");
+  std::map<std::string, int> index_of;
+  for (size_t i = 0; i < layer_specs.size(); ++i) {
+    m.layers.push_back(read_layer(layer_specs[i], i, index_of));
+    index_of[m.layers.back().name] = static_cast<int>(i);
+  }
+  spec.finish();
+  return m;
+}
+
+}  // namespace tessera::model
