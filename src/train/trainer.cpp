@@ -14,6 +14,7 @@
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/core/rng.hpp"
+#include "tessera/optim/optimizer_section.hpp"
 #include "tessera/train/metrics_log.hpp"
 #include "tessera/train/progress.hpp"
 
@@ -126,21 +127,9 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
         options_.allreduce_bucket_kb * 1024 / 4, options_.allreduce_progress_thread);
   }
   const int64_t total = options_.epochs * steps_per_epoch_;
-  if (optimizer_config.contains("lr_scaling")) {
-    // Goyal et al.'s linear rule: a k times larger global batch takes a k times larger rate
-    // (pair it with a warmup in the schedule).
-    ConfigObject scaling(optimizer_config.at("lr_scaling"), "$.optimizer.lr_scaling");
-    const int64_t reference = scaling.integer_in("reference_batch", 1, int64_t{1} << 40, 0);
-    if (reference == 0) throw ConfigError(scaling.path_of("reference_batch"), "required key is missing");
-    scaling.finish();
-    lr_factor_ = static_cast<double>(options_.batch_size) / static_cast<double>(reference);
-  }
-  if (optimizer_config.contains("schedule")) {
-    ConfigObject sched(optimizer_config.at("schedule"), "$.optimizer.schedule");
-    schedule_ = optim::LrSchedule::from_json(sched, optimizer_.base_lr(), total);
-  } else {
-    schedule_ = optim::LrSchedule::constant(optimizer_.base_lr());
-  }
+  const optim::OptimizerSection section(optimizer_config);
+  lr_factor_ = section.lr_factor(options_.batch_size);
+  schedule_ = section.make_schedule(optimizer_.base_lr(), total);
   inputs_ = Tensor(local_input_shape(local_batch_), "tessera::batch_inputs");
   targets_ = Tensor(local_target_shape(local_batch_, data_.train->target_shape()), "tessera::batch_targets");
   grad_ = Tensor(out_grid.local_shape(model_.output_shape(options_.batch_size), "model output"), "tessera::loss_grad");
