@@ -6,8 +6,6 @@
 #include <array>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <numeric>
 #include <tuple>
 #include <utility>
 
