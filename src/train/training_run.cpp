@@ -2,6 +2,7 @@
 
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/optim/optimizer_section.hpp"
 
 namespace tessera::train {
 
@@ -36,17 +37,11 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   loss_ = layers::Loss::from_json(loss_cfg);
   loss_cfg.finish();
 
-  // The schedule sits inside "optimizer" in the file but is read by the trainer, which knows
-  // the total number of steps.
+  // The schedule and the rate scaling sit inside "optimizer" in the file but are read by the
+  // trainer, which knows the total number of steps and the global batch.
   optimizer_config_ = root.has("optimizer") ? root.raw().at("optimizer") : nlohmann::json::object();
-  nlohmann::json optimizer_only = optimizer_config_;
-  if (optimizer_only.is_object()) {
-    optimizer_only.erase("schedule");
-    optimizer_only.erase("lr_scaling");
-  }
   root.object("optimizer");  // marks the key as read; the object itself is validated below
-  ConfigObject opt_cfg(optimizer_only, "$.optimizer");
-  optimizer_ = optim::Optimizer::from_json(opt_cfg);
+  optimizer_ = optim::OptimizerSection(optimizer_config_).make_optimizer();
 
   auto data_cfg = root.object("data");
   data_ = io::make_datasets(data_cfg, options_.seed);

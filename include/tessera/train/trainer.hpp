@@ -4,15 +4,19 @@
 #include <string>
 #include <vector>
 
-#include "tessera/parallel/communicator.hpp"
-#include "tessera/parallel/gradient_reducer.hpp"
 #include "tessera/io/dataset.hpp"
 #include "tessera/layers/loss.hpp"
 #include "tessera/model/model.hpp"
 #include "tessera/optim/lr_schedule.hpp"
 #include "tessera/optim/optimizer.hpp"
+#include "tessera/parallel/communicator.hpp"
+#include "tessera/parallel/gradient_reducer.hpp"
+#include "tessera/train/batch_plan.hpp"
 #include "tessera/train/checkpoint.hpp"
+#include "tessera/train/metrics_log.hpp"
+#include "tessera/train/progress.hpp"
 #include "tessera/train/replica_check.hpp"
+#include "tessera/train/trainer_hook.hpp"
 
 namespace tessera::train {
 
@@ -51,29 +55,70 @@ struct TrainingReport {
   double peak_rss_mb_max_rank = 0.0;  // peak resident memory of the rank that used the most
 };
 
+/// Loss of the model on the validation set, and what it is compared with.
+struct ValidationResult {
+  double loss = 0.0;
+  double baseline = -1.0;  // loss of predicting the mean target (regression), −1: none
+  double accuracy = -1.0;  // classification only, −1: none
+};
+
 /// Runs epochs of synchronous mini-batch training: shuffle (from seed and epoch), forward,
-/// loss, backward, optimizer step; logs, validates each epoch and checkpoints. With several
-/// ranks in `group` each rank reads its block of every global mini-batch — its slice of the
-/// samples and, under a spatial split, its box of each — as the model's input distribution
-/// says, and the gradients are summed over the group before each step, so the result equals
-/// one rank training on the whole batch; rank 0 alone prints, logs and writes checkpoints.
+/// loss, backward, optimizer step. Which samples each rank reads is the BatchPlan's; what
+/// happens around the steps (validation, metrics log, console progress, checkpoints, profile,
+/// and what the owner adds) is done by TrainerHooks, called in that order. With several ranks
+/// in `group` each rank reads its block of every global mini-batch — its slice of the samples
+/// and, under a spatial split, its box of each — as the model's input distribution says, and
+/// the gradients are summed over the group before each step, so the result equals one rank
+/// training on the whole batch; rank 0 alone prints, logs and writes checkpoints.
 class Trainer {
  public:
+  /// `optimizer_config` is the run config's "optimizer" section, for its "schedule" and
+  /// "lr_scaling" (optim::OptimizerSection).
   Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& optimizer, io::DataSplit& data,
           const TrainingOptions& options, const nlohmann::json& optimizer_config,
           parallel::Communicator group = parallel::Communicator::world());
+  ~Trainer();
   TrainingReport run();
+  /// Adds a hook, called after the standard ones at every point of every later run.
+  void add_hook(std::unique_ptr<TrainerHook> hook);
 
-  int64_t steps_per_epoch() const { return steps_per_epoch_; }
+  int64_t steps_per_epoch() const { return plan_->steps_per_epoch(); }
   /// The order in which epoch `epoch` visits the training samples (a permutation that depends
   /// only on the seed and the epoch).
-  std::vector<int64_t> epoch_order(int64_t epoch) const;
+  std::vector<int64_t> epoch_order(int64_t epoch) const { return plan_->epoch_order(epoch); }
+
+  // What hooks work with.
+  model::Model& model() { return model_; }
+  optim::Optimizer& optimizer() { return optimizer_; }
+  const TrainingOptions& options() const { return options_; }
+  const parallel::Communicator& group() const { return group_; }
+  const BatchPlan& plan() const { return *plan_; }
+  const io::DataSplit& data() const { return data_; }
+  const optim::LrSchedule& schedule() const { return *schedule_; }
+  double lr_factor() const { return lr_factor_; }
+  /// Seconds this rank waited for gradient sums, over the trainer's life.
+  double allreduce_wait_seconds() const { return reducer_->wait_seconds(); }
+  /// The report of the run under way.
+  TrainingReport& report() { return report_; }
+  /// The run's metrics log (writes nothing without a file or off rank 0) and console
+  /// progress; they exist while run() goes on.
+  MetricsLog& metrics() { return *metrics_; }
+  ProgressReporter& progress() { return *progress_; }
+  /// Evaluates the model on the validation set; every rank of the group must call it.
+  ValidationResult validate();
 
  private:
-  struct Validation {
-    double loss = 0.0, baseline = -1.0, accuracy = -1.0;
-  };
-  Validation validate();
+  void check_data_and_loss() const;
+  void check_batch() const;
+  void check_distributions() const;
+  void make_reducer();
+  void make_plan();
+  std::vector<TrainerHook*> start_run();
+  int64_t resume();
+  /// One optimizer step on this rank's part of step `step`'s batch; returns the mean loss.
+  double train_step(int64_t step, int64_t last_step, float lr);
+  /// Waits for the gradient sum and sums `loss` over the group; tracks the exposed wait.
+  double finish_gradients(double loss);
   /// This rank's block of `rows` samples' inputs, and of their targets.
   Shape local_input_shape(int64_t rows) const;
   Shape local_target_shape(int64_t rows, const Shape& per_sample) const;
@@ -88,14 +133,18 @@ class Trainer {
   TrainingOptions options_;
   parallel::Communicator group_;
   std::unique_ptr<parallel::GradientReducer> reducer_;
-  int64_t local_batch_ = 0;   // samples of each global batch this rank reads
-  parallel::Box box_;             // the part of each sample it reads
+  std::unique_ptr<BatchPlan> plan_;
   int64_t sample_parts_ = 1;  // blocks each sample of the model output is split into
-  int64_t validation_samples_ = 0;
   std::unique_ptr<optim::LrSchedule> schedule_;
   double lr_factor_ = 1.0;  // linear scaling with the global batch ("optimizer.lr_scaling")
-  int64_t steps_per_epoch_ = 0;
   Tensor inputs_, targets_, grad_;
+  // The run under way: its report, outputs, and hooks (the standard ones are made afresh for
+  // each run, like its log).
+  TrainingReport report_;
+  double exposed_wait_ = 0.0;  // all-reduce seconds no rank could hide (see finish_gradients)
+  std::unique_ptr<MetricsLog> metrics_;
+  std::unique_ptr<ProgressReporter> progress_;
+  std::vector<std::unique_ptr<TrainerHook>> standard_hooks_, added_hooks_;
 };
 
 /// Peak resident memory of this process in MiB.

@@ -1,0 +1,14 @@
+#pragma once
+#include "tessera/train/trainer_hook.hpp"
+
+namespace tessera::train {
+
+/// Writes the training checkpoint (options().checkpoint_file) every checkpoint_every steps
+/// and after the last step, on rank 0: the ranks hold the same parameters.
+class CheckpointHook final : public TrainerHook {
+ public:
+  void on_step_end(Trainer& trainer, const StepEnd& step) override;
+  void on_training_end(Trainer& trainer, int64_t steps) override;
+};
+
+}  // namespace tessera::train

@@ -1,0 +1,21 @@
+#pragma once
+#include <chrono>
+
+#include "tessera/train/trainer_hook.hpp"
+
+namespace tessera::train {
+
+/// Writes the run's own records to the metrics log: "start" (data, batch, optimizer,
+/// schedule), "train" at every logging window and "end" (totals). The validation and profile
+/// records come from their hooks.
+class MetricsHook final : public TrainerHook {
+ public:
+  void on_run_start(Trainer& trainer, const RunStart& start) override;
+  void on_step_end(Trainer& trainer, const StepEnd& step) override;
+  void on_run_end(Trainer& trainer, const RunEnd& end) override;
+
+ private:
+  std::chrono::steady_clock::time_point run_start_;
+};
+
+}  // namespace tessera::train

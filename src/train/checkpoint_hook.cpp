@@ -1,0 +1,28 @@
+#include "tessera/train/checkpoint_hook.hpp"
+
+#include "tessera/train/trainer.hpp"
+
+namespace tessera::train {
+namespace {
+
+bool writes(const Trainer& trainer) {
+  return !trainer.options().checkpoint_file.empty() && trainer.group().rank() == 0;
+}
+
+void save(Trainer& trainer, int64_t steps) {
+  save_checkpoint(trainer.options().checkpoint_file, trainer.model().parameters(), trainer.optimizer(),
+                  {steps, trainer.options().seed});
+}
+
+}  // namespace
+
+void CheckpointHook::on_step_end(Trainer& trainer, const StepEnd& step) {
+  const int64_t every = trainer.options().checkpoint_every;
+  if (writes(trainer) && every > 0 && step.step % every == 0) save(trainer, step.step);
+}
+
+void CheckpointHook::on_training_end(Trainer& trainer, int64_t steps) {
+  if (writes(trainer)) save(trainer, steps);
+}
+
+}  // namespace tessera::train

@@ -1,0 +1,47 @@
+#include "tessera/train/metrics_hook.hpp"
+
+#include "tessera/train/trainer.hpp"
+
+namespace tessera::train {
+
+void MetricsHook::on_run_start(Trainer& trainer, const RunStart& start) {
+  trainer.metrics().write({{"event", "start"},
+                           {"dataset", trainer.data().train->describe()},
+                           {"batch_size", trainer.options().batch_size},
+                           {"steps_per_epoch", trainer.steps_per_epoch()},
+                           {"total_steps", start.last_step},
+                           {"start_step", start.start_step},
+                           {"optimizer", trainer.optimizer().str()},
+                           {"schedule", trainer.schedule().str()},
+                           {"lr_factor", trainer.lr_factor()},
+                           {"threads", ExecSpace().concurrency()}});
+  run_start_ = std::chrono::steady_clock::now();
+}
+
+void MetricsHook::on_step_end(Trainer& trainer, const StepEnd& step) {
+  if (!step.window_end) return;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+  trainer.metrics().write({{"event", "train"},
+                           {"step", step.step},
+                           {"epoch", step.epoch},
+                           {"loss", step.window_loss},
+                           {"allreduce_wait_s", step.allreduce_wait_s},
+                           {"allreduce_exposed_s", step.allreduce_exposed_s},
+                           {"lr", step.lr},
+                           {"samples_per_s", step.window_samples_per_s},
+                           {"elapsed_s", elapsed}});
+}
+
+void MetricsHook::on_run_end(Trainer& trainer, const RunEnd& end) {
+  const TrainingReport& report = trainer.report();
+  trainer.metrics().write({{"event", "end"},
+                           {"steps", end.steps},
+                           {"elapsed_s", end.elapsed_s},
+                           {"ranks", trainer.group().size()},
+                           {"allreduce_wait_s", trainer.allreduce_wait_seconds()},
+                           {"samples_per_s", report.samples_per_second},
+                           {"peak_rss_mb", peak_rss_mb()},
+                           {"peak_rss_mb_max_rank", report.peak_rss_mb_max_rank}});
+}
+
+}  // namespace tessera::train

@@ -1,0 +1,7 @@
+#include "tessera/train/trainer_hook.hpp"
+
+namespace tessera::train {
+
+TrainerHook::~TrainerHook() = default;
+
+}  // namespace tessera::train
