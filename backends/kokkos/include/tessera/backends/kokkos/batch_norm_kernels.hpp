@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tessera/core/kokkos_compat.hpp"
+#include "tessera/core/tensor.hpp"
 
 namespace tessera::kokkos_backend {
 
@@ -128,5 +129,16 @@ void batch_norm_backward_data(const ConstVector<T>& x, const ConstVector<T>& dy,
         dx(i) = gamma(c) * invstd(c) * (dy(i) - sums(c) * inv_count - xhat * sums(channels + c) * inv_count);
       });
 }
+
+/// From the per-channel sums [Σx, Σx²] over `count` rows (those of the whole statistics group,
+/// after the allreduce): mean and invstd of the batch, and the PyTorch update of the running
+/// statistics (with the unbiased batch variance). One work item per channel; all in double,
+/// since E[x²] − mean² cancels. Float tensors of `channels` (sums: 2·channels) elements.
+void batch_norm_batch_statistics(const Tensor& sums, double count, double momentum, double epsilon, const Tensor& mean,
+                                 const Tensor& invstd, const Tensor& running_mean, const Tensor& running_var);
+
+/// mean and invstd from the running statistics, for inference.
+void batch_norm_running_statistics(const Tensor& running_mean, const Tensor& running_var, double epsilon,
+                                   const Tensor& mean, const Tensor& invstd);
 
 }  // namespace tessera::kokkos_backend
