@@ -1,5 +1,6 @@
 #include "tessera/layers/batch_norm.hpp"
 
+#include "tessera/backends/kokkos/batch_norm_kernels.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::layers {
@@ -53,48 +54,6 @@ void BatchNorm::reshape(const std::vector<Shape>& inputs) {
 
 std::string BatchNorm::backend() const { return op_ ? op_->backend() : ""; }
 
-namespace {
-
-// Free functions rather than members: CUDA's extended lambdas may not live in private members.
-
-/// mean/invstd from the per-channel sums over `count` rows, and the PyTorch update of the
-/// running statistics (with the unbiased batch variance).
-void batch_statistics(const Tensor& sums_t, double count, double momentum, double epsilon, const Tensor& mean_t,
-                      const Tensor& invstd_t, const Tensor& running_mean_t, const Tensor& running_var_t) {
-  const auto sums = sums_t.view();
-  const auto mean = mean_t.view();
-  const auto invstd = invstd_t.view();
-  const auto running_mean = running_mean_t.view();
-  const auto running_var = running_var_t.view();
-  const int64_t channels = mean_t.numel();
-  const double unbias = count / (count - 1.0);
-  Kokkos::parallel_for(
-      "tessera::batch_norm_batch_statistics", RangePolicy(0, channels), KOKKOS_LAMBDA(const int64_t c) {
-        const double m = static_cast<double>(sums(c)) / count;
-        // E[x²] − mean² can round below zero for a (nearly) constant channel.
-        const double var = math::max(static_cast<double>(sums(channels + c)) / count - m * m, 0.0);
-        mean(c) = static_cast<float>(m);
-        invstd(c) = static_cast<float>(1.0 / math::sqrt(var + epsilon));
-        running_mean(c) = static_cast<float>((1.0 - momentum) * running_mean(c) + momentum * m);
-        running_var(c) = static_cast<float>((1.0 - momentum) * running_var(c) + momentum * var * unbias);
-      });
-}
-
-void running_statistics(const Tensor& running_mean_t, const Tensor& running_var_t, double epsilon, const Tensor& mean_t,
-                        const Tensor& invstd_t) {
-  const auto mean = mean_t.view();
-  const auto invstd = invstd_t.view();
-  const auto running_mean = running_mean_t.view();
-  const auto running_var = running_var_t.view();
-  Kokkos::parallel_for(
-      "tessera::batch_norm_running_statistics", RangePolicy(0, mean_t.numel()), KOKKOS_LAMBDA(const int64_t c) {
-        mean(c) = running_mean(c);
-        invstd(c) = static_cast<float>(1.0 / math::sqrt(static_cast<double>(running_var(c)) + epsilon));
-      });
-}
-
-}  // namespace
-
 const parallel::Communicator& BatchNorm::statistics_group() const {
   // A spatial group shares each sample, so its statistics always cover the whole group;
   // "sync" widens them to every sample of the mini-batch.
@@ -113,10 +72,10 @@ void BatchNorm::forward(const std::vector<Tensor>& inputs, const Tensor& output,
                   where() + ": training needs more than one value per channel, got input " + x.shape().str());
     op_->statistics(x, sums_);
     statistics_group().allreduce_sum(sums_);
-    batch_statistics(sums_, group_rows(), momentum_, epsilon_, mean_, invstd_, running_mean_->value,
-                     running_var_->value);
+    kokkos_backend::batch_norm_batch_statistics(sums_, group_rows(), momentum_, epsilon_, mean_, invstd_,
+                                                running_mean_->value, running_var_->value);
   } else {
-    running_statistics(running_mean_->value, running_var_->value, epsilon_, mean_, invstd_);
+    kokkos_backend::batch_norm_running_statistics(running_mean_->value, running_var_->value, epsilon_, mean_, invstd_);
   }
   op_->normalize(x, mean_, invstd_, gamma_->value, beta_->value, output);
 }

@@ -1,120 +1,14 @@
 #include "tessera/layers/conv_max_pool.hpp"
 
 #include <algorithm>
-#include <cstring>
-#include <limits>
 
+#include "tessera/backends/kokkos/max_pool_slab_kernels.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::layers {
 namespace {
-
-using ByteView = Kokkos::View<uint8_t*, Kokkos::LayoutRight, MemSpace>;
-
-// Channels are handled in groups of this many so that the compiler keeps a group's running
-// maxima in vector registers.
-constexpr int64_t kGroup = 8;
-
-/// Where one slab sits: its conv-output extent and the pooled rows it produces.
-struct SlabLayout {
-  int64_t rows, h, w, c;        // the slab of convolution output
-  int64_t kd, kh, kw;           // pool window (= stride)
-  int64_t pooled_rows, ph, pw;  // pooled extent of the slab (ph, pw: of the whole layer)
-  int64_t out_offset;           // first pooled element of the slab in the layer output
-};
-
-/// Max-pools a slab into y and records each maximum's window position (first of equals,
-/// like the unfused pooling ops). One work item per pooled row line: index arithmetic (integer
-/// divisions) stays out of the inner loops.
-void pool_slab(const DeviceView<float>& slab, const DeviceView<float>& y, const ByteView& argmax, const SlabLayout& s) {
-  Kokkos::parallel_for(
-      "tessera::conv_max_pool::pool", RangePolicy(0, s.pooled_rows * s.ph), KOKKOS_LAMBDA(const int64_t line) {
-        const int64_t pr = line / s.ph, ph = line % s.ph;
-        for (int64_t pw = 0; pw < s.pw; ++pw) {
-          const int64_t out = s.out_offset + ((pr * s.ph + ph) * s.pw + pw) * s.c;
-          for (int64_t c0 = 0; c0 < s.c; c0 += kGroup) {
-            const int64_t n = s.c - c0 < kGroup ? s.c - c0 : kGroup;
-            float best[kGroup];
-            uint8_t at[kGroup];
-            for (int64_t j = 0; j < kGroup; ++j) {  // the first window position sets them
-              best[j] = 0.0f;
-              at[j] = 0;
-            }
-            uint8_t a = 0;
-            for (int64_t dd = 0; dd < s.kd; ++dd)
-              for (int64_t hh = 0; hh < s.kh; ++hh) {
-                const int64_t in_line = ((pr * s.kd + dd) * s.h + ph * s.kh + hh) * s.w;
-                for (int64_t ww = 0; ww < s.kw; ++ww, ++a) {
-                  const int64_t in = (in_line + pw * s.kw + ww) * s.c + c0;
-                  for (int64_t j = 0; j < n; ++j) {
-                    const float v = slab(in + j);
-                    const bool larger = v > best[j] || a == 0;
-                    best[j] = larger ? v : best[j];
-                    at[j] = larger ? a : at[j];
-                  }
-                }
-              }
-            for (int64_t j = 0; j < n; ++j) {
-              y(out + c0 + j) = best[j];
-              argmax(out + c0 + j) = at[j];
-            }
-          }
-        }
-      });
-}
-
-/// *value if `keep`, else +0, without a branch: which element of a window is its maximum is
-/// data, and a branch on it mispredicted often enough to make the rebuild 2.5x slower (25 ms
-/// against 10 per cosmoflow-small step at S=64).
-KOKKOS_INLINE_FUNCTION float gradient_if(bool keep, const float* value) {
-  uint32_t bits;
-  memcpy(&bits, value, sizeof bits);
-  bits &= 0u - static_cast<uint32_t>(keep);
-  float out;
-  memcpy(&out, &bits, sizeof out);
-  return out;
-}
-
-/// The gradient of a slab of convolution output: each pooled gradient goes to its window's
-/// maximum, everything else (including rows and columns no window covers) is zero. One work
-/// item per row line of the slab.
-void unpool_slab(const DeviceView<float>& dy_view, const ByteView& argmax_view, const DeviceView<float>& grad_view,
-                 const SlabLayout& s) {
-  // Restrict pointers and the branch-free select keep the channel loop vectorised.
-  const float* KOKKOS_RESTRICT dy = dy_view.data();
-  const uint8_t* KOKKOS_RESTRICT argmax = argmax_view.data();
-  float* KOKKOS_RESTRICT grad = grad_view.data();
-  Kokkos::parallel_for(
-      "tessera::conv_max_pool::unpool", RangePolicy(0, s.rows * s.h), KOKKOS_LAMBDA(const int64_t line) {
-        const int64_t r = line / s.h, h = line % s.h;
-        const int64_t pr = r / s.kd, ph = h / s.kh;
-        float* KOKKOS_RESTRICT g = grad + line * s.w * s.c;
-        int64_t covered = 0;  // columns [0, covered) belong to some window
-        if (pr < s.pooled_rows && ph < s.ph) {
-          covered = s.pw * s.kw;
-          const int a0 = static_cast<int>(((r % s.kd) * s.kh + h % s.kh) * s.kw);
-          const int64_t pooled_line = s.out_offset + (pr * s.ph + ph) * s.pw * s.c;
-          for (int64_t pw = 0; pw < s.pw; ++pw) {
-            const float* KOKKOS_RESTRICT d = dy + pooled_line + pw * s.c;
-            const uint8_t* KOKKOS_RESTRICT at = argmax + pooled_line + pw * s.c;
-            for (int64_t ww = 0; ww < s.kw; ++ww) {
-              const int a = a0 + static_cast<int>(ww);
-              float* KOKKOS_RESTRICT o = g + (pw * s.kw + ww) * s.c;
-              for (int64_t c = 0; c < s.c; ++c) o[c] = gradient_if(at[c] == a, d + c);
-            }
-          }
-        }
-        for (int64_t i = covered * s.c; i < s.w * s.c; ++i) g[i] = 0.0f;
-      });
-}
-
-void add_into(const Tensor& sum, const Tensor& part) {
-  const auto s = sum.view(), p = part.view();
-  Kokkos::parallel_for(
-      "tessera::conv_max_pool::sum_slab_gradients", RangePolicy(0, sum.numel()),
-      KOKKOS_LAMBDA(const int64_t i) { s(i) += p(i); });
-}
-
+using ByteView = kokkos_backend::SlabArgmax;
+using kokkos_backend::MaxPoolSlabLayout;
 }  // namespace
 
 ConvMaxPool::ConvMaxPool(std::unique_ptr<Conv> conv, const std::string& pool_name, const PoolOptions& pool,
@@ -229,11 +123,11 @@ Shape activation(int spatial_rank, int64_t n, int64_t d, int64_t h, int64_t w, i
   return spatial_rank == 2 ? Shape{n, h, w, c} : Shape{n, d, h, w, c};
 }
 
-SlabLayout layout_of(const ops::ConvGeometry& conv, const ops::PoolGeometry& pool, int64_t n, int64_t first,
-                     int64_t rows) {
+MaxPoolSlabLayout layout_of(const ops::ConvGeometry& conv, const ops::PoolGeometry& pool, int64_t n, int64_t first,
+                            int64_t rows) {
   const auto out = conv.out_size();
   const auto pooled = pool.out_size();
-  SlabLayout s{};
+  MaxPoolSlabLayout s{};
   s.rows = rows;
   s.h = out[1];
   s.w = out[2];
@@ -267,7 +161,8 @@ void ConvMaxPool::forward(const std::vector<Tensor>& inputs, const Tensor& outpu
       const SlabExtent e = extent(x, n, slab);
       const Tensor y = slab_.slice(0, e.out_shape);
       slab.op->forward(x.slice(e.in_offset, e.in_shape), conv_->weight()->value, bias, y);
-      pool_slab(y.view(), output.view(), argmax_, layout_of(conv_g_, pool_g_, n, slab.first, slab.rows));
+      kokkos_backend::max_pool_slab_forward(y.view(), output.view(), argmax_,
+                                            layout_of(conv_g_, pool_g_, n, slab.first, slab.rows));
     }
 }
 
@@ -299,11 +194,12 @@ void ConvMaxPool::backward(const std::vector<Tensor>& inputs, const Tensor& /*ou
     for (const Slab& slab : slabs_) {
       const SlabExtent e = extent(x, n, slab);
       const Tensor dy = slab_grad_.slice(0, e.out_shape);
-      unpool_slab(grad_output.view(), argmax_, dy.view(), layout_of(conv_g_, pool_g_, n, slab.first, slab.rows));
+      kokkos_backend::max_pool_slab_backward(grad_output.view(), argmax_, dy.view(),
+                                             layout_of(conv_g_, pool_g_, n, slab.first, slab.rows));
       if (!dx.empty()) {
         const Tensor part = slab_input_grad_.slice(0, e.in_shape);
         slab.op->backward_data(dy, weight->value, part);
-        add_into(dx_sum.slice(e.in_offset, e.in_shape), part);
+        kokkos_backend::add_slab_gradient(dx_sum.slice(e.in_offset, e.in_shape), part);
       }
       // backward_weights overwrites: the first slab writes the layer's gradients, the others
       // go through the slab buffers and are added.
@@ -311,8 +207,8 @@ void ConvMaxPool::backward(const std::vector<Tensor>& inputs, const Tensor& /*ou
       const Tensor& db = bias ? (first ? bias->grad : bias_grad_) : Tensor();
       slab.op->backward_weights(x.slice(e.in_offset, e.in_shape), dy, dw, db);
       if (!first) {
-        add_into(weight->grad, weight_grad_);
-        if (bias) add_into(bias->grad, bias_grad_);
+        kokkos_backend::add_slab_gradient(weight->grad, weight_grad_);
+        if (bias) kokkos_backend::add_slab_gradient(bias->grad, bias_grad_);
       }
       first = false;
     }

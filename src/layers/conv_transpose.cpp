@@ -1,55 +1,9 @@
 #include "tessera/layers/conv_transpose.hpp"
 
-#include <algorithm>
-
+#include "tessera/backends/kokkos/conv_kernels.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::layers {
-namespace {
-
-/// y[p, c] += bias[c] over a channels-last tensor.
-void add_channel_bias(const Tensor& bias, const Tensor& y) {
-  const int64_t channels = bias.numel();
-  const int64_t positions = y.numel() / channels;
-  const DeviceView<float> out = y.view();
-  const DeviceView<const float> b = bias.view();
-  Kokkos::parallel_for(
-      "tessera::conv_transpose_bias", MDPolicy<2>({0, 0}, {positions, channels}),
-      KOKKOS_LAMBDA(const int64_t p, const int64_t c) { out(p * channels + c) += b(c); });
-}
-
-/// dbias[c] = Σ_p dy[p, c], in double over fixed blocks of positions so that the order of
-/// additions depends only on the shape, never on the thread count.
-void sum_channels(const Tensor& dy, DeviceView<double>& partials, const Tensor& dbias) {
-  const int64_t channels = dbias.numel();
-  const int64_t positions = dy.numel() / channels;
-  const int64_t block = std::max<int64_t>(256, (positions + 4095) / 4096);  // at most 4096 blocks
-  const int64_t blocks = std::max<int64_t>(1, (positions + block - 1) / block);
-  const auto needed = static_cast<size_t>(blocks * channels);
-  if (partials.extent(0) < needed)
-    partials =
-        DeviceView<double>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::conv_transpose_partials"), needed);
-  const DeviceView<double> part = partials;
-  const DeviceView<const float> g = dy.view();
-  const DeviceView<float> out = dbias.view();
-  Kokkos::parallel_for(
-      "tessera::conv_transpose_bias_grad_blocks", MDPolicy<2>({0, 0}, {blocks, channels}),
-      KOKKOS_LAMBDA(const int64_t b, const int64_t c) {
-        const int64_t end = math::min(positions, (b + 1) * block);
-        double s = 0.0;
-        for (int64_t p = b * block; p < end; ++p) s += static_cast<double>(g(p * channels + c));
-        part(b * channels + c) = s;
-      });
-  Kokkos::parallel_for(
-      "tessera::conv_transpose_bias_grad", RangePolicy(0, channels), KOKKOS_LAMBDA(const int64_t c) {
-        double s = 0.0;
-        for (int64_t b = 0; b < blocks; ++b) s += part(b * channels + c);
-        out(c) = static_cast<float>(s);
-      });
-}
-
-}  // namespace
-
 ConvTranspose::ConvTranspose(std::string name, const ConvTransposeOptions& options)
     : Layer(std::move(name)), options_(options) {}
 
@@ -166,7 +120,7 @@ void ConvTranspose::forward(const std::vector<Tensor>& inputs, const Tensor& out
   op_->backward_data(inputs.at(0), weight_->value, halo_.grad_buffer(output));
   halo_.start_scatter(output);
   halo_.finish_scatter();
-  if (bias_) add_channel_bias(bias_->value, output);
+  if (bias_) kokkos_backend::add_channel_bias(bias_->value, output);
 }
 
 void ConvTranspose::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
@@ -175,7 +129,7 @@ void ConvTranspose::backward(const std::vector<Tensor>& inputs, const Tensor& /*
   // plays the output gradient.
   const Tensor& dy = halo_.gather(grad_output);
   op_->backward_weights(dy, inputs.at(0), weight_->grad, Tensor());
-  if (bias_) sum_channels(grad_output, bias_partials_, bias_->grad);
+  if (bias_) kokkos_backend::sum_channels(grad_output, bias_->grad, bias_workspace_);
   if (!grad_inputs.at(0).empty()) op_->forward(dy, weight_->value, Tensor(), grad_inputs[0]);
 }
 

@@ -1,9 +1,11 @@
 // The batch-norm kernels in double: statistics and normalisation against a host reference,
 // every gradient against central finite differences.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <vector>
 
 #include "support/double_views.hpp"
 #include "support/gradient_check.hpp"
@@ -194,4 +196,50 @@ TEST_CASE("the Kokkos batch norm op runs the kernels on float tensors", "[batch_
   CHECK(s[3] == Approx(9100.0));
   tessera::Tensor wrong(tessera::Shape{4, 2});
   CHECK_THROWS_AS(op->statistics(wrong, sums), tessera::ShapeError);
+}
+
+TEST_CASE("batch norm batch statistics: mean, invstd and the running update from the sums", "[batch_norm][kernels]") {
+  // Channel 1 is constant: E[x²] − mean² may round below zero there and must clamp to 0.
+  const std::vector<float> x{1, 0.1f, -2, 0.1f, 4, 0.1f, 0.5f, 0.1f, 3, 0.1f};
+  const int64_t rows = 5, channels = 2;
+  const double count = rows, momentum = 0.1, eps = 1e-5;
+  std::vector<float> sums(2 * channels, 0.0f);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < channels; ++c) {
+      const float v = x[static_cast<size_t>(r * channels + c)];
+      sums[static_cast<size_t>(c)] += v;
+      sums[static_cast<size_t>(channels + c)] += v * v;
+    }
+  const std::vector<float> running_mean0{0.5f, -1.0f}, running_var0{2.0f, 0.25f};
+  const tessera::Tensor sums_t(tessera::Shape{2 * channels}), mean(tessera::Shape{channels}),
+      invstd(tessera::Shape{channels}), running_mean(tessera::Shape{channels}), running_var(tessera::Shape{channels});
+  sums_t.copy_from_host(sums);
+  running_mean.copy_from_host(running_mean0);
+  running_var.copy_from_host(running_var0);
+  kb::batch_norm_batch_statistics(sums_t, count, momentum, eps, mean, invstd, running_mean, running_var);
+
+  const auto m = mean.to_host(), is = invstd.to_host(), rm = running_mean.to_host(), rv = running_var.to_host();
+  for (int64_t c = 0; c < channels; ++c) {
+    const auto k = static_cast<size_t>(c);
+    const double mu = sums[k] / count;
+    const double var = std::max(static_cast<double>(sums[k + static_cast<size_t>(channels)]) / count - mu * mu, 0.0);
+    CHECK(m[k] == Approx(mu).epsilon(1e-6));
+    CHECK(is[k] == Approx(1.0 / std::sqrt(var + eps)).epsilon(1e-5));
+    CHECK(rm[k] == Approx((1.0 - momentum) * running_mean0[k] + momentum * mu).epsilon(1e-6));
+    CHECK(rv[k] == Approx((1.0 - momentum) * running_var0[k] + momentum * var * count / (count - 1.0)).epsilon(1e-6));
+  }
+  CHECK(std::isfinite(is[1]));
+}
+
+TEST_CASE("batch norm running statistics: mean and invstd for inference", "[batch_norm][kernels]") {
+  const tessera::Tensor running_mean(tessera::Shape{3}), running_var(tessera::Shape{3}), mean(tessera::Shape{3}),
+      invstd(tessera::Shape{3});
+  running_mean.copy_from_host({0.5f, -1.0f, 2.0f});
+  running_var.copy_from_host({4.0f, 0.25f, 0.0f});
+  kb::batch_norm_running_statistics(running_mean, running_var, 1e-5, mean, invstd);
+  CHECK(mean.to_host() == std::vector<float>{0.5f, -1.0f, 2.0f});
+  const auto is = invstd.to_host();
+  CHECK(is[0] == Approx(1.0 / std::sqrt(4.0 + 1e-5)).epsilon(1e-6));
+  CHECK(is[1] == Approx(1.0 / std::sqrt(0.25 + 1e-5)).epsilon(1e-6));
+  CHECK(is[2] == Approx(1.0 / std::sqrt(1e-5)).epsilon(1e-6));
 }

@@ -212,6 +212,23 @@ void sum_over_rows(const DeviceView<const T>& m, int64_t rows, int64_t channels,
 }
 
 template <class T>
+void add_bias(const DeviceView<const T>& bias, int64_t positions, int64_t channels, const DeviceView<T>& y) {
+  Kokkos::parallel_for(
+      "tessera::conv_add_bias", MDPolicy<2>({0, 0}, {positions, channels}),
+      KOKKOS_LAMBDA(const int64_t p, const int64_t c) { y(p * channels + c) += bias(c); });
+}
+
+void add_channel_bias(const Tensor& bias, const Tensor& y) {
+  const int64_t channels = bias.numel();
+  add_bias<float>(bias.view(), y.numel() / channels, channels, y.view());
+}
+
+void sum_channels(const Tensor& dy, const Tensor& dbias, ConvWorkspace<float>& workspace) {
+  const int64_t channels = dbias.numel();
+  sum_over_rows<float>(dy.view(), dy.numel() / channels, channels, dbias.view(), workspace);
+}
+
+template <class T>
 void conv_forward(const ops::ConvGeometry& g, const DeviceView<const T>& x, const DeviceView<const T>& w,
                   const DeviceView<const T>& bias, const DeviceView<T>& y, ConvWorkspace<T>& workspace) {
   const ConvIndex c = index_of(g);
@@ -286,7 +303,9 @@ void conv_backward_weights(const ops::ConvGeometry& g, const DeviceView<const T>
   template void conv_backward_weights<T>(const ops::ConvGeometry&, const DeviceView<const T>&,                    \
                                          const DeviceView<const T>&, const DeviceView<T>&, const DeviceView<T>&,  \
                                          ConvWorkspace<T>&);                                                      \
-  template void sum_over_rows<T>(const DeviceView<const T>&, int64_t, int64_t, const DeviceView<T>&, ConvWorkspace<T>&);
+  template void sum_over_rows<T>(const DeviceView<const T>&, int64_t, int64_t, const DeviceView<T>&,              \
+                                 ConvWorkspace<T>&);                                                              \
+  template void add_bias<T>(const DeviceView<const T>&, int64_t, int64_t, const DeviceView<T>&);
 
 TESSERA_INSTANTIATE_CONV_KERNELS(float)
 TESSERA_INSTANTIATE_CONV_KERNELS(double)

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/backends/kokkos/conv_kernels.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/layers/haloed_input.hpp"
 #include "tessera/layers/layer.hpp"
@@ -66,7 +67,7 @@ class ConvTranspose final : public Layer {
   Shape op_input_;
   HaloedInput halo_;  // around the output: the adjoint convolution's input
   std::unique_ptr<ops::ConvOp> op_;
-  DeviceView<double> bias_partials_;  // grow-only workspace of the bias-gradient reduction
+  kokkos_backend::ConvWorkspace<float> bias_workspace_;  // the bias-gradient reduction's partial sums
 };
 
 }  // namespace tessera::layers

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "tessera/core/kokkos_compat.hpp"
+#include "tessera/core/tensor.hpp"
 #include "tessera/ops/conv.hpp"
 
 namespace tessera::kokkos_backend {
@@ -62,5 +63,18 @@ void conv_backward_weights(const ops::ConvGeometry& g, const DeviceView<const T>
 template <class T>
 void sum_over_rows(const DeviceView<const T>& m, int64_t rows, int64_t channels, const DeviceView<T>& sums,
                    ConvWorkspace<T>& workspace);
+
+/// y[p, c] += bias[c] over a row-major [positions, channels] matrix. The forward pass sets y to
+/// the bias before its gemms accumulate; this adds it afterwards, for callers whose y is
+/// written by something that overwrites (the transposed convolution's adjoint).
+template <class T>
+void add_bias(const DeviceView<const T>& bias, int64_t positions, int64_t channels, const DeviceView<T>& y);
+
+/// add_bias over a channels-last float tensor: y[p, c] += bias[c] with c < bias.numel().
+void add_channel_bias(const Tensor& bias, const Tensor& y);
+
+/// sum_over_rows over a channels-last float tensor: dbias[c] = Σ_p dy[p, c] with
+/// c < dbias.numel(), so it is bit for bit the bias gradient of conv_backward_weights.
+void sum_channels(const Tensor& dy, const Tensor& dbias, ConvWorkspace<float>& workspace);
 
 }  // namespace tessera::kokkos_backend

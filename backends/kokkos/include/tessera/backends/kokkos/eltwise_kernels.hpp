@@ -42,19 +42,12 @@ struct ActivationFunction {
 /// y = f(x) over the first n elements.
 template <class T>
 void eltwise_forward(const ActivationFunction<T>& f, const Kokkos::View<const T*, Kokkos::LayoutRight, MemSpace>& x,
-                     int64_t n, const Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>& y) {
-  Kokkos::parallel_for(
-      "tessera::eltwise_forward", RangePolicy(0, n), KOKKOS_LAMBDA(const int64_t i) { y(i) = f.value(x(i)); });
-}
+                     int64_t n, const Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>& y);
 
 /// dx = f'(x)·dy over the first n elements.
 template <class T>
 void eltwise_backward(const ActivationFunction<T>& f, const Kokkos::View<const T*, Kokkos::LayoutRight, MemSpace>& x,
                       const Kokkos::View<const T*, Kokkos::LayoutRight, MemSpace>& dy, int64_t n,
-                      const Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>& dx) {
-  Kokkos::parallel_for(
-      "tessera::eltwise_backward", RangePolicy(0, n),
-      KOKKOS_LAMBDA(const int64_t i) { dx(i) = f.derivative(x(i)) * dy(i); });
-}
+                      const Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>& dx);
 
 }  // namespace tessera::kokkos_backend
