@@ -26,11 +26,11 @@
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/profiling.hpp"
-#include "tessera/parallel/communicator.hpp"
 #include "tessera/io/hdf5_dataset.hpp"
 #include "tessera/layers/loss.hpp"
 #include "tessera/model/model.hpp"
 #include "tessera/optim/optimizer.hpp"
+#include "tessera/parallel/communicator.hpp"
 #include "tessera/train/trainer.hpp"
 
 using namespace tessera;

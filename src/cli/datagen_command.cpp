@@ -12,8 +12,8 @@
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
-#include "tessera/parallel/communicator.hpp"
 #include "tessera/io/cosmoflow_fields.hpp"
+#include "tessera/parallel/communicator.hpp"
 #ifdef TESSERA_HAVE_HDF5
 #include "tessera/io/hdf5_writer.hpp"
 #endif

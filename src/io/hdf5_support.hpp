@@ -8,8 +8,8 @@
 #include <mutex>
 #include <string>
 
-#include "tessera/parallel/box.hpp"
 #include "tessera/io/sample_schema.hpp"
+#include "tessera/parallel/box.hpp"
 
 namespace tessera::io::hdf5 {
 

@@ -1,7 +1,7 @@
 #include "tessera/layers/add.hpp"
 
-#include "tessera/core/error.hpp"
 #include "tessera/backends/kokkos/elementwise_kernels.hpp"
+#include "tessera/core/error.hpp"
 
 namespace tessera::layers {
 

@@ -1,8 +1,8 @@
 #include "tessera/layers/dropout.hpp"
 
+#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/rng.hpp"
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 
 namespace tessera::layers {
 
@@ -40,7 +40,8 @@ void Dropout::forward(const std::vector<Tensor>& inputs, const Tensor& output, c
     deep_copy(output, inputs.at(0));
     return;
   }
-  kokkos_backend::dropout_forward(inputs.at(0), rate_, context().seed, stream(step), output, placement(inputs.at(0), step));
+  kokkos_backend::dropout_forward(inputs.at(0), rate_, context().seed, stream(step), output,
+                                  placement(inputs.at(0), step));
 }
 
 void Dropout::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*output*/, const Tensor& grad_output,

@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "tessera/core/error.hpp"
 #include "tessera/backends/kokkos/elementwise_kernels.hpp"
+#include "tessera/core/error.hpp"
 
 namespace tessera::layers {
 namespace {
@@ -30,7 +30,7 @@ class MeanSquaredError final : public Loss {
     const double per_sample = static_cast<double>(p.numel() / p[0] * sample_parts);
     LossSums sums;
     sums.loss_sum = kokkos_backend::mse_loss(prediction, target, per_sample,
-                                  static_cast<float>(1.0 / static_cast<double>(global_batch)), grad);
+                                             static_cast<float>(1.0 / static_cast<double>(global_batch)), grad);
     return sums;
   }
 };
@@ -55,9 +55,9 @@ class SoftmaxCrossEntropy final : public Loss {
     const int64_t rows = p.numel() / p[p.rank() - 1];
     const double rows_per_sample = static_cast<double>(rows / p[0] * sample_parts);
     LossSums sums;
-    sums.loss_sum =
-        kokkos_backend::softmax_cross_entropy(prediction, target, rows_per_sample,
-                                   static_cast<float>(1.0 / static_cast<double>(global_batch)), grad, sums.correct);
+    sums.loss_sum = kokkos_backend::softmax_cross_entropy(prediction, target, rows_per_sample,
+                                                          static_cast<float>(1.0 / static_cast<double>(global_batch)),
+                                                          grad, sums.correct);
     sums.predictions = rows;
     return sums;
   }

@@ -19,18 +19,14 @@ std::array<int64_t, 3> ConvGeometry::out_size() const {
   return out;
 }
 
-Shape ConvGeometry::input_shape() const {
-  return channels_last(spatial_rank, batch, in_size, in_channels);
-}
+Shape ConvGeometry::input_shape() const { return channels_last(spatial_rank, batch, in_size, in_channels); }
 
 Shape ConvGeometry::output_shape() const {
   const auto o = out_size();
   return channels_last(spatial_rank, batch, o, out_channels);
 }
 
-Shape ConvGeometry::weight_shape() const {
-  return channels_last(spatial_rank, out_channels, kernel, in_channels);
-}
+Shape ConvGeometry::weight_shape() const { return channels_last(spatial_rank, out_channels, kernel, in_channels); }
 
 double ConvGeometry::forward_flops() const {
   const auto o = out_size();

@@ -7,14 +7,9 @@ namespace tessera::ops {
 std::string EltwiseDesc::str() const {
   std::ostringstream s;
   switch (kind) {
-    case EltwiseKind::relu:
-      return "relu";
-    case EltwiseKind::leaky_relu:
-      s << "leaky_relu(alpha=" << alpha << ")";
-      break;
-    case EltwiseKind::elu:
-      s << "elu(alpha=" << alpha << ")";
-      break;
+    case EltwiseKind::relu: return "relu";
+    case EltwiseKind::leaky_relu: s << "leaky_relu(alpha=" << alpha << ")"; break;
+    case EltwiseKind::elu: s << "elu(alpha=" << alpha << ")"; break;
   }
   return s.str();
 }

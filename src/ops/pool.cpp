@@ -18,9 +18,7 @@ std::array<int64_t, 3> PoolGeometry::out_size() const {
   return out;
 }
 
-Shape PoolGeometry::input_shape() const {
-  return channels_last(spatial_rank, batch, in_size, channels);
-}
+Shape PoolGeometry::input_shape() const { return channels_last(spatial_rank, batch, in_size, channels); }
 
 Shape PoolGeometry::output_shape() const {
   const auto o = out_size();

@@ -8,8 +8,8 @@ namespace {
 
 void scale(const Tensor& t, float factor) {
   const auto v = t.view();
-  Kokkos::parallel_for("tessera::scale_gradients", RangePolicy(0, t.numel()),
-                       KOKKOS_LAMBDA(const int64_t i) { v(i) *= factor; });
+  Kokkos::parallel_for(
+      "tessera::scale_gradients", RangePolicy(0, t.numel()), KOKKOS_LAMBDA(const int64_t i) { v(i) *= factor; });
 }
 
 // Long enough that an idle poll costs the compute thread sharing its core almost nothing,

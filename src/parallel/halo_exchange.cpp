@@ -187,8 +187,7 @@ void HaloExchange::progress() {
   if (phase_ == Phase::idle || spatial_.is_serial()) return;
   auto& requests = in_flight_.requests();
   int done = 0;
-  check_mpi(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
-            "MPI_Testall");
+  check_mpi(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
 }
 
 void HaloExchange::start_forward(const Tensor& local, const Tensor& padded, float boundary_value) {

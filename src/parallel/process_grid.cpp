@@ -22,9 +22,8 @@ ProcessGrid::ProcessGrid(const Distribution& distribution, Communicator group, c
     throw ConfigError(where, "distribution " + d.str() + " splits channels; only sample and spatial splits exist");
   if (d.ranks() != all_.size())
     throw ConfigError(where, "distribution " + d.str() + " needs " + std::to_string(d.ranks()) +
-                                 " ranks but the job has " + std::to_string(all_.size()) +
-                                 "; launch with mpirun -np " + std::to_string(d.ranks()) +
-                                 " or change the distribution so its counts multiply to " +
+                                 " ranks but the job has " + std::to_string(all_.size()) + "; launch with mpirun -np " +
+                                 std::to_string(d.ranks()) + " or change the distribution so its counts multiply to " +
                                  std::to_string(all_.size()));
   const int spatial_ranks = d.depth * d.height * d.width;
   const int r = all_.rank();

@@ -54,16 +54,16 @@ void SpatialGather::forward(const Tensor& block, const Tensor& whole) {
               "MPI_Allgather");
   } else {
     Kokkos::deep_copy(block_host_, block.view());
-    check_mpi(MPI_Allgather(block_host_.data(), count, MPI_FLOAT, blocks_host_.data(), count, MPI_FLOAT,
-                            group.handle()),
-              "MPI_Allgather");
+    check_mpi(
+        MPI_Allgather(block_host_.data(), count, MPI_FLOAT, blocks_host_.data(), count, MPI_FLOAT, group.handle()),
+        "MPI_Allgather");
     Kokkos::deep_copy(blocks_, blocks_host_);
   }
   const Index5 extent = extents5_of(local_);
   const Array5 dst{whole.view(), extents5_of(whole_)};
   for (int q = 0; q < group.size(); ++q)
-    copy_sub_box("tessera::spatial_gather_unpack", Array5::in_buffer(blocks_, int64_t{q} * count, extent), {0, 0, 0, 0, 0},
-                 dst, offset_of(q), extent);
+    copy_sub_box("tessera::spatial_gather_unpack", Array5::in_buffer(blocks_, int64_t{q} * count, extent),
+                 {0, 0, 0, 0, 0}, dst, offset_of(q), extent);
 }
 
 void SpatialGather::backward(const Tensor& grad_whole, const Tensor& grad_block) {
@@ -75,8 +75,8 @@ void SpatialGather::backward(const Tensor& grad_whole, const Tensor& grad_block)
   const Index5 extent = extents5_of(local_);
   const Array5 src{grad_whole.view(), extents5_of(whole_)};
   for (int q = 0; q < group.size(); ++q)
-    copy_sub_box("tessera::spatial_gather_pack", src, offset_of(q), Array5::in_buffer(blocks_, int64_t{q} * count, extent),
-                 {0, 0, 0, 0, 0}, extent);
+    copy_sub_box("tessera::spatial_gather_pack", src, offset_of(q),
+                 Array5::in_buffer(blocks_, int64_t{q} * count, extent), {0, 0, 0, 0, 0}, extent);
   Kokkos::fence();
   if (group.is_serial()) {
     Kokkos::deep_copy(grad_block.view(),
@@ -86,9 +86,9 @@ void SpatialGather::backward(const Tensor& grad_whole, const Tensor& grad_block)
               "MPI_Reduce_scatter_block");
   } else {
     Kokkos::deep_copy(blocks_host_, blocks_);
-    check_mpi(MPI_Reduce_scatter_block(blocks_host_.data(), block_host_.data(), count, MPI_FLOAT, MPI_SUM,
-                                       group.handle()),
-              "MPI_Reduce_scatter_block");
+    check_mpi(
+        MPI_Reduce_scatter_block(blocks_host_.data(), block_host_.data(), count, MPI_FLOAT, MPI_SUM, group.handle()),
+        "MPI_Reduce_scatter_block");
     Kokkos::deep_copy(grad_block.view(), block_host_);
   }
 }

@@ -49,9 +49,9 @@ void check_replicas(const parallel::Communicator& group, const model::ParameterS
   highest = lowest;
   const int count = static_cast<int>(lowest.size());
   parallel::check_mpi(MPI_Allreduce(MPI_IN_PLACE, lowest.data(), count, MPI_UINT64_T, MPI_MIN, group.handle()),
-                  "MPI_Allreduce (replica check)");
+                      "MPI_Allreduce (replica check)");
   parallel::check_mpi(MPI_Allreduce(MPI_IN_PLACE, highest.data(), count, MPI_UINT64_T, MPI_MAX, group.handle()),
-                  "MPI_Allreduce (replica check)");
+                      "MPI_Allreduce (replica check)");
   size_t differing = 0, first = 0;
   for (size_t i = trainable.size(); i-- > 0;)
     if (lowest[i] != highest[i]) {
@@ -65,11 +65,11 @@ void check_replicas(const parallel::Communicator& group, const model::ParameterS
     return std::string(text);
   };
   throw parallel::DistError("model replicas differ after step " + std::to_string(step) + ": parameter '" +
-                        trainable[first]->name + "' is not bit-identical on the " + std::to_string(group.size()) +
-                        " ranks that hold replicas (rank " + std::to_string(group.rank()) + " has fingerprint " +
-                        hex(mine[first]) + ", the ranks range from " + hex(lowest[first]) + " to " +
-                        hex(highest[first]) + "); " + std::to_string(differing) + " of " +
-                        std::to_string(trainable.size()) + " parameters differ");
+                            trainable[first]->name + "' is not bit-identical on the " + std::to_string(group.size()) +
+                            " ranks that hold replicas (rank " + std::to_string(group.rank()) + " has fingerprint " +
+                            hex(mine[first]) + ", the ranks range from " + hex(lowest[first]) + " to " +
+                            hex(highest[first]) + "); " + std::to_string(differing) + " of " +
+                            std::to_string(trainable.size()) + " parameters differ");
 }
 
 }  // namespace tessera::train

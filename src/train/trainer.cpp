@@ -112,8 +112,7 @@ struct TargetMoments {
 }  // namespace
 
 Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& optimizer, io::DataSplit& data,
-                 const TrainingOptions& options, const nlohmann::json& optimizer_config,
-                 parallel::Communicator group)
+                 const TrainingOptions& options, const nlohmann::json& optimizer_config, parallel::Communicator group)
     : model_(model), loss_(loss), optimizer_(optimizer), data_(data), options_(options), group_(group) {
   check_data_and_loss();
   // Found out now, not after hours of training when the first checkpoint is written.

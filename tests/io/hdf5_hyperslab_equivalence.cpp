@@ -15,9 +15,9 @@
 #include "support/hdf5_files.hpp"
 #include "support/mpi_program.hpp"
 #include "tessera/core/rng.hpp"
-#include "tessera/parallel/process_grid.hpp"
 #include "tessera/io/dataset.hpp"
 #include "tessera/io/hdf5_writer.hpp"
+#include "tessera/parallel/process_grid.hpp"
 
 using namespace tessera;
 

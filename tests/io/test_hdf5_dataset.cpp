@@ -77,7 +77,7 @@ TEST_CASE("Hyperslab reads equal the full read sliced, for inputs and per-voxel 
   const parallel::Box whole = ds.whole_box();
   const auto full = load(ds, {2, 1}, whole, whole.volume());
   for (const parallel::Box box : {parallel::Box{{0, 0, 0}, {3, 4, 8}}, parallel::Box{{3, 0, 0}, {3, 4, 8}},
-                              parallel::Box{{0, 2, 4}, {6, 2, 4}}, parallel::Box{{1, 1, 3}, {2, 3, 5}}}) {
+                                  parallel::Box{{0, 2, 4}, {6, 2, 4}}, parallel::Box{{1, 1, 3}, {2, 3, 5}}}) {
     const auto part = load(ds, {2, 1}, box, box.volume());
     // The full read, sliced here on the host.
     std::vector<float> sliced_x, sliced_y;

@@ -86,7 +86,8 @@ struct Result {
   Floats output, weight_grad, bias_grad, input_grad;  // input_grad empty when not asked for
 };
 
-Result run_fused(const Case& c, registry::OpFactory& factory, const Tensor& x, const Tensor& dy, bool want_dx, int repeats) {
+Result run_fused(const Case& c, registry::OpFactory& factory, const Tensor& x, const Tensor& dy, bool want_dx,
+                 int repeats) {
   testing::TestParameters params;
   layers::LayerContext ctx;
   ctx.ops = &factory;

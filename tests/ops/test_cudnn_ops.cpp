@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "support/backend_comparison.hpp"
 #include "tessera/backends/cudnn/cudnn_backend.hpp"
 #include "tessera/core/tensor.hpp"
 #include "tessera/registry/backend_registry.hpp"
 #include "tessera/registry/op_factory.hpp"
-#include "support/backend_comparison.hpp"
 
 namespace {
 

@@ -5,9 +5,9 @@
 #include <functional>
 
 #include "support/gradient_check.hpp"
+#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/rng.hpp"
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 
 using tessera::Shape;
 using tessera::Tensor;
@@ -57,7 +57,8 @@ TEST_CASE("copy_channels writes and reads a channel block", "[elementwise]") {
   kokkos_backend::copy_channels(back, out, 1, false);
   CHECK(back.to_host() == std::vector<float>{2, 4});
   CHECK_THROWS_AS(kokkos_backend::copy_channels(a, out, 2, true), tessera::ShapeError);
-  CHECK_THROWS_AS(kokkos_backend::copy_channels(tensor(Shape{3, 1, 1, 1}, {1, 2, 3}), out, 0, true), tessera::ShapeError);
+  CHECK_THROWS_AS(kokkos_backend::copy_channels(tensor(Shape{3, 1, 1, 1}, {1, 2, 3}), out, 0, true),
+                  tessera::ShapeError);
 }
 
 TEST_CASE("dropout keeps about 1 − p, scales by 1/(1 − p) and reproduces its mask", "[elementwise][dropout]") {
@@ -151,12 +152,15 @@ TEST_CASE("softmax_cross_entropy against hand-computed values", "[elementwise][l
   const Tensor last = tensor(Shape{1}, {2.0f});
   CHECK(kokkos_backend::softmax_cross_entropy(big, last, 1.0, 1.0f, Tensor(), correct) == Approx(2000.0));
 
-  CHECK_THROWS_AS(kokkos_backend::softmax_cross_entropy(logits, tensor(Shape{2}, {0.0f, 2.0f}), 1.0, 1.0f, Tensor(), correct),
-                  tessera::Error);
-  CHECK_THROWS_AS(kokkos_backend::softmax_cross_entropy(logits, tensor(Shape{2}, {0.5f, 1.0f}), 1.0, 1.0f, Tensor(), correct),
-                  tessera::Error);
-  CHECK_THROWS_AS(kokkos_backend::softmax_cross_entropy(logits, tensor(Shape{3}, {0, 0, 0}), 1.0, 1.0f, Tensor(), correct),
-                  tessera::ShapeError);
+  CHECK_THROWS_AS(
+      kokkos_backend::softmax_cross_entropy(logits, tensor(Shape{2}, {0.0f, 2.0f}), 1.0, 1.0f, Tensor(), correct),
+      tessera::Error);
+  CHECK_THROWS_AS(
+      kokkos_backend::softmax_cross_entropy(logits, tensor(Shape{2}, {0.5f, 1.0f}), 1.0, 1.0f, Tensor(), correct),
+      tessera::Error);
+  CHECK_THROWS_AS(
+      kokkos_backend::softmax_cross_entropy(logits, tensor(Shape{3}, {0, 0, 0}), 1.0, 1.0f, Tensor(), correct),
+      tessera::ShapeError);
 }
 
 TEST_CASE("softmax_cross_entropy gradient matches finite differences", "[elementwise][loss]") {

@@ -20,10 +20,10 @@
 #include <omp.h>
 #endif
 
+#include "support/backend_comparison.hpp"
 #include "tessera/core/tensor.hpp"
 #include "tessera/registry/backend_registry.hpp"
 #include "tessera/registry/op_factory.hpp"
-#include "support/backend_comparison.hpp"
 
 namespace {
 

@@ -64,8 +64,8 @@ std::vector<float> tree_by_hand(int first, int count) {
 bool same_bits_on_every_rank(const parallel::Communicator& world, const std::vector<float>& mine) {
   std::vector<float> all(mine.size() * static_cast<size_t>(world.size()));
   parallel::check_mpi(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_FLOAT, all.data(),
-                                static_cast<int>(mine.size()), MPI_FLOAT, world.handle()),
-                  "MPI_Allgather");
+                                    static_cast<int>(mine.size()), MPI_FLOAT, world.handle()),
+                      "MPI_Allgather");
   for (int r = 0; r < world.size(); ++r)
     if (std::memcmp(all.data() + static_cast<size_t>(r) * mine.size(), mine.data(), mine.size() * sizeof(float)) != 0)
       return false;

@@ -51,10 +51,11 @@ int main(int argc, char* argv[]) {
       }
     }
     failed = c.differs_beyond(1e-5) || !replica_check_caught;
-    std::printf("rank %d of %d: %zu steps, max relative loss difference %.2e, max weight difference %.2e "
-                "(largest weight %.2f), validation difference %.2e, a perturbed replica caught: %s: %s\n",
-                world.rank(), world.size(), c.serial_report().step_losses.size(), c.loss_diff, c.weight_diff,
-                c.weight_scale, c.validation_diff, replica_check_caught ? "yes" : "NO", failed ? "DIFFERENT" : "equal");
+    std::printf(
+        "rank %d of %d: %zu steps, max relative loss difference %.2e, max weight difference %.2e "
+        "(largest weight %.2f), validation difference %.2e, a perturbed replica caught: %s: %s\n",
+        world.rank(), world.size(), c.serial_report().step_losses.size(), c.loss_diff, c.weight_diff, c.weight_scale,
+        c.validation_diff, replica_check_caught ? "yes" : "NO", failed ? "DIFFERENT" : "equal");
   } catch (const std::exception& e) {
     return parallel::handle_fatal_error(e);
   }

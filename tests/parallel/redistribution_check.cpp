@@ -54,7 +54,8 @@ int64_t linear(const Index5& extents, const Index5& i) {
 /// This rank's block under `pg` filled with value(global index), computed from the grid
 /// position and the documented even split.
 template <class F>
-std::vector<float> block_values(const parallel::ProcessGrid& pg, const Shape& global, const std::string& name, F value) {
+std::vector<float> block_values(const parallel::ProcessGrid& pg, const Shape& global, const std::string& name,
+                                F value) {
   const Index5 g5 = parallel::extents5_of(global), l5 = parallel::extents5_of(pg.local_shape(global, name));
   const auto& s = pg.spatial_index();
   const Index5 offset{pg.sample_index() * l5[0], s[0] * l5[1], s[1] * l5[2], s[2] * l5[3], 0};

@@ -18,9 +18,9 @@
 
 #include "support/mpi_program.hpp"
 #include "tessera/core/config.hpp"
+#include "tessera/model/model.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/parallel/process_grid.hpp"
-#include "tessera/model/model.hpp"
 
 using namespace tessera;
 using nlohmann::json;
@@ -34,7 +34,8 @@ float value_at(int64_t i, uint64_t salt) {
 }
 
 /// This rank's block of a global channels-last tensor given as a host vector.
-std::vector<float> block_of(const std::vector<float>& global, const Shape& global_shape, const parallel::ProcessGrid& grid) {
+std::vector<float> block_of(const std::vector<float>& global, const Shape& global_shape,
+                            const parallel::ProcessGrid& grid) {
   const ActivationDims g = ActivationDims::of(global_shape);
   const int64_t n0 = grid.first_sample(g.n, "test"), nl = grid.local_batch(g.n, "test");
   parallel::Box box = parallel::Box::whole({g.d, g.h, g.w});
@@ -55,7 +56,8 @@ struct Outcome {
 
 /// `layers` is the model spec's layer list with "@spatial" standing for the distribution under
 /// test and "@samples" for {sample: ranks}.
-Outcome compare(const json& input, json layers, const json& distribution, int64_t batch, const parallel::Communicator& world) {
+Outcome compare(const json& input, json layers, const json& distribution, int64_t batch,
+                const parallel::Communicator& world) {
   json samples_only = {{"sample", world.size()}};
   // Unsynchronised batch norm over a sample split normalises each sample group on its own (as
   // data parallelism does), so only synchronised statistics can equal the 1-rank model there.
@@ -138,7 +140,9 @@ int main(int argc, char* argv[]) {
     };
     std::vector<Case> cases;
     if (!two_d) {
-      cases.push_back({"3d u-net-like DAG", {{"channels", 2}, {"size", {8, 8, 8}}}, json::parse(R"([
+      cases.push_back({"3d u-net-like DAG",
+                       {{"channels", 2}, {"size", {8, 8, 8}}},
+                       json::parse(R"([
         {"name": "c1", "type": "conv3d", "filters": 4, "padding": 1},
         {"name": "bn1", "type": "batch_norm"}, {"type": "relu"},
         {"name": "p1", "type": "max_pool3d"},
@@ -153,8 +157,10 @@ int main(int argc, char* argv[]) {
         {"name": "mp", "type": "max_pool3d", "kernel": 3, "stride": 1, "padding": 1},
         {"name": "ap", "type": "avg_pool3d", "kernel": 2},
         {"name": "c4", "type": "conv3d", "filters": 2, "kernel": 3, "padding": 1}
-      ])"), 4});
-      cases.push_back({"cosmoflow-like with a redistribution to samples", {{"channels", 2}, {"size", {8, 8, 8}}},
+      ])"),
+                       4});
+      cases.push_back({"cosmoflow-like with a redistribution to samples",
+                       {{"channels", 2}, {"size", {8, 8, 8}}},
                        json::parse(R"([
         {"name": "c1", "type": "conv3d", "filters": 4, "padding": 1}, {"type": "leaky_relu"},
         {"name": "p1", "type": "max_pool3d"},
@@ -164,9 +170,11 @@ int main(int argc, char* argv[]) {
         {"name": "fc1", "type": "dense", "units": 8, "distribution": "@samples"},
         {"name": "drop", "type": "dropout", "rate": 0.2, "distribution": "@samples"},
         {"name": "out", "type": "dense", "units": 4, "distribution": "@samples"}
-      ])"), 8});
+      ])"),
+                       8});
       cases.push_back({"cosmoflow-like with dense layers replicated over the spatial group",
-                       {{"channels", 2}, {"size", {8, 8, 8}}}, json::parse(R"([
+                       {{"channels", 2}, {"size", {8, 8, 8}}},
+                       json::parse(R"([
         {"name": "c1", "type": "conv3d", "filters": 4, "padding": 1}, {"type": "leaky_relu"},
         {"name": "p1", "type": "max_pool3d"},
         {"name": "c2", "type": "conv3d", "filters": 4, "padding": 1}, {"type": "leaky_relu"},
@@ -175,25 +183,30 @@ int main(int argc, char* argv[]) {
         {"name": "fc1", "type": "dense", "units": 8}, {"name": "bn", "type": "batch_norm"},
         {"name": "drop", "type": "dropout", "rate": 0.2},
         {"name": "out", "type": "dense", "units": 4}
-      ])"), 4});
+      ])"),
+                       4});
     } else {
-      cases.push_back({"2d net", {{"channels", 3}, {"size", {8, 8}}}, json::parse(R"([
+      cases.push_back({"2d net",
+                       {{"channels", 3}, {"size", {8, 8}}},
+                       json::parse(R"([
         {"name": "c1", "type": "conv2d", "filters": 4, "padding": 1},
         {"name": "bn", "type": "batch_norm"}, {"type": "relu"},
         {"name": "p1", "type": "max_pool2d"},
         {"name": "c2", "type": "conv2d", "filters": 4, "padding": 1, "stride": 2},
         {"name": "up", "type": "conv_transpose2d", "filters": 2, "kernel": 3, "stride": 2, "padding": 1, "output_padding": 1}
-      ])"), 4});
+      ])"),
+                       4});
     }
     for (const auto& c : cases) {
       const Outcome o = compare(c.input, c.layers, distribution, c.batch, world);
-      const bool ok = o.output_diff <= 1e-5 * std::max(1.0, o.output_scale) &&
-                      o.grad_diff <= 1e-5 * std::max(1.0, o.grad_scale);
+      const bool ok =
+          o.output_diff <= 1e-5 * std::max(1.0, o.output_scale) && o.grad_diff <= 1e-5 * std::max(1.0, o.grad_scale);
       failed |= !ok;
-      std::printf("rank %d of %d, %s, distribution %s: max output difference %.2e (largest %.2f), max gradient "
-                  "difference %.2e (largest %.2f): %s\n",
-                  world.rank(), world.size(), c.name, distribution.dump().c_str(), o.output_diff, o.output_scale,
-                  o.grad_diff, o.grad_scale, ok ? "equal" : "DIFFERENT");
+      std::printf(
+          "rank %d of %d, %s, distribution %s: max output difference %.2e (largest %.2f), max gradient "
+          "difference %.2e (largest %.2f): %s\n",
+          world.rank(), world.size(), c.name, distribution.dump().c_str(), o.output_diff, o.output_scale, o.grad_diff,
+          o.grad_scale, ok ? "equal" : "DIFFERENT");
     }
   } catch (const std::exception& e) {
     return parallel::handle_fatal_error(e);

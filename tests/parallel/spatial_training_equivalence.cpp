@@ -56,11 +56,12 @@ int main(int argc, char* argv[]) {
     const testing::RunComparison c(config, serial);
     const auto& rs = c.serial_report();
     failed = c.differs_beyond(1e-4);
-    std::printf("rank %d of %d, %s at %lld^3: %zu steps, losses %.4f -> %.4f, max relative loss difference %.2e, max "
-                "weight difference %.2e (largest weight %.2f), validation difference %.2e: %s\n",
-                world.rank(), world.size(), config.value("name", "model").c_str(), static_cast<long long>(size),
-                rs.step_losses.size(), rs.step_losses.front(), rs.step_losses.back(), c.loss_diff, c.weight_diff,
-                c.weight_scale, c.validation_diff, failed ? "DIFFERENT" : "equal");
+    std::printf(
+        "rank %d of %d, %s at %lld^3: %zu steps, losses %.4f -> %.4f, max relative loss difference %.2e, max "
+        "weight difference %.2e (largest weight %.2f), validation difference %.2e: %s\n",
+        world.rank(), world.size(), config.value("name", "model").c_str(), static_cast<long long>(size),
+        rs.step_losses.size(), rs.step_losses.front(), rs.step_losses.back(), c.loss_diff, c.weight_diff,
+        c.weight_scale, c.validation_diff, failed ? "DIFFERENT" : "equal");
   } catch (const std::exception& e) {
     return parallel::handle_fatal_error(e);
   }

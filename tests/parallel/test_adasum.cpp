@@ -104,7 +104,8 @@ TEST_CASE("Adasum refuses buffers of the wrong size and offsets that decrease", 
   CHECK_THROWS_AS(adasum.combine(three, four, three), ShapeError);
   CHECK_THROWS_AS(adasum.allreduce(four), ShapeError);
   CHECK_THROWS_AS(parallel::Adasum(parallel::Communicator::self(), {0, 3, 2}, "test"), Error);
-  CHECK_THROWS_AS(parallel::GradientReducer(four, parallel::Adasum(parallel::Communicator::self(), {0, 3}, "test")), Error);
+  CHECK_THROWS_AS(parallel::GradientReducer(four, parallel::Adasum(parallel::Communicator::self(), {0, 3}, "test")),
+                  Error);
 }
 
 TEST_CASE("On one rank Adasum leaves the gradient as it is", "[parallel][adasum]") {

@@ -40,7 +40,8 @@ class CudnnBackend final : public ops::Backend {
       // two backward sums inside one call each, with no Σx² output and a variance where the
       // interface passes 1/σ.
       case ops::OpKind::batch_norm:
-        return "cuDNN batch norm has no point between its statistics and their use for the cross-rank reduction";
+        return "cuDNN batch norm computes its statistics and uses them in one call, leaving no point to sum them "
+               "across ranks";
       // One Kokkos CUDA kernel per pass is as fast as a memory-bound map gets.
       case ops::OpKind::eltwise:
         return "cuDNN activations have no LeakyReLU, and their backward needs the forward output";

@@ -12,7 +12,8 @@ namespace {
 /// tensors live in host memory.
 constexpr bool tensors_on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 
-constexpr const char* kTensorsOnDevice = "this build keeps tensors in device memory, which oneDNN's CPU engine cannot read";
+constexpr const char* kTensorsOnDevice =
+    "this build keeps tensors in device memory, which oneDNN's CPU engine cannot read";
 
 class OnednnBackend final : public ops::Backend {
  public:
@@ -41,7 +42,8 @@ class OnednnBackend final : public ops::Backend {
     // inside one primitive call each, with no point between where they could be reduced
     // across ranks (and no Σx² output).
     if (kind == ops::OpKind::batch_norm)
-      return "oneDNN batch norm has no point between its statistics and their use for the cross-rank reduction";
+      return "oneDNN batch norm computes its statistics and uses them in one call, leaving no point to sum them across "
+             "ranks";
     return ops::Backend::lacks(kind);
   }
 

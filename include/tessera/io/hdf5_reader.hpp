@@ -3,8 +3,8 @@
 #include <memory>
 #include <vector>
 
-#include "tessera/parallel/box.hpp"
 #include "tessera/io/hdf5_layout.hpp"
+#include "tessera/parallel/box.hpp"
 
 namespace tessera::io {
 

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/layers/layer.hpp"
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 
 namespace tessera::layers {
 

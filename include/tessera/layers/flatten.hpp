@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "tessera/core/config.hpp"
-#include "tessera/parallel/spatial_gather.hpp"
 #include "tessera/layers/layer.hpp"
+#include "tessera/parallel/spatial_gather.hpp"
 
 namespace tessera::layers {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "tessera/core/tensor.hpp"
-#include "tessera/parallel/process_grid.hpp"
 #include "tessera/layers/parameter.hpp"
+#include "tessera/parallel/process_grid.hpp"
 #include "tessera/registry/op_factory.hpp"
 
 namespace tessera::layers {

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/parallel/redistribution.hpp"
 #include "tessera/layers/layer.hpp"
+#include "tessera/parallel/redistribution.hpp"
 
 namespace tessera::layers {
 

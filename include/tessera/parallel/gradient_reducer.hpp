@@ -75,11 +75,11 @@ class GradientReducer {
   void poll();            // the progress thread
   Communicator group_;
   Tensor grads_;
-  std::vector<int64_t> begin_;   // bucket b covers [begin_[b], begin_[b + 1]) (last: to the end)
+  std::vector<int64_t> begin_;  // bucket b covers [begin_[b], begin_[b + 1]) (last: to the end)
   std::vector<MPI_Request> requests_;
-  size_t next_ = 0;              // buckets are started from the last one backwards
+  size_t next_ = 0;  // buckets are started from the last one backwards
   double wait_seconds_ = 0.0;
-  bool overlap_ = false;         // host memory and several ranks
+  bool overlap_ = false;            // host memory and several ranks
   std::unique_ptr<Adasum> adasum_;  // set: combine by Adasum instead of summing
 
   // requests_ is shared with the progress thread: every MPI call on it holds mutex_.

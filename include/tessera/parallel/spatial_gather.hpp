@@ -31,7 +31,7 @@ class SpatialGather {
   ProcessGrid grid_;
   Shape local_, whole_;
   std::string where_;
-  DeviceView<float> blocks_;                 // every rank's block, in spatial-rank order
+  DeviceView<float> blocks_;                                // every rank's block, in spatial-rank order
   DeviceView<float>::HostMirror blocks_host_, block_host_;  // MPI staging when not host accessible
 };
 

@@ -2,8 +2,8 @@
 #include <cstdint>
 
 #include "tessera/core/tensor.hpp"
-#include "tessera/parallel/communicator.hpp"
 #include "tessera/model/parameter_store.hpp"
+#include "tessera/parallel/communicator.hpp"
 
 namespace tessera::train {
 
