@@ -16,7 +16,6 @@ using tessera::testing::config_error;
 namespace {
 
 constexpr int64_t numel = testing::optimizer_numel;
-constexpr int steps = testing::optimizer_steps;
 constexpr double tolerance = 1e-6;
 
 std::vector<float> random_vector(uint64_t stream, float scale) { return testing::optimizer_vector(2024, stream, scale); }
