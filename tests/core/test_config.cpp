@@ -42,3 +42,60 @@ TEST_CASE("read_json_file reports the file for missing and malformed files", "[c
   CHECK_THROWS_WITH(read_json_file(path), Catch::Contains(path) && Catch::Contains("invalid JSON"));
   std::remove(path.c_str());
 }
+
+namespace {
+/// Writes `text` to `path` and reads it back as a config.
+json read_text_as_config(const std::string& path, const std::string& text) {
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  struct Remove {
+    std::string path;
+    ~Remove() { std::remove(path.c_str()); }
+  } remove{path};
+  return read_json_file(path);
+}
+}  // namespace
+
+TEST_CASE("read_json_file refuses a key given twice in one object, naming file and path", "[core][config]") {
+  const std::string path = "tessera_test_duplicate.json";
+  CHECK_THROWS_WITH(
+      read_text_as_config(path, R"({"model": {"layers": [{"type": "relu"}, {"kernel": 3, "kernel": 5}]}})"),
+      Catch::Contains(path + ": $.model.layers[1].kernel: duplicate key"));
+  // The same key in different objects is fine.
+  const json ok = read_text_as_config(path, R"({"a": {"k": 1}, "b": {"k": 2}, "c": [{"k": 3}, {"k": 4}]})");
+  CHECK(ok["c"][1]["k"] == 4);
+}
+
+TEST_CASE("read_json_file refuses nesting deeper than any config needs, without exhausting the stack",
+          "[core][config]") {
+  const std::string path = "tessera_test_deep.json";
+  const int depth = 200000;
+  std::string deep = "{\"a\": " + std::string(depth, '[') + std::string(depth, ']') + "}";
+  CHECK_THROWS_WITH(read_text_as_config(path, deep),
+                    Catch::Contains(path + ": $.a[0][0]") && Catch::Contains("nested deeper than 64 levels"));
+  std::string nested = "1";
+  for (int i = 0; i < 63; ++i) nested = "[" + nested + "]";
+  CHECK_NOTHROW(read_text_as_config(path, nested));  // 63 arrays: within the limit
+}
+
+TEST_CASE("Config errors quote a long value as a short excerpt", "[core][config]") {
+  const json j = {{"name", json::array({std::string(1 << 20, 'x')})}, {"mode", std::string(1 << 20, 'y')}};
+  ConfigObject cfg(j, "$");
+  try {
+    cfg.string("name");
+    FAIL("a list is not a string");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).size() < 300);
+    CHECK_THAT(e.what(), Catch::Contains("(1048580 characters)"));
+  }
+  try {
+    cfg.choice("mode", {"a", "b"}, "a");
+    FAIL("not a choice");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).size() < 300);
+    CHECK_THAT(e.what(), Catch::Contains("is not one of: a, b"));
+  }
+}
