@@ -1,7 +1,10 @@
 #include "tessera/train/checkpoint.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +24,50 @@ uint64_t fnv1a(const std::vector<float>& data, uint64_t h = 0xcbf29ce484222325ul
     h *= 0x100000001b3ull;
   }
   return h;
+}
+
+/// The header field `key` as a T, or an IoError naming the file and the field: a header is
+/// input like any other, and a missing or mistyped field must not end in a bare json error.
+template <class T>
+T header_field(const nlohmann::json& header, const char* key, const std::string& path) {
+  const auto it = header.find(key);
+  bool ok = it != header.end();
+  if constexpr (std::is_same_v<T, std::string>) {
+    ok = ok && it->is_string();
+  } else if constexpr (std::is_unsigned_v<T>) {
+    ok = ok && it->is_number_unsigned();
+  } else {
+    ok = ok && it->is_number_integer();
+  }
+  if (!ok) throw IoError(path + ": corrupt checkpoint header: field '" + key + "' is missing or not of its type");
+  return it->get<T>();
+}
+
+/// A step count from the header, which indexes the data order: it must not be negative.
+int64_t header_count(const nlohmann::json& header, const char* key, const std::string& path) {
+  const auto v = header_field<int64_t>(header, key, path);
+  if (v < 0) throw IoError(path + ": corrupt checkpoint header: field '" + key + "' is negative");
+  return v;
+}
+
+/// The shape a header entry gives a tensor: a list of non-negative integers, small enough
+/// that its element count does not overflow.
+Shape header_shape(const nlohmann::json& entry, size_t index, const std::string& path) {
+  const std::string where = path + ": corrupt checkpoint header: tensor " + std::to_string(index);
+  if (!entry.is_object()) throw IoError(where + " is not an object");
+  header_field<std::string>(entry, "name", path);
+  const auto it = entry.find("shape");
+  if (it == entry.end() || !it->is_array()) throw IoError(where + " has no shape list");
+  std::vector<int64_t> dims;
+  int64_t numel = 1;
+  for (const auto& d : *it) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0 ||
+        (d.get<int64_t>() > 0 && numel > std::numeric_limits<int32_t>::max() / d.get<int64_t>()))
+      throw IoError(where + " has an impossible shape " + it->dump().substr(0, 80));
+    dims.push_back(d.get<int64_t>());
+    numel *= dims.back();
+  }
+  return Shape(dims);
 }
 
 struct Block {
@@ -82,22 +129,31 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
   } catch (const nlohmann::json::exception& e) {
     throw IoError(path + ": corrupt checkpoint header: " + e.what());
   }
+  if (!header.is_object()) throw IoError(path + ": corrupt checkpoint header: not a JSON object");
   if (header.value("format", "") != "tessera-checkpoint" || header.value("version", 0) != kFormatVersion)
     throw IoError(path + ": unsupported checkpoint format or version");
-  if (header.value("optimizer", "") != optimizer.type())
-    throw Error(path + ": checkpoint was written with optimizer '" + header.value("optimizer", "") +
-                "', this run uses '" + optimizer.type() + "'");
+  const auto written_with = header_field<std::string>(header, "optimizer", path);
+  if (written_with != optimizer.type())
+    throw Error(path + ": checkpoint was written with optimizer '" + written_with + "', this run uses '" +
+                optimizer.type() + "'");
+  TrainingProgress progress;
+  progress.step = header_count(header, "step", path);
+  progress.seed = header_field<uint64_t>(header, "seed", path);
+  const int64_t optimizer_steps = header_count(header, "optimizer_steps", path);
+  const auto checksum_written = header_field<uint64_t>(header, "checksum", path);
 
   const auto blocks = blocks_of(params, optimizer);
-  const auto& tensors = header.at("tensors");
+  const auto it = header.find("tensors");
+  if (it == header.end() || !it->is_array()) throw IoError(path + ": corrupt checkpoint header: no tensor list");
+  const auto& tensors = *it;
   if (tensors.size() != blocks.size())
     throw Error(path + ": checkpoint holds " + std::to_string(tensors.size()) + " tensors, this model and optimizer have " +
                 std::to_string(blocks.size()) + " (a different model?)");
   std::vector<std::vector<float>> host;
   uint64_t checksum = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < blocks.size(); ++i) {
+    const Shape shape = header_shape(tensors[i], i, path);
     const std::string name = tensors[i].at("name").get<std::string>();
-    const Shape shape(tensors[i].at("shape").get<std::vector<int64_t>>());
     if (name != blocks[i].name || shape != blocks[i].tensor.shape())
       throw Error(path + ": checkpoint tensor " + std::to_string(i) + " is '" + name + "' " + shape.str() +
                   ", the model expects '" + blocks[i].name + "' " + blocks[i].tensor.shape().str());
@@ -108,17 +164,18 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
     host.push_back(std::move(data));
   }
   if (in.peek() != std::char_traits<char>::eof()) throw IoError(path + ": trailing bytes after the checkpoint payload");
-  if (checksum != header.at("checksum").get<uint64_t>())
-    throw IoError(path + ": checksum mismatch: the checkpoint payload is corrupt");
+  if (checksum != checksum_written) throw IoError(path + ": checksum mismatch: the checkpoint payload is corrupt");
+  // Training never writes a diverged state (it stops first), so a NaN or infinity here means
+  // a damaged or foreign file, which would otherwise train on as NaN without a word.
+  for (size_t i = 0; i < blocks.size(); ++i)
+    for (const float v : host[i])
+      if (!std::isfinite(v)) throw IoError(path + ": tensor '" + blocks[i].name + "' holds NaN or infinite values");
   // Only now, with everything read and verified, overwrite the live tensors.
   for (size_t i = 0; i < blocks.size(); ++i) {
     Tensor t = blocks[i].tensor;
     t.copy_from_host(host[i]);
   }
-  optimizer.set_steps(header.at("optimizer_steps").get<int64_t>());
-  TrainingProgress progress;
-  progress.step = header.at("step").get<int64_t>();
-  progress.seed = header.at("seed").get<uint64_t>();
+  optimizer.set_steps(optimizer_steps);
   return progress;
 }
 

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "tessera/core/error.hpp"
 #include "tessera/train/training_run.hpp"
@@ -140,4 +142,99 @@ TEST_CASE("Linear learning-rate scaling equals writing the scaled rate", "[train
   CHECK(a.step_losses == b.step_losses);
   auto bad = small_run(R"({"type": "sgd", "lr": 0.01, "lr_scaling": {"reference": 2}})");
   CHECK_THROWS_WITH(train::TrainingRun(bad, o), Catch::Contains("$.optimizer.lr_scaling"));
+}
+
+namespace {
+/// A checkpoint file taken apart: magic, header, payload (the layout docs/checkpoints.md gives).
+struct CheckpointParts {
+  std::string magic;
+  json header;
+  std::string payload;
+};
+
+CheckpointParts read_parts(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t length = 0;
+  std::memcpy(&length, bytes.data() + 8, sizeof length);
+  return {bytes.substr(0, 8), json::parse(bytes.substr(16, length)), bytes.substr(16 + length)};
+}
+
+void write_parts(const std::string& path, const CheckpointParts& parts) {
+  const std::string text = parts.header.dump();
+  const uint64_t length = text.size();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(parts.magic.data(), 8);
+  out.write(reinterpret_cast<const char*>(&length), sizeof length);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.write(parts.payload.data(), static_cast<std::streamsize>(parts.payload.size()));
+}
+
+/// 64-bit FNV-1a over bytes, written here from its definition to re-seal an edited payload.
+uint64_t fnv1a_bytes(const std::string& bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char b : bytes) {
+    h ^= b;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+}  // namespace
+
+TEST_CASE("Checkpoint header fields and values are checked before use, naming the file", "[train][checkpoint]") {
+  const std::string good = "tessera_test_fields_good.ckpt", bad = "tessera_test_fields_bad.ckpt";
+  const std::string sgd = R"({"type": "sgd", "lr": 0.01, "momentum": 0.9})";
+  {
+    auto o = quiet();
+    o.max_steps = 2;
+    o.checkpoint_file = good;
+    train::TrainingRun(small_run(sgd), o).run();
+  }
+  const CheckpointParts original = read_parts(good);
+  auto refused = [&](const CheckpointParts& parts, const std::string& problem) {
+    write_parts(bad, parts);
+    auto resume = quiet();
+    resume.resume_file = bad;
+    train::TrainingRun other(small_run(sgd), resume);
+    const auto before = other.model().parameters().values().to_host();
+    CHECK_THROWS_WITH(other.run(), Catch::Contains(bad) && Catch::Contains(problem));
+    CHECK(other.model().parameters().values().to_host() == before);
+  };
+  {
+    write_parts(bad, original);  // taken apart and put together again, it still resumes
+    auto resume = quiet();
+    resume.resume_file = bad;
+    resume.max_steps = 3;
+    CHECK(train::TrainingRun(small_run(sgd), resume).run().steps == 3);
+  }
+  for (const char* field : {"step", "optimizer_steps"}) {
+    CheckpointParts parts = original;
+    parts.header[field] = -4;
+    refused(parts, std::string("field '") + field + "' is negative");
+  }
+  for (const char* field : {"step", "seed", "optimizer", "checksum"}) {
+    CheckpointParts parts = original;
+    parts.header.erase(field);
+    refused(parts, std::string("field '") + field + "' is missing or not of its type");
+    parts.header[field] = json::array({1});
+    refused(parts, std::string("field '") + field + "' is missing or not of its type");
+  }
+  {
+    CheckpointParts parts = original;
+    parts.header["tensors"][0]["shape"] = json::array({-4, 3});
+    refused(parts, "tensor 0 has an impossible shape");
+    parts.header["tensors"][0].erase("shape");
+    refused(parts, "tensor 0 has no shape list");
+    parts.header.erase("tensors");
+    refused(parts, "no tensor list");
+  }
+  {
+    CheckpointParts parts = original;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::memcpy(parts.payload.data(), &nan, sizeof nan);
+    parts.header["checksum"] = fnv1a_bytes(parts.payload);
+    refused(parts, "holds NaN or infinite values");
+  }
+  std::remove(good.c_str());
+  std::remove(bad.c_str());
 }
