@@ -92,13 +92,11 @@ Hdf5Layout Hdf5Layout::from_files(const std::vector<std::string>& patterns, cons
 
 Hdf5Layout Hdf5Layout::from_sample_list(const std::string& list, const Names& names, bool check_all) {
   hdf5::initialise();
+  // Checked before opening: opening a FIFO for reading blocks until a writer comes.
+  if (const std::string problem = hdf5::file_problem(list); !problem.empty())
+    throw IoError(list + ": cannot read the sample list: it " + problem);
   std::ifstream in(list);
-  if (!in) {
-    struct stat st {};
-    const bool exists = ::stat(list.c_str(), &st) == 0;
-    throw IoError(list + ": cannot read the sample list: " +
-                  (exists ? std::string(std::strerror(errno)) : std::string("it does not exist")));
-  }
+  if (!in) throw IoError(list + ": cannot read the sample list: " + std::strerror(errno));
   Hdf5Layout layout;
   layout.names_ = names;
   const std::string folder = folder_of(list);
@@ -107,11 +105,8 @@ Hdf5Layout Hdf5Layout::from_sample_list(const std::string& list, const Names& na
     const std::string entry = trimmed(line);
     if (entry.empty() || entry[0] == '#') continue;
     const std::string path = entry[0] == '/' ? entry : folder + entry;
-    struct stat st {};
-    const std::string at = list + ":" + std::to_string(number) + ": sample file " + path;
-    if (::stat(path.c_str(), &st) != 0) throw IoError(at + " does not exist");
-    if (S_ISDIR(st.st_mode)) throw IoError(at + " is a directory");
-    if (::access(path.c_str(), R_OK) != 0) throw IoError(at + " is not readable (" + std::strerror(errno) + ")");
+    if (const std::string problem = hdf5::file_problem(path); !problem.empty())
+      throw IoError(list + ":" + std::to_string(number) + ": sample file " + path + " " + problem);
     layout.files_.push_back({path, layout.samples_, 1, false, false});
     ++layout.samples_;
   }

@@ -161,21 +161,37 @@ std::string error_text() {
   return text.empty() ? "HDF5 gave no reason" : text;
 }
 
-Handle open_file(const std::string& path) {
+std::string file_problem(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw IoError(path + ": cannot open the data file: " +
-                  (errno == ENOENT ? std::string("it does not exist") : std::string(std::strerror(errno))));
-  if (S_ISDIR(st.st_mode)) throw IoError(path + ": cannot open the data file: it is a directory");
-  if (::access(path.c_str(), R_OK) != 0)
-    throw IoError(path + ": cannot open the data file: it is not readable (" + std::strerror(errno) + ")");
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return "does not exist";
+    if (errno == ELOOP) return "cannot be reached: a loop of symbolic links";
+    return std::string("cannot be reached (") + std::strerror(errno) + ")";
+  }
+  if (S_ISDIR(st.st_mode)) return "is a directory";
+  if (!S_ISREG(st.st_mode))
+    return std::string("is not a regular file (") +
+           (S_ISFIFO(st.st_mode)   ? "a FIFO"
+            : S_ISSOCK(st.st_mode) ? "a socket"
+                                   : "a device") +
+           ")";
+  if (::access(path.c_str(), R_OK) != 0) return std::string("is not readable (") + std::strerror(errno) + ")";
+  return "";
+}
+
+Handle open_file(const std::string& path) {
+  if (const std::string problem = file_problem(path); !problem.empty())
+    throw IoError(path + ": cannot open the data file: it " + problem);
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (file.valid()) return file;
   const std::string why = error_text();
   const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   H5Eclear2(H5E_DEFAULT);
-  if (is_hdf5 == 0)
+  if (is_hdf5 == 0) {
+    struct stat st {};
+    ::stat(path.c_str(), &st);  // a regular file: file_problem found it
     throw IoError(path + ": not an HDF5 file (no HDF5 signature; " + std::to_string(st.st_size) + " bytes)");
+  }
   throw IoError(path + ": HDF5 cannot open the file (damaged or truncated?): " + why);
 }
 

@@ -47,6 +47,12 @@ class Handle {
 /// file: eof = 2048, sblock->base_addr = 0, stored_eof = 16384; ..."); clears the stack.
 std::string error_text();
 
+/// Why `path` cannot be read as a data file, or "" when it can: "does not exist", "is a
+/// directory", "is not a regular file (a FIFO)", "is not readable (...)", or the system's
+/// reason (e.g. a symbolic link loop). A FIFO or device would block or never end a read, so
+/// only regular files are data files.
+std::string file_problem(const std::string& path);
+
 /// Opens `path` read-only. Throws IoError naming the file and why: it does not exist, is a
 /// directory, is not readable, is not an HDF5 file, or HDF5 refuses it (truncated, damaged).
 Handle open_file(const std::string& path);

@@ -5,6 +5,8 @@
 // writer, then damaged.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <unistd.h>
 
 #include <cmath>
@@ -271,6 +273,34 @@ TEST_CASE("Bad data files end in an error naming the file, the dataset and the p
          return "\"sample_list\": " + quoted(d / "train.txt");
        },
        {"{dir}/train.txt:3: sample file {dir}/b.h5 does not exist"}},
+      {"a sample list naming a FIFO (reading it would block)",
+       [](const ScratchFolder& d) {
+         writer_file(d / "a.h5", false, small_counts());
+         ::mkfifo((d / "b.h5").c_str(), 0600);
+         std::ofstream(d / "train.txt") << "a.h5\nb.h5\n";
+         return "\"sample_list\": " + quoted(d / "train.txt");
+       },
+       {"{dir}/train.txt:2: sample file {dir}/b.h5 is not a regular file (a FIFO)"}},
+      {"a sample list naming a symbolic link loop",
+       [](const ScratchFolder& d) {
+         std::filesystem::create_symlink(d / "b.h5", d / "a.h5");
+         std::filesystem::create_symlink(d / "a.h5", d / "b.h5");
+         std::ofstream(d / "train.txt") << "a.h5\n";
+         return "\"sample_list\": " + quoted(d / "train.txt");
+       },
+       {"{dir}/train.txt:1: sample file {dir}/a.h5 cannot be reached: a loop of symbolic links"}},
+      {"a sample list that is a FIFO",
+       [](const ScratchFolder& d) {
+         ::mkfifo((d / "train.txt").c_str(), 0600);
+         return "\"sample_list\": " + quoted(d / "train.txt");
+       },
+       {"{dir}/train.txt: cannot read the sample list: it is not a regular file (a FIFO)"}},
+      {"a FIFO in place of a data file",
+       [](const ScratchFolder& d) {
+         ::mkfifo((d / "x.h5").c_str(), 0600);
+         return "\"files\": " + quoted(d / "x.h5");
+       },
+       {"{dir}/x.h5: cannot open the data file: it is not a regular file (a FIFO)"}},
       {"a sample list naming a file of many samples",
        [](const ScratchFolder& d) {
          good_file(d / "a.h5");
