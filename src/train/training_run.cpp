@@ -25,6 +25,9 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   options_.profile = o.profile;
   if (options_.epochs < 1) throw ConfigError("--epochs", "must be at least 1");
   if (options_.batch_size < 1) throw ConfigError("--batch-size", "must be at least 1");
+  if (o.checkpoint_every && *o.checkpoint_every > 0 && options_.checkpoint_file.empty())
+    throw ConfigError("--checkpoint-every",
+                      "needs a checkpoint file: add --checkpoint FILE (or training.checkpoint.path)");
 
   model::BuildOptions build;
   build.backend = o.backend;
