@@ -1,10 +1,27 @@
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 #include "commands.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/log.hpp"
 
 namespace tessera::cli {
+
+namespace {
+/// Checked on the text, before CLI11 converts it: a number past int64 would be clamped, and the
+/// clamped value reported under another name ($.data.seed) by a later check.
+const CLI::Validator seed_in_range(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long v = text.empty() || text[0] == '-' ? 0 : std::strtoull(text.c_str(), &end, 10);
+      if (text.empty() || text[0] == '-' || *end != '\0' || errno != 0 || v > (1ull << 62))
+        return "expected an integer from 0 to 2^62 (4611686018427387904), got " + text.substr(0, 40);
+      return "";
+    },
+    "SEED");
+}  // namespace
 
 CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   auto* cmd = app.add_subcommand("train", "Train a model described by a JSON run config "
@@ -15,8 +32,8 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-steps", a.max_steps, "Stop after this many optimizer steps in all (0: all epochs)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--seed", a.seed, "Override training.seed (initialisation, data order, dropout)")
-      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", a.seed, "Override training.seed (initialisation, data order, dropout), 0 to 2^62")
+      ->check(seed_in_range);
   cmd->add_option("--backend", a.overrides.backend,
                   "Default op backend for layers that do not name one: auto (fastest available, falling back "
                   "to kokkos per layer) or a compiled-in backend (see `tessera info`)")
