@@ -1,6 +1,7 @@
 #include "tessera/core/config.hpp"
 
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -64,6 +65,14 @@ class ConfigParseGuard {
     return true;
   }
 
+  /// The $. path of the value being read.
+  std::string path() const {
+    std::string p = "$";
+    for (const auto& f : frames_)
+      p += f.object ? (f.key.empty() ? "" : "." + f.key) : "[" + std::to_string(f.index) + "]";
+    return p;
+  }
+
  private:
   struct Frame {
     bool object;
@@ -74,12 +83,6 @@ class ConfigParseGuard {
 
   void next_element() {
     if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
-  }
-  std::string path() const {
-    std::string p = "$";
-    for (const auto& f : frames_)
-      p += f.object ? (f.key.empty() ? "" : "." + f.key) : "[" + std::to_string(f.index) + "]";
-    return p;
   }
 
   std::string file_;
@@ -231,10 +234,15 @@ void ConfigObject::finish() const {
 nlohmann::json read_json_file(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw IoError(file + ": cannot open the file for reading");
+  ConfigParseGuard guard(file);
   try {
-    return nlohmann::json::parse(in, ConfigParseGuard(file), true, /*ignore_comments=*/true);
+    // By reference: after a failure the guard knows where the parse was.
+    return nlohmann::json::parse(in, std::ref(guard), true, /*ignore_comments=*/true);
   } catch (const nlohmann::json::parse_error& e) {
     throw ConfigError(file, std::string("invalid JSON: ") + e.what());
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number too large for a double (1e999): the parser names neither line nor key.
+    throw ConfigError(file + ": " + guard.path(), std::string("invalid JSON: ") + e.what());
   }
 }
 

@@ -99,3 +99,9 @@ TEST_CASE("Config errors quote a long value as a short excerpt", "[core][config]
     CHECK_THAT(e.what(), Catch::Contains("is not one of: a, b"));
   }
 }
+
+TEST_CASE("read_json_file names the file and key of a number too large for a double", "[core][config]") {
+  const std::string path = "tessera_test_overflow.json";
+  CHECK_THROWS_WITH(read_text_as_config(path, R"({"training": {"seed": 1, "epochs": 1e999}})"),
+                    Catch::Contains(path + ": $.training.epochs") && Catch::Contains("number overflow"));
+}
