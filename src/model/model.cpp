@@ -57,18 +57,12 @@ bool Model::has_spatial_split() const {
 
 void Model::reshape_for(int64_t batch) {
   graph_.check_batch(batch);
-  const Shape input_global = graph_.input_shape(batch);
-  const Shape input_local = graph_.input_grid.local_shape(input_global, "model input");
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     GraphNode& node = graph_.nodes[i];
     NodeState& state = state_[i];
     std::vector<Shape> globals;
-    state.input_shapes.resize(node.inputs.size());
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
-      const int in = node.inputs[k];
-      globals.push_back(in == Graph::kModelInput ? input_global : state_[static_cast<size_t>(in)].global_output);
-      state.input_shapes[k] = in == Graph::kModelInput ? input_local : state_[static_cast<size_t>(in)].output.shape();
-    }
+    for (size_t k = 0; k < node.inputs.size(); ++k) globals.push_back(graph_.global_input(i, k, batch));
+    state.input_shapes = graph_.local_inputs(i, batch);  // each input as its producer holds it
     const std::string where = "layer '" + node.layer->name() + "' (" + node.layer->type() + ")";
     state.global_output = node.layer->output_shape(globals);
     node.layer->reshape(state.input_shapes);

@@ -50,12 +50,17 @@ int64_t header_count(const nlohmann::json& header, const char* key, const std::s
   return v;
 }
 
-/// The shape a header entry gives a tensor: a list of non-negative integers, small enough
-/// that its element count does not overflow.
-Shape header_shape(const nlohmann::json& entry, size_t index, const std::string& path) {
+/// A tensor's entry in the header: its name, and a shape that is a list of non-negative
+/// integers, small enough that its element count does not overflow.
+struct TensorEntry {
+  std::string name;
+  Shape shape;
+};
+
+TensorEntry header_tensor(const nlohmann::json& entry, size_t index, const std::string& path) {
   const std::string where = path + ": corrupt checkpoint header: tensor " + std::to_string(index);
   if (!entry.is_object()) throw IoError(where + " is not an object");
-  header_field<std::string>(entry, "name", path);
+  std::string name = header_field<std::string>(entry, "name", path);
   const auto it = entry.find("shape");
   if (it == entry.end() || !it->is_array()) throw IoError(where + " has no shape list");
   std::vector<int64_t> dims;
@@ -67,7 +72,7 @@ Shape header_shape(const nlohmann::json& entry, size_t index, const std::string&
     dims.push_back(d.get<int64_t>());
     numel *= dims.back();
   }
-  return Shape(dims);
+  return {std::move(name), Shape(dims)};
 }
 
 struct Block {
@@ -152,8 +157,7 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
   std::vector<std::vector<float>> host;
   uint64_t checksum = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < blocks.size(); ++i) {
-    const Shape shape = header_shape(tensors[i], i, path);
-    const std::string name = tensors[i].at("name").get<std::string>();
+    const auto [name, shape] = header_tensor(tensors[i], i, path);
     if (name != blocks[i].name || shape != blocks[i].tensor.shape())
       throw Error(path + ": checkpoint tensor " + std::to_string(i) + " is '" + name + "' " + shape.str() +
                   ", the model expects '" + blocks[i].name + "' " + blocks[i].tensor.shape().str());
