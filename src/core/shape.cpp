@@ -19,7 +19,11 @@ Shape::Shape(const std::vector<int64_t>& dims) {
 
 int64_t Shape::numel() const {
   int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<size_t>(i)];
+  for (int i = 0; i < rank_; ++i)
+    // A config can ask for any extents; a product past int64 would wrap silently into a
+    // small or negative count and so into a wrong allocation.
+    if (__builtin_mul_overflow(n, dims_[static_cast<size_t>(i)], &n))
+      throw ShapeError("shape " + str() + " has more elements than a 64-bit count can hold");
   return n;
 }
 
