@@ -1,7 +1,22 @@
 #include "tessera/ops/backend.hpp"
 
+#include <initializer_list>
+#include <utility>
+
 namespace tessera::ops {
 namespace {
+
+/// The reason `backend` cannot take an op whose tensors have these shapes, or "" if it can.
+std::string too_large(const Backend& backend, std::initializer_list<Shape> shapes) {
+  const int64_t limit = backend.max_tensor_elements();
+  for (const Shape& s : shapes) {
+    const int64_t n = s.numel();
+    if (n > limit)
+      return "a tensor of " + std::to_string(n) + " elements (" + s.str() + ") exceeds " + backend.name() +
+             "'s limit of " + std::to_string(limit) + " elements per tensor";
+  }
+  return {};
+}
 
 /// Calls `create`, and passes its reason on where the caller asked for one.
 template <class Op, class Create>
@@ -10,6 +25,16 @@ std::unique_ptr<Op> offer(std::string* why, Create&& create) {
   auto op = create(reason);
   if (!op && why != nullptr) *why = reason.empty() ? std::string("declined without a reason") : reason;
   return op;
+}
+
+/// Declines with `reason` where it is not empty; otherwise offers the op.
+template <class Op, class Create>
+std::unique_ptr<Op> offer_within(std::string* why, const std::string& reason, Create&& create) {
+  if (!reason.empty()) {
+    if (why != nullptr) *why = reason;
+    return nullptr;
+  }
+  return offer<Op>(why, std::forward<Create>(create));
 }
 
 }  // namespace
@@ -26,19 +51,24 @@ const char* op_kind_name(OpKind kind) {
 }
 
 std::unique_ptr<ConvOp> Backend::make_conv(const ConvGeometry& g, std::string* why) {
-  return offer<ConvOp>(why, [&](std::string& r) { return create_conv(g, r); });
+  return offer_within<ConvOp>(why, too_large(*this, {g.input_shape(), g.output_shape(), g.weight_shape()}),
+                              [&](std::string& r) { return create_conv(g, r); });
 }
 std::unique_ptr<PoolOp> Backend::make_pool(const PoolGeometry& g, std::string* why) {
-  return offer<PoolOp>(why, [&](std::string& r) { return create_pool(g, r); });
+  return offer_within<PoolOp>(why, too_large(*this, {g.input_shape(), g.output_shape()}),
+                              [&](std::string& r) { return create_pool(g, r); });
 }
 std::unique_ptr<BatchNormOp> Backend::make_batch_norm(const BatchNormGeometry& g, std::string* why) {
-  return offer<BatchNormOp>(why, [&](std::string& r) { return create_batch_norm(g, r); });
+  return offer_within<BatchNormOp>(why, too_large(*this, {Shape{g.rows, g.channels}}),
+                                   [&](std::string& r) { return create_batch_norm(g, r); });
 }
 std::unique_ptr<EltwiseOp> Backend::make_eltwise(const EltwiseDesc& d, std::string* why) {
   return offer<EltwiseOp>(why, [&](std::string& r) { return create_eltwise(d, r); });
 }
 std::unique_ptr<InnerProductOp> Backend::make_inner_product(const InnerProductGeometry& g, std::string* why) {
-  return offer<InnerProductOp>(why, [&](std::string& r) { return create_inner_product(g, r); });
+  const Shape input{g.batch, g.in_features}, output{g.batch, g.out_features}, weight{g.out_features, g.in_features};
+  return offer_within<InnerProductOp>(why, too_large(*this, {input, output, weight}),
+                                      [&](std::string& r) { return create_inner_product(g, r); });
 }
 
 std::unique_ptr<ConvOp> Backend::create_conv(const ConvGeometry&, std::string& why) {

@@ -21,6 +21,7 @@
 #endif
 
 #include "support/backend_comparison.hpp"
+#include "tessera/backends/onednn/onednn_backend.hpp"
 #include "tessera/core/tensor.hpp"
 #include "tessera/registry/backend_registry.hpp"
 #include "tessera/registry/op_factory.hpp"
@@ -186,6 +187,46 @@ TEST_CASE("onednn activations match kokkos forward and backward", "[onednn][eltw
     }
   }
   WARN(log.str());
+}
+
+TEST_CASE("onednn activations run in pieces give the same result as in one piece", "[onednn][eltwise]") {
+  // Tensors past oneDNN's 32-bit indexing run in pieces; small pieces test the same path.
+  const ops::EltwiseDesc d{ops::EltwiseKind::elu, 0.5f};
+  auto whole = registry::backend("onednn").make_eltwise(d);
+  auto pieces = onednn_backend::make_eltwise_in_pieces(d, 1000);
+  const Shape s{2, 9, 9, 9, 7};  // 10206 elements: ten pieces of 1000 and one of 206
+  const Tensor x = random_tensor(s, 77), dy = random_tensor(s, 78);
+  const Tensor y = poisoned(s), y_pieces = poisoned(s), dx = poisoned(s), dx_pieces = poisoned(s);
+  whole->forward(x, y);
+  pieces->forward(x, y_pieces);
+  whole->backward(x, dy, dx);
+  pieces->backward(x, dy, dx_pieces);
+  CHECK(y.to_host() == y_pieces.to_host());
+  CHECK(dx.to_host() == dx_pieces.to_host());
+  CHECK_THROWS_WITH(onednn_backend::make_eltwise_in_pieces(d, 0), Catch::Contains("outside [1, 2147483647]"));
+}
+
+TEST_CASE("onednn declines tensors past its 32-bit indexing, naming the tensor, so auto takes kokkos",
+          "[onednn][conv]") {
+  // A 2048³ convolution made oneDNN 2.6 divide by zero while creating its primitive. Only the
+  // geometry is built here; nothing is allocated.
+  const ConvGeometry g = conv3d(1, 4, 16, {2048, 2048, 2048}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
+  std::string why;
+  CHECK(registry::backend("onednn").make_conv(g, &why) == nullptr);
+  CHECK_THAT(why, Catch::Contains("a tensor of 34359738368 elements ([1, 2048, 2048, 2048, 4]) exceeds onednn's "
+                                  "limit of 2147483647 elements per tensor"));
+  CHECK(registry::backend("onednn").max_tensor_elements() == 2147483647);
+  CHECK(registry::backend("kokkos").make_conv(g) != nullptr);
+  ops::PoolGeometry p;
+  p.batch = 1;
+  p.channels = 300;
+  p.in_size = {1024, 1024, 8};
+  p.kernel = {2, 2, 2};
+  p.stride = {2, 2, 2};
+  CHECK(registry::backend("onednn").make_pool(p, &why) == nullptr);
+  CHECK_THAT(why, Catch::Contains("exceeds onednn's limit"));
+  CHECK(registry::backend("onednn").make_inner_product(ops::InnerProductGeometry{1, 65536, 65536}, &why) == nullptr);
+  CHECK_THAT(why, Catch::Contains("([65536, 65536]) exceeds onednn's limit"));
 }
 
 TEST_CASE("onednn inner product matches kokkos", "[onednn][inner_product]") {

@@ -24,6 +24,9 @@ constexpr const char* kTensorsOnHost = "this build keeps tensors in host memory,
 class CudnnBackend final : public ops::Backend {
  public:
   std::string name() const override { return "cudnn"; }
+  // cuDNN's tensor descriptors take int dimensions and strides, and its documentation limits
+  // a tensor to 2 giga-elements; larger ones are left to the Kokkos backend.
+  int64_t max_tensor_elements() const override { return 2147483647; }
 
  protected:
   std::unique_ptr<ops::ConvOp> create_conv(const ops::ConvGeometry& g, std::string& why) override {

@@ -1,4 +1,5 @@
 // ReLU, LeakyReLU and ELU through oneDNN's eltwise primitives over the flat tensor.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 
@@ -11,44 +12,51 @@ namespace {
 using dnnl::memory;
 
 /// An activation is not bound to a shape, so primitives are kept per element count; a layer
-/// sees one or two counts (training and a smaller last batch), hence the small cap.
+/// sees one or two counts (training and a smaller last batch) plus, for tensors larger than
+/// oneDNN indexes, the piece size and the last piece's, hence the small cap.
 class OnednnEltwiseOp final : public ops::EltwiseOp {
  public:
-  explicit OnednnEltwiseOp(const ops::EltwiseDesc& d) : desc_(d) {}
+  OnednnEltwiseOp(const ops::EltwiseDesc& d, int64_t max_piece) : desc_(d), max_piece_(max_piece) {}
 
   std::string backend() const override { return "onednn"; }
 
   void forward(const Tensor& x, const Tensor& y) override {
     require_same(x, y, "y");
     const auto lock = Engine::get().lock();
-    Primitives& p = primitives(x.numel());
-    if (p.forward.threads != Engine::threads()) {
-      const memory::desc md = flat(x.numel());
-      p.forward.build<dnnl::eltwise_forward::primitive_desc, dnnl::eltwise_forward>(
-          forward_pd(md), {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
+    for (int64_t at = 0; at < x.numel(); at += max_piece_) {
+      const int64_t count = std::min(max_piece_, x.numel() - at);
+      Primitives& p = primitives(count);
+      if (p.forward.threads != Engine::threads()) {
+        const memory::desc md = flat(count);
+        p.forward.build<dnnl::eltwise_forward::primitive_desc, dnnl::eltwise_forward>(
+            forward_pd(md), {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
+      }
+      p.forward.bind(DNNL_ARG_SRC, x.data() + at);
+      p.forward.bind(DNNL_ARG_DST, y.data() + at);
+      p.forward.run();
     }
-    p.forward.bind(DNNL_ARG_SRC, x.data());
-    p.forward.bind(DNNL_ARG_DST, y.data());
-    p.forward.run();
   }
 
   void backward(const Tensor& x, const Tensor& dy, const Tensor& dx) override {
     require_same(x, dy, "dy");
     require_same(x, dx, "dx");
     const auto lock = Engine::get().lock();
-    Primitives& p = primitives(x.numel());
-    if (p.backward.threads != Engine::threads()) {
-      const memory::desc md = flat(x.numel());
-      const dnnl::eltwise_backward::desc desc(algorithm(), md, md, alpha(), 0.0f);
-      const dnnl::eltwise_backward::primitive_desc pd(desc, user_scratchpad_attr(), Engine::get().engine(),
-                                                      forward_pd(md));
-      p.backward.build<dnnl::eltwise_backward::primitive_desc, dnnl::eltwise_backward>(
-          pd, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
+    for (int64_t at = 0; at < x.numel(); at += max_piece_) {
+      const int64_t count = std::min(max_piece_, x.numel() - at);
+      Primitives& p = primitives(count);
+      if (p.backward.threads != Engine::threads()) {
+        const memory::desc md = flat(count);
+        const dnnl::eltwise_backward::desc desc(algorithm(), md, md, alpha(), 0.0f);
+        const dnnl::eltwise_backward::primitive_desc pd(desc, user_scratchpad_attr(), Engine::get().engine(),
+                                                        forward_pd(md));
+        p.backward.build<dnnl::eltwise_backward::primitive_desc, dnnl::eltwise_backward>(
+            pd, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
+      }
+      p.backward.bind(DNNL_ARG_SRC, x.data() + at);
+      p.backward.bind(DNNL_ARG_DIFF_DST, dy.data() + at);
+      p.backward.bind(DNNL_ARG_DIFF_SRC, dx.data() + at);
+      p.backward.run();
     }
-    p.backward.bind(DNNL_ARG_SRC, x.data());
-    p.backward.bind(DNNL_ARG_DIFF_DST, dy.data());
-    p.backward.bind(DNNL_ARG_DIFF_SRC, dx.data());
-    p.backward.run();
   }
 
  private:
@@ -87,11 +95,21 @@ class OnednnEltwiseOp final : public ops::EltwiseOp {
   }
 
   ops::EltwiseDesc desc_;
+  int64_t max_piece_;
   std::map<int64_t, Primitives> by_count_;
 };
 
 }  // namespace
 
-std::unique_ptr<ops::EltwiseOp> make_eltwise(const ops::EltwiseDesc& d) { return std::make_unique<OnednnEltwiseOp>(d); }
+std::unique_ptr<ops::EltwiseOp> make_eltwise(const ops::EltwiseDesc& d, int64_t max_piece) {
+  require_shape(max_piece >= 1 && max_piece <= kMaxTensorElements,
+                "onednn " + d.str() + ": pieces of " + std::to_string(max_piece) + " elements are outside [1, " +
+                    std::to_string(kMaxTensorElements) + "]");
+  return std::make_unique<OnednnEltwiseOp>(d, max_piece);
+}
+
+std::unique_ptr<ops::EltwiseOp> make_eltwise_in_pieces(const ops::EltwiseDesc& d, int64_t max_piece) {
+  return make_eltwise(d, max_piece);
+}
 
 }  // namespace tessera::onednn_backend

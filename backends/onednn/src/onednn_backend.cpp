@@ -18,6 +18,7 @@ constexpr const char* kTensorsOnDevice =
 class OnednnBackend final : public ops::Backend {
  public:
   std::string name() const override { return "onednn"; }
+  int64_t max_tensor_elements() const override { return kMaxTensorElements; }
 
  protected:
   std::unique_ptr<ops::ConvOp> create_conv(const ops::ConvGeometry& g, std::string& why) override {

@@ -12,10 +12,17 @@
 
 namespace tessera::onednn_backend {
 
+/// oneDNN 2.x computes some sizes and offsets in 32-bit ints: primitive creation divides by
+/// zero once a spatial product D·H·W reaches 2^32 (a 2048³ convolution), and past 2^31 the
+/// kernel choice already changes. Tensors beyond that go to another backend (or, for
+/// pointwise ops, in pieces), as PyTorch does before handing tensors to cuDNN.
+constexpr int64_t kMaxTensorElements = 2147483647;
+
 /// Each returns nullptr, and says why in `why`, when oneDNN cannot run the case well.
 std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g, std::string& why);
 std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g, std::string& why);
-std::unique_ptr<ops::EltwiseOp> make_eltwise(const ops::EltwiseDesc& d);
+/// Activations run over pieces of at most `max_piece` elements (exact: they are pointwise).
+std::unique_ptr<ops::EltwiseOp> make_eltwise(const ops::EltwiseDesc& d, int64_t max_piece = kMaxTensorElements);
 std::unique_ptr<ops::InnerProductOp> make_inner_product(const ops::InnerProductGeometry& g, std::string& why);
 
 /// Throws ShapeError unless `t` holds exactly `expected.numel()` elements (the ops read flat

@@ -1,4 +1,6 @@
 #pragma once
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -19,11 +21,15 @@ const char* op_kind_name(OpKind kind);
 /// one case, or nullptr and — when `why` is given — the reason the backend declines it, so
 /// that the registry can fall back to another backend and say why. A backend overrides only
 /// the `create_*` of the ops it has; for the others it may say, through `lacks`, why it has
-/// none.
+/// none. A backend also declines, in `make_*`, any case with a tensor larger than its
+/// `max_tensor_elements()`, before it reaches the library that would misbehave on it.
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+  /// The most elements one tensor of an op may have on this backend (libraries that index
+  /// with 32-bit integers cannot take more). Unlimited unless a backend says otherwise.
+  virtual int64_t max_tensor_elements() const { return std::numeric_limits<int64_t>::max(); }
 
   std::unique_ptr<ConvOp> make_conv(const ConvGeometry& g, std::string* why = nullptr);
   std::unique_ptr<PoolOp> make_pool(const PoolGeometry& g, std::string* why = nullptr);

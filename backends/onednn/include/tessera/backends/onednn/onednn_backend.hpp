@@ -2,6 +2,7 @@
 // The oneDNN CPU backend. Ops take plain channels-last tensors (NDHWC activations, ODHWI
 // weights); cases oneDNN cannot run on this build (e.g. device memory) return nullptr so the
 // registry falls back to Kokkos.
+#include <cstdint>
 #include <memory>
 
 #include "tessera/ops/backend.hpp"
@@ -9,6 +10,9 @@
 namespace tessera::onednn_backend {
 
 std::unique_ptr<ops::Backend> make_backend();
+/// The backend's activation op, run over pieces of at most `max_piece` elements. The backend
+/// uses pieces as large as oneDNN's 32-bit indexing allows; tests use small ones.
+std::unique_ptr<ops::EltwiseOp> make_eltwise_in_pieces(const ops::EltwiseDesc& d, int64_t max_piece);
 /// "oneDNN 2.6.3 (cpu runtime OpenMP, ISA ...)" for `tessera info`.
 std::string version_string();
 
