@@ -47,9 +47,10 @@ Footprint Graph::footprint(int64_t batch) const {
     Shape global = node.global_output;
     global[0] = batch;
     const std::string where = "layer '" + node.layer->name() + "' (" + node.layer->type() + ")";
-    Footprint::Node n{node.layer->name(),
-                      node.grid().local_shape(global, where).numel() * static_cast<int64_t>(sizeof(float)),
-                      node.parameters};
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(node.grid().local_shape(global, where).numel(), int64_t{sizeof(float)}, &bytes))
+      throw ShapeError(where + ": output " + global.str() + " takes more bytes than a 64-bit count can hold");
+    Footprint::Node n{node.layer->name(), bytes, node.parameters};
     f.activation_bytes += n.activation_bytes;
     f.parameters.trainable += n.parameters.trainable;
     f.parameters.buffers += n.parameters.buffers;

@@ -2,6 +2,10 @@
 
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/model/graph_builder.hpp"
+#include "tessera/model/memory_check.hpp"
+#include "tessera/model/model_spec.hpp"
+#include "tessera/model/passes/passes.hpp"
 #include "tessera/optim/optimizer_section.hpp"
 
 namespace tessera::train {
@@ -34,7 +38,13 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   build.seed = options_.seed;
   build.group = o.group;
   auto model_cfg = root.object("model");
-  model_ = model::Model::from_json(model_cfg, build);
+  model::Graph graph = model::build_graph(model::ModelSpec::from_json(model_cfg), build);
+  model::passes::run_all(graph);
+  // Before the model allocates anything: a run that cannot fit is refused with the layer's
+  // key, not ended by the allocator (or the kernel's out-of-memory killer) half-way.
+  model::require_training_fits_this_machine(graph, options_.batch_size,
+                                            o.batch_size ? "--batch-size" : "$.training.batch_size", o.group);
+  model_ = std::make_unique<model::Model>(std::move(graph));
 
   auto loss_cfg = root.object("loss");
   loss_ = layers::Loss::from_json(loss_cfg);
