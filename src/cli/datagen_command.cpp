@@ -90,6 +90,35 @@ class DatagenProgress {
   Clock::time_point start_ = Clock::now();
 };
 
+/// The stored element at flat position `at`, as a double.
+double stored_value(const std::vector<unsigned char>& stored, io::ElementType type, size_t at) {
+  switch (type) {
+    case io::ElementType::uint8: return static_cast<double>(stored[at]);
+    case io::ElementType::int16: return static_cast<double>(reinterpret_cast<const int16_t*>(stored.data())[at]);
+    default: return static_cast<double>(reinterpret_cast<const float*>(stored.data())[at]);
+  }
+}
+
+/// A channel whose every voxel holds the same value teaches a network nothing, and comes only
+/// from a --mean-count the stored type cannot express (every count 0, or every count at the
+/// type's maximum). Refused at the first such sample instead of written as a data set.
+void require_information(const std::vector<unsigned char>& stored, io::ElementType type, int64_t volume,
+                         int64_t channels, int64_t index, const DatagenArgs& a) {
+  for (int64_t c = 0; c < channels; ++c) {
+    const double first = stored_value(stored, type, static_cast<size_t>(c));
+    bool varies = false;
+    for (int64_t v = 1; v < volume && !varies; ++v)
+      varies = stored_value(stored, type, static_cast<size_t>(v * channels + c)) != first;
+    if (varies) continue;
+    throw ConfigError("--mean-count",
+                      format("%g gives sample %.0f a channel %.0f whose every voxel holds %g particles, which carries "
+                             "no signal",
+                             a.mean_count, static_cast<double>(index), static_cast<double>(c), first) +
+                          (first == 0.0 ? " (too few particles per voxel: raise --mean-count)"
+                                        : " (the " + a.dtype + " maximum: lower --mean-count or use a wider --dtype)"));
+  }
+}
+
 }  // namespace
 #endif
 
@@ -139,8 +168,12 @@ CLI::App* add_datagen_command(CLI::App& app, DatagenArgs& a) {
       ->capture_default_str();
   cmd->add_option("--mean-count", a.mean_count,
                   "Particles per voxel at mean density, for integer types (counts above the type's maximum are "
-                  "clipped and reported)")
-      ->check(CLI::PositiveNumber)
+                  "clipped and reported; a data set whose counts are all 0 or all clipped is refused)")
+      ->check([](const std::string& v) -> std::string {
+        // std::strtod accepts "nan" and "inf", which no mean count can be.
+        const double m = std::strtod(v.c_str(), nullptr);
+        return std::isfinite(m) && m > 0.0 && m <= 1e12 ? "" : "the mean count must be a number in (0, 1e12]";
+      })
       ->capture_default_str();
   cmd->add_flag("--checksum", a.checksum,
                 "Store each sample as a chunk with HDF5's Fletcher-32 checksum, so damaged data is refused when read "
@@ -211,6 +244,7 @@ int run_datagen(DatagenArgs& a) {
     for (int64_t k = 0; k < file.samples; ++k) {
       const int64_t index = file.first_index + k;
       moments.back() += static_cast<double>(fields.stored_values(index, type, a.mean_count, stored.data()));
+      require_information(stored, type, volume, a.channels, index, a);
       const auto theta = fields.parameters(index);
       writer.write(k, stored.data(), theta.data());
       for (int64_t v = 0; v < volume; v += stride)

@@ -82,9 +82,11 @@ int64_t draw_counts(const DeviceView<float>& rho, int64_t values, uint64_t seed,
           // Normal approximation, good to well under a count's spread at this mean.
           const double z = static_cast<double>(rng::normal(seed, stream ^ 0x6e6f726d616cull, static_cast<uint64_t>(i)));
           count = lambda + math::sqrt(lambda) * z + 0.5;
-          count = count < 0.0 ? 0.0 : static_cast<double>(static_cast<int64_t>(count));
+          count = count < 0.0 ? 0.0 : count;
         }
-        if (count > top) {
+        // Clipped before the conversion, which truncates: a double beyond T's range has no
+        // defined conversion (it came out as 0 for a huge mean count).
+        if (!(count <= top)) {
           count = top;
           ++n_clipped;
         }
