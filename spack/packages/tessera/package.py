@@ -40,11 +40,11 @@ class Tessera(CMakePackage, CudaPackage):
     variant("perf", default=False, description="Benchmarks in perf/: TESSERA_ENABLE_PERF")
 
     # Kokkos compiles for exactly one GPU architecture, and Kokkos' recipe declares cuda_arch
-    # single-valued; CudaPackage's is multi-valued, so cuda_arch=70,80 would concretize here
-    # and then fail in Kokkos. Declaring the variant again with the same `when` replaces
+    # single-valued; CudaPackage's is multi-valued, so cuda_arch=70,80 was accepted here and
+    # refused only through Kokkos. Declaring the variant again with the same `when` replaces
     # CudaPackage's declaration (Kokkos' recipe does the same), in Spack 0.23 and 1.x alike,
-    # and makes Spack refuse a second value as it parses the spec. A conflict for every pair
-    # of architectures would say the same in hundreds of directives.
+    # and Spack then refuses a second value for Tessera itself. A conflict for every pair of
+    # architectures would say the same in hundreds of directives.
     variant(
         "cuda_arch",
         description="CUDA architecture, exactly one (Kokkos compiles for one)",
@@ -63,11 +63,12 @@ class Tessera(CMakePackage, CudaPackage):
 
     # The code is written to the Kokkos 3.4 API and for 4.x as well; Kokkos 5 (C++20) is untried.
     # Float gemm on LayoutRight Views is all Tessera asks of Kokkos Kernels, through a BLAS TPL
-    # (choose one with e.g. ^openblas). `scalars=float layouts=right` means "at least these":
-    # the concretizer keeps Kokkos Kernels' defaults (double, LayoutLeft) beside them, which
-    # costs build time but lets one kokkos-kernels serve Tessera and packages that need double
-    # in the same environment. Pinning with `:=` would rule that out; a user who wants the
-    # lean build can ask for it (`^kokkos-kernels scalars:=float layouts:=right` on Spack 1.x).
+    # (choose one with e.g. ^openblas). scalars is multi-valued and `scalars=float` means "at
+    # least float": the concretizer keeps Kokkos Kernels' default, double, beside it. That
+    # costs build time (double instantiations too), but lets one kokkos-kernels serve Tessera
+    # and the packages that need double in one environment; pinning with `scalars:=float`
+    # would rule that out, so it is left to users who want the lean build (README).
+    # layouts is single-valued, so `layouts=right` is exact.
     depends_on("kokkos@3.4:4")
     depends_on("kokkos-kernels@3.4:4 +blas scalars=float layouts=right")
     depends_on("kokkos+openmp", when="+openmp")
