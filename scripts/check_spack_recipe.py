@@ -27,8 +27,8 @@ CUDA_ARCH_VALUES = ("60", "70", "75", "80", "86", "89", "90")
 #: CMake's language names and the virtual packages Spack declares compilers through.
 SPACK_LANGUAGE = {"C": "c", "CXX": "cxx", "Fortran": "fortran"}
 
-#: flake8 as Spack's own style configuration runs it on package.py files: 99 columns, and the
-#: star import from spack.package (the documented idiom) neither reported nor its names.
+#: flake8 as Spack's own style configuration runs it on package.py files: 99 columns, and no
+#: findings about `from spack.package import *` (the documented idiom) or the names it brings.
 FLAKE8_ARGS = ["--max-line-length", "99", "--extend-ignore", "F403,F405"]
 
 
@@ -42,10 +42,10 @@ class CheckError(Exception):
 class Directive:
     """One directive call in a class body: its name, arguments and the enclosing when()s."""
 
-    def __init__(self, name, args, kwargs, when_stack):
+    def __init__(self, name, args, kwargs, when_stack, defaults):
         self.name = name
         self.args = args
-        self.kwargs = dict(kwargs)
+        self.kwargs = {**defaults, **kwargs}
         if when_stack:  # inside `with when(...)`: the conditions add up
             conditions = [*when_stack, self.kwargs.get("when")]
             self.kwargs["when"] = " ".join(c for c in conditions if c)
@@ -61,10 +61,11 @@ class Recorder:
     def __init__(self):
         self.target = []
         self.when_stack = []
+        self.defaults = [{}]
 
     def directive(self, name):
         def record(*args, **kwargs):
-            self.target.append(Directive(name, args, kwargs, self.when_stack))
+            self.target.append(Directive(name, args, kwargs, self.when_stack, self.defaults[-1]))
 
         record.__name__ = name
         return record
@@ -76,6 +77,14 @@ class Recorder:
             yield
         finally:
             self.when_stack.pop()
+
+    @contextlib.contextmanager
+    def default_args(self, **kwargs):
+        self.defaults.append({**self.defaults[-1], **kwargs})
+        try:
+            yield
+        finally:
+            self.defaults.pop()
 
 
 class RecordingEnviron(dict):
@@ -98,8 +107,8 @@ class RecordingEnviron(dict):
         return super().__contains__(key)
 
 
-class FakeSpec:
-    """Answers the questions cmake_args asks when no variant beyond the defaults is on."""
+class BareSpec:
+    """A spec that satisfies no constraint, so cmake_args() takes only its unconditional path."""
 
     def satisfies(self, _constraint):
         return False
@@ -114,12 +123,7 @@ def make_spack_modules(recorder):
                  "can_splice", "redistribute", "filter_compiler_wrappers"):
         names[name] = recorder.directive(name)
     names["when"] = recorder.when
-
-    @contextlib.contextmanager
-    def default_args(**_kwargs):
-        yield
-
-    names["default_args"] = default_args
+    names["default_args"] = recorder.default_args
 
     def any_combination_of(*values):
         return ("any_combination_of",) + values
@@ -135,7 +139,7 @@ def make_spack_modules(recorder):
     names["SkipTest"] = type("SkipTest", (Exception,), {})
 
     class PackageBase:
-        spec = FakeSpec()
+        spec = BareSpec()
 
     class CMakePackage(PackageBase):
         def define(self, name, value):
@@ -194,8 +198,11 @@ class LoadedRecipe:
         """The (CMake option, variant) pairs cmake_args() passes to define_from_variant."""
         pkg = self.cls.__new__(self.cls)
         pkg.defined_from_variant = []
-        pkg.spec = FakeSpec()
-        self.cls.cmake_args(pkg)
+        pkg.spec = BareSpec()
+        try:
+            self.cls.cmake_args(pkg)
+        except Exception as e:  # the recipe's own error is the finding
+            raise CheckError(f"cmake_args() fails: {type(e).__name__}: {e}")
         return pkg.defined_from_variant
 
 
@@ -203,17 +210,17 @@ def load_recipe(path, spack_major):
     """Loads package.py as Spack `spack_major` (0 for 0.23, 1 for 1.x) would import it."""
     recorder = Recorder()
     spack, package, build_systems = make_spack_modules(recorder)
-    fakes = {"spack": spack, "spack.package": package}
+    stand_ins = {"spack": spack, "spack.package": package}
     if spack_major >= 1:
         for name in ("spack_repo", "spack_repo.builtin", "spack_repo.builtin.build_systems"):
-            fakes[name] = types.ModuleType(name)
+            stand_ins[name] = types.ModuleType(name)
         for leaf, module in build_systems.items():
-            fakes[f"spack_repo.builtin.build_systems.{leaf}"] = module
+            stand_ins[f"spack_repo.builtin.build_systems.{leaf}"] = module
     blocked = [m for m in sys.modules if m == "spack_repo" or m.startswith("spack_repo.")]
-    saved = {name: sys.modules.get(name) for name in [*fakes, *blocked, "spack_repo"]}
+    saved = {name: sys.modules.get(name) for name in [*stand_ins, *blocked, "spack_repo"]}
     for name in blocked:
         del sys.modules[name]
-    sys.modules.update(fakes)
+    sys.modules.update(stand_ins)
     if spack_major < 1:
         # Spack 0.23 has no spack_repo package: the recipe's import of it must fail.
         sys.modules["spack_repo"] = None
