@@ -18,9 +18,9 @@ class Tessera(CMakePackage, CudaPackage):
     # reserved .invalid domain, so that nothing is ever fetched from a host that merely looks
     # real; point Spack at an actual clone with package_attributes in packages.yaml, or build a
     # checkout with `spack develop` / `spack dev-build` (spack/README.md). It is a literal,
-    # not read from the environment, so the recipe (and every spec hash) is the same
-    # wherever it is loaded. homepage is left unset until there is one: a made-up address
-    # would only mislead `spack info`.
+    # not read from the environment, so the recipe reads the same in every shell and the
+    # source is chosen in configuration. homepage is left unset until there is one: a
+    # made-up address would only mislead `spack info`.
     git = "https://tessera.invalid/tessera.git"
 
     license("BSD-3-Clause")  # the LICENSE file at the top of the repository
