@@ -37,7 +37,7 @@ apt_packages=(
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libdnnl-dev ocl-icd-opencl-dev libopenblas-dev libhwloc-dev
   catch2 nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
-  python3-numpy python3-h5py python3-torch
+  python3-numpy python3-h5py python3-torch flake8
 )
 
 # deb-src entries mirror the machine's own apt sources (deb822 *.sources and one-line

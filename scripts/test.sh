@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Installs the dependencies, builds Tessera, runs the whole test suite, then installs Tessera
-# and builds a small consumer project against it with find_package(Tessera). Where the CUDA
-# toolkit is installed it also builds the CUDA configuration (Kokkos CUDA for Ampere80) and,
-# if a GPU is visible, runs the suite there too.
+# Installs the dependencies, builds Tessera, runs the whole test suite, checks the Spack recipe,
+# then installs Tessera and builds a small consumer project against it with
+# find_package(Tessera). Where the CUDA toolkit is installed it also builds the CUDA
+# configuration (Kokkos CUDA for Ampere80) and, if a GPU is visible, runs the suite there too.
 # Extra arguments go to ctest (e.g. -L unit, -R conv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 scripts/build.sh default
 ctest --preset default "$@"
+# The Spack recipe against CMakeLists.txt (no Spack needed); here rather than only in ctest so
+# that a missing flake8 fails CI instead of being skipped.
+python3 scripts/check_spack_recipe.py
 scripts/check_install.sh
 if [[ -x /usr/local/cuda/bin/nvcc ]]; then
   echo "== CUDA configuration"

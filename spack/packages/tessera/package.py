@@ -1,7 +1,6 @@
 # Spack recipe for Tessera. Variants map one to one onto the CMake options of CMakeLists.txt;
 # spack/README.md shows install, dev-build and develop from a checkout.
-import os
-
+# scripts/check_spack_recipe.py checks this file against CMakeLists.txt (no Spack needed).
 from spack.package import *
 
 try:  # Spack >= 1.0 keeps the build systems in the builtin repository (Package API v2)
@@ -10,36 +9,66 @@ try:  # Spack >= 1.0 keeps the build systems in the builtin repository (Package 
 except ImportError:  # Spack < 1.0 exports them from spack.package
     pass
 
-#: Tessera has no public repository yet, so `tessera@main` is cloned from $TESSERA_GIT_URL (any
-#: URL or path `git clone` accepts, e.g. /home/me/tessera). Without it, build a local checkout
-#: with `spack dev-build` or `spack develop`, which fetch nothing.
-TESSERA_GIT_URL = os.environ.get("TESSERA_GIT_URL", "https://git.example.invalid/tessera.git")
-
 
 class Tessera(CMakePackage, CudaPackage):
     """Distributed training of 3D convolutional networks on CPUs and GPUs: Kokkos kernels
     (OpenMP or CUDA), oneDNN and cuDNN backends, a JSON model spec and the `tessera` command."""
 
-    homepage = TESSERA_GIT_URL
-    git = TESSERA_GIT_URL
+    # Tessera has no public repository or web site yet. The URL below is a placeholder in the
+    # reserved .invalid domain, so that nothing is ever fetched from a host that merely looks
+    # real; point Spack at an actual clone with package_attributes in packages.yaml, or build a
+    # checkout with `spack develop` / `spack dev-build` (spack/README.md). It is a literal,
+    # not read from the environment, so the recipe reads the same in every shell and the
+    # source is chosen in configuration. homepage is left unset until there is one: a
+    # made-up address would only mislead `spack info`.
+    git = "https://tessera.invalid/tessera.git"
 
     license("BSD-3-Clause")  # the LICENSE file at the top of the repository
+    # No maintainers(): it takes GitHub user names, and Tessera is not on GitHub yet.
 
     version("main", branch="main")
 
     variant("openmp", default=True, description="Kokkos with OpenMP host threads")
     variant("onednn", default=False, description="oneDNN CPU backend: TESSERA_ENABLE_ONEDNN")
     variant("cudnn", default=False, description="cuDNN GPU backend: TESSERA_ENABLE_CUDNN")
-    variant("hdf5", default=True, description="HDF5 data readers and tessera datagen: TESSERA_ENABLE_HDF5")
+    variant(
+        "hdf5",
+        default=True,
+        description="HDF5 data readers and tessera datagen: TESSERA_ENABLE_HDF5",
+    )
     variant("tests", default=False, description="Catch2 test suite: TESSERA_ENABLE_TESTS")
     variant("perf", default=False, description="Benchmarks in perf/: TESSERA_ENABLE_PERF")
 
+    # Kokkos compiles for exactly one GPU architecture, and Kokkos' recipe declares cuda_arch
+    # single-valued; CudaPackage's is multi-valued, so cuda_arch=70,80 was accepted here and
+    # refused only through Kokkos. Declaring the variant again with the same `when` replaces
+    # CudaPackage's declaration (Kokkos' recipe does the same), in Spack 0.23 and 1.x alike,
+    # and Spack then refuses a second value for Tessera itself. A conflict for every pair of
+    # architectures would say the same in hundreds of directives.
+    variant(
+        "cuda_arch",
+        description="CUDA architecture, exactly one (Kokkos compiles for one)",
+        values=("none", *CudaPackage.cuda_arch_values),
+        default="none",
+        multi=False,
+        sticky=True,
+        when="+cuda",
+    )
+
+    # Spack 1.x hands a build only the compilers its package declares. CMake's project() asks
+    # for C++ alone; C is enabled only with TESSERA_ENABLE_HDF5 (FindHDF5 probes it).
     depends_on("cxx", type="build")
+    depends_on("c", type="build", when="+hdf5")
     depends_on("cmake@3.20:", type="build")
 
     # The code is written to the Kokkos 3.4 API and for 4.x as well; Kokkos 5 (C++20) is untried.
     # Float gemm on LayoutRight Views is all Tessera asks of Kokkos Kernels, through a BLAS TPL
-    # (choose one with e.g. ^openblas).
+    # (choose one with e.g. ^openblas). scalars is multi-valued and `scalars=float` means "at
+    # least float": the concretizer keeps Kokkos Kernels' default, double, beside it. That
+    # costs build time (double instantiations too), but lets one kokkos-kernels serve Tessera
+    # and the packages that need double in one environment; pinning with `scalars:=float`
+    # would rule that out, so it is left to users who want the lean build (README).
+    # layouts is single-valued, so `layouts=right` is exact.
     depends_on("kokkos@3.4:4")
     depends_on("kokkos-kernels@3.4:4 +blas scalars=float layouts=right")
     depends_on("kokkos+openmp", when="+openmp")
@@ -59,8 +88,7 @@ class Tessera(CMakePackage, CudaPackage):
 
     depends_on("nlohmann-json@3.9:")  # 3.9 added JSON comments, which run configs may hold
     depends_on("cli11@2:")
-    # MPI carries data and spatial parallelism from the data-parallel work on; depending on it
-    # now keeps installed specs stable when that lands.
+    # MPI carries data and spatial parallelism.
     depends_on("mpi")
 
     depends_on("onednn@2.6:2", when="+onednn")  # the backend targets the oneDNN 2.x API
@@ -68,8 +96,9 @@ class Tessera(CMakePackage, CudaPackage):
     depends_on("cudnn@9:", when="+cudnn")  # the backend is written to the cuDNN 9 API
     conflicts("+cudnn", when="~cuda", msg="the cuDNN backend needs +cuda cuda_arch=...")
 
-    # Catch2 v2: the tests include <catch2/catch.hpp>, the header's path since 2.3.
-    depends_on("catch2@2.3:2", type=("build", "link"), when="+tests")
+    # Catch2 v2 is header-only, so nothing of it is linked: the tests include
+    # <catch2/catch.hpp>, the header's path since 2.3.
+    depends_on("catch2@2.3:2", type=("build", "test"), when="+tests")
 
     def cmake_args(self):
         args = [
@@ -92,3 +121,22 @@ class Tessera(CMakePackage, CudaPackage):
         if hasattr(kokkos, "kokkos_cxx"):  # Spack < 1.0: set by Kokkos' setup_dependent_package
             return kokkos.kokkos_cxx
         return self["kokkos"].kokkos_cxx  # Spack >= 1.0: a property of the Kokkos package
+
+    # Stand-alone tests (`spack test run tessera`): the installed command on its own, then a
+    # few training steps of the example CMake installs in share/tessera/examples.
+    def test_info(self):
+        """tessera info reports its Kokkos device and op backends"""
+        tessera = Executable(self.prefix.bin.tessera)
+        out = tessera("info", output=str, error=str)
+        for expected in ("kokkos:", "op backends:"):
+            assert expected in out, f"`tessera info` printed no '{expected}':\n{out}"
+
+    def test_train_tiny(self):
+        """tessera trains the installed cosmoflow_tiny example for two steps"""
+        config = join_path(self.prefix.share, "tessera", "examples", "cosmoflow_tiny.json")
+        tessera = Executable(self.prefix.bin.tessera)
+        out = tessera(
+            "train", config, "--max-steps", "2", "--epochs", "1", "--no-progress",
+            output=str, error=str,
+        )
+        assert "done: 2 steps" in out, f"`tessera train` did not finish 2 steps:\n{out}"
