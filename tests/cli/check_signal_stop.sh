@@ -27,29 +27,34 @@ if [[ $mode == mpi ]]; then
   launch=("$mpiexec" -n 2 $flags "$tessera")
 fi
 common=(train run.json --no-progress --kokkos-threads=1 --kokkos-disable-warnings)
+# Two SIGINTs must both arrive before the step under way ends: longer steps.
+[[ $mode == twice ]] && common+=(--batch-size 64)
 
 # Polls (no fixed sleeps) until the metrics log holds N "train" records.
 wait_for_steps() {
   local n=$1 pid=$2
-  for _ in $(seq 1 600); do
+  for _ in $(seq 1 3000); do
     if [[ -f run.jsonl ]] && (( $(grep -c '"event":"train"' run.jsonl || true) >= n )); then return 0; fi
     kill -0 "$pid" 2>/dev/null || { echo "the run ended before it took $n steps"; cat run.out; exit 1; }
-    sleep 0.05
+    sleep 0.01
   done
   echo "no $n steps logged in 30 s"; exit 1
 }
 
 "${launch[@]}" "${common[@]}" --checkpoint run.ckpt --metrics run.jsonl >run.out 2>run.err &
 pid=$!
-wait_for_steps 2 "$pid"
-
 if [[ $mode == twice ]]; then
+  # Right after a step's record, so both signals arrive early in the next step.
+  wait_for_steps 1 "$pid"
   kill -INT "$pid"
-  # Signals of one kind do not queue: send the second once the first has been taken.
-  for _ in $(seq 1 200); do
-    pending=$(awk '/^(SigPnd|ShdPnd):/ {print $2}' "/proc/$pid/status" 2>/dev/null | sort -u | tr '\n' ' ')
-    [[ $pending == "0000000000000000 " ]] && break
-    sleep 0.01
+  # Signals of one kind do not queue: send the second once the first has been taken (no
+  # SIGINT pending), checked with shell builtins to lose no time.
+  for _ in $(seq 1 1000); do
+    taken=1
+    while read -r key value; do
+      [[ $key == SigPnd: || $key == ShdPnd: ]] && (( (16#$value >> (2 - 1)) & 1 )) && taken=0
+    done <"/proc/$pid/status" || true
+    (( taken )) && break
   done
   kill -INT "$pid" 2>/dev/null || true
   status=0; wait "$pid" || status=$?
@@ -63,6 +68,8 @@ if [[ $mode == twice ]]; then
   echo "second SIGINT: exit $status at once, no temporary files, metrics log whole"
   exit 0
 fi
+
+wait_for_steps 2 "$pid"
 
 if [[ $mode == mpi ]]; then
   # One rank's process only: the other learns of it in the step's collective.
