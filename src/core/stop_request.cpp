@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstring>
 
 #include "tessera/core/temp_file_registry.hpp"
@@ -34,12 +33,10 @@ void write_stderr(const char* text) {
 }
 
 [[noreturn]] void end_now(int signal) {
-  const int saved_errno = errno;
   remove_registered_temp_files();
   write_stderr("tessera: ");
   write_stderr(name_for_handler(signal));
   write_stderr(": stopping at once (temporary files removed)\n");
-  errno = saved_errno;
   ::_exit(stop_exit_code(signal));
 }
 
