@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include "tessera/train/training_run.hpp"
 
@@ -14,6 +15,7 @@ struct TrainArgs {
   int64_t epochs = 0, batch_size = 0, max_steps = -1, checkpoint_every = -1, seed = -1;
   std::string distribution;  // JSON overriding model.distribution
   bool no_progress = false, quiet = false;
+  std::vector<std::string> command_line;  // the whole command, for the resume hint of a stopped run
 };
 
 /// The flags of `tessera datagen cosmoflow`.

@@ -12,6 +12,7 @@
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/core/stop_request.hpp"
 #include "tessera/io/cosmoflow_fields.hpp"
 #include "tessera/parallel/communicator.hpp"
 #ifdef TESSERA_HAVE_HDF5
@@ -188,6 +189,9 @@ int run_datagen(DatagenArgs& a) {
   (void)a;
   throw ConfigError("datagen", "this build of Tessera has no HDF5 support (configure with -DTESSERA_ENABLE_HDF5=ON)");
 #else
+  // Nothing to save half-way: a stop signal ends the process at once, removing the files
+  // being written (whole files already in place stay).
+  const StopSignalHandlers signals(StopMode::at_once);
   const auto world = parallel::Communicator::world();
   const auto start = Clock::now();
   std::error_code ec;

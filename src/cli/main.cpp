@@ -90,6 +90,7 @@ int main(int argc, char* argv[]) {
   app.set_version_flag("--version", TESSERA_VERSION);
   app.require_subcommand(1);
   tessera::cli::TrainArgs train_args;
+  train_args.command_line.assign(argv, argv + argc);
   auto* train = tessera::cli::add_train_command(app, train_args);
   tessera::cli::DatagenArgs datagen_args;
   auto* datagen = tessera::cli::add_datagen_command(app, datagen_args);

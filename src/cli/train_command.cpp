@@ -5,6 +5,8 @@
 #include "commands.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/core/stop_request.hpp"
+#include "tessera/parallel/communicator.hpp"
 
 namespace tessera::cli {
 
@@ -21,11 +23,78 @@ const CLI::Validator seed_in_range(
       return "";
     },
     "SEED");
+
+/// `word` as a shell reads it back: bare when it is plain, else in single quotes.
+std::string shell_quoted(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789-_./=:,+@%") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+/// `path` with ".from-step-N" before its extension: the resumed run's own metrics log, since
+/// a run rewrites its log from the start.
+std::string metrics_from_step(const std::string& path, int64_t step) {
+  const auto slash = path.find_last_of('/');
+  const auto dot = path.find_last_of('.');
+  const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  const size_t at = has_extension ? dot : path.size();
+  return path.substr(0, at) + ".from-step-" + std::to_string(step) + path.substr(at);
+}
+
+/// The command that continues a stopped run: the same one, resuming from `checkpoint` at
+/// `step`, with a metrics log of its own.
+std::string resume_command(const std::vector<std::string>& command_line, const std::string& checkpoint, int64_t step) {
+  std::string command;
+  auto add = [&](const std::string& word) { command += (command.empty() ? "" : " ") + shell_quoted(word); };
+  for (size_t i = 0; i < command_line.size(); ++i) {
+    const std::string& word = command_line[i];
+    const bool has_value = i + 1 < command_line.size();
+    if (word == "--resume" || word.rfind("--resume=", 0) == 0) {
+      i += word == "--resume" ? 1 : 0;  // and its value
+    } else if (word == "--metrics" && has_value) {
+      add(word);
+      add(metrics_from_step(command_line[++i], step));
+    } else if (word.rfind("--metrics=", 0) == 0) {
+      add("--metrics=" + metrics_from_step(word.substr(10), step));
+    } else {
+      add(word);
+    }
+  }
+  return command + " --resume " + shell_quoted(checkpoint);
+}
+
+/// Says on rank 0 how the run stopped and how to go on; returns the exit status.
+int report_stop(const TrainArgs& a, const train::TrainingRun& run, const train::TrainingReport& report) {
+  const std::string signal = signal_name(report.stop_signal);
+  const int status = stop_exit_code(report.stop_signal);
+  const std::string& checkpoint = run.options().checkpoint_file;
+  const std::string stopped = "stopped by " + signal + " after step " + std::to_string(report.steps) +
+                              " (exit status " + std::to_string(status) + ")";
+  if (checkpoint.empty()) {
+    log::info(stopped + "; no checkpoint was written (no --checkpoint given), so the run cannot be resumed");
+  } else {
+    log::info(stopped + "; checkpoint written to " + checkpoint);
+    log::info("resume with: " + resume_command(a.command_line, checkpoint, report.steps));
+    // The launcher's own command line is not ours to see.
+    const int ranks = parallel::Communicator::world().size();
+    if (ranks > 1) log::info("  under the MPI launcher, on " + std::to_string(ranks) + " ranks as this run was");
+  }
+  return status;
+}
+
 }  // namespace
 
 CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
-  auto* cmd = app.add_subcommand("train", "Train a model described by a JSON run config "
-                                          "(sections: model, loss, optimizer, data, training; see docs/config.md).");
+  auto* cmd = app.add_subcommand(
+      "train",
+      "Train a model described by a JSON run config (sections: model, loss, optimizer, data, training; see "
+      "docs/config.md).\nOn SIGTERM, SIGINT or SIGUSR1 (batch-system pre-emption) every rank finishes its step, the "
+      "checkpoint is written, a resume command is printed and the exit status is 128 + the signal number; a second "
+      "signal exits at once (see docs/checkpoints.md).");
   cmd->add_option("config", a.config, "Run config (JSON)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--epochs", a.epochs, "Override training.epochs")->check(CLI::PositiveNumber);
   cmd->add_option("--batch-size", a.batch_size, "Override training.batch_size (the global mini-batch)")
@@ -55,6 +124,9 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
 }
 
 int run_train(TrainArgs& a) {
+  // Installed first: a signal while the run is set up stops it after its first step.
+  const StopSignalHandlers signals(StopMode::after_step);
+  clear_stop_request();
   if (a.epochs > 0) a.overrides.epochs = a.epochs;
   if (a.batch_size > 0) a.overrides.batch_size = a.batch_size;
   if (a.max_steps >= 0) a.overrides.max_steps = a.max_steps;
@@ -82,8 +154,8 @@ int run_train(TrainArgs& a) {
   }
   const auto report = run.run();
   char line[256];
-  std::snprintf(line, sizeof line, "done: %lld steps, %.2f samples/s", static_cast<long long>(report.steps),
-                report.samples_per_second);
+  std::snprintf(line, sizeof line, "%s: %lld steps, %.2f samples/s", report.stop_signal != 0 ? "stopped" : "done",
+                static_cast<long long>(report.steps), report.samples_per_second);
   std::string summary = line;
   if (!report.logged_losses.empty()) {
     std::snprintf(line, sizeof line, ", training loss %.4f -> %.4f", report.logged_losses.front(),
@@ -101,7 +173,7 @@ int run_train(TrainArgs& a) {
   }
   std::snprintf(line, sizeof line, ", peak RSS %.0f MiB (largest rank)", report.peak_rss_mb_max_rank);
   log::info(summary + line);
-  return 0;
+  return report.stop_signal != 0 ? report_stop(a, run, report) : 0;
 }
 
 }  // namespace tessera::cli

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/temp_file_registry.hpp"
 
 namespace tessera {
 namespace {
@@ -30,6 +31,7 @@ void write_all(std::FILE* f, const void* data, size_t bytes, const std::string& 
 
 void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const TempFileRegistration registration(tmp);  // removed by a process ended at once
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw IoError(path + ": cannot create the temporary file " + tmp + ": " + errno_text());
   try {

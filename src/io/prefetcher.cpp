@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "tessera/core/stop_request.hpp"
+
 namespace tessera::io {
 
 Prefetcher::~Prefetcher() {
@@ -21,7 +23,10 @@ void Prefetcher::start(std::function<void()> job) {
     jobs_.back().run = std::move(job);
   }
   // The thread starts with the first job, so a dataset that never prefetches has none.
-  if (!thread_.joinable()) thread_ = std::thread([this] { serve(); });
+  if (!thread_.joinable()) {
+    const StopSignalsBlocked blocked;  // stop signals go to the thread that trains
+    thread_ = std::thread([this] { serve(); });
+  }
   changed_.notify_all();
 }
 

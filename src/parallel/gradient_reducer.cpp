@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "tessera/core/stop_request.hpp"
+
 namespace tessera::parallel {
 namespace {
 
@@ -47,7 +49,10 @@ GradientReducer::GradientReducer(Communicator group, Tensor grads, const std::ve
   // Device buffers need a CUDA-aware MPI to be reduced in place asynchronously; without one
   // the whole buffer is staged and reduced in finish().
   overlap_ = !group_.is_serial() && Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
-  if (overlap_ && progress_thread && Communicator::thread_multiple()) progress_ = std::thread([this] { poll(); });
+  if (overlap_ && progress_thread && Communicator::thread_multiple()) {
+    const StopSignalsBlocked blocked;  // stop signals go to the training thread
+    progress_ = std::thread([this] { poll(); });
+  }
 }
 
 GradientReducer::GradientReducer(Tensor grads, Adasum adasum)

@@ -18,11 +18,14 @@ void save(Trainer& trainer, int64_t steps) {
 
 void CheckpointHook::on_step_end(Trainer& trainer, const StepEnd& step) {
   const int64_t every = trainer.options().checkpoint_every;
-  if (writes(trainer) && every > 0 && step.step % every == 0) save(trainer, step.step);
+  if (writes(trainer) && every > 0 && step.step % every == 0) {
+    save(trainer, step.step);
+    saved_at_ = step.step;
+  }
 }
 
 void CheckpointHook::on_training_end(Trainer& trainer, int64_t steps) {
-  if (writes(trainer)) save(trainer, steps);
+  if (writes(trainer) && saved_at_ != steps) save(trainer, steps);
 }
 
 }  // namespace tessera::train

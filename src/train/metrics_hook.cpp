@@ -1,5 +1,6 @@
 #include "tessera/train/metrics_hook.hpp"
 
+#include "tessera/core/stop_request.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
@@ -34,14 +35,16 @@ void MetricsHook::on_step_end(Trainer& trainer, const StepEnd& step) {
 
 void MetricsHook::on_run_end(Trainer& trainer, const RunEnd& end) {
   const TrainingReport& report = trainer.report();
-  trainer.metrics().write({{"event", "end"},
-                           {"steps", end.steps},
-                           {"elapsed_s", end.elapsed_s},
-                           {"ranks", trainer.group().size()},
-                           {"allreduce_wait_s", trainer.allreduce_wait_seconds()},
-                           {"samples_per_s", report.samples_per_second},
-                           {"peak_rss_mb", peak_rss_mb()},
-                           {"peak_rss_mb_max_rank", report.peak_rss_mb_max_rank}});
+  nlohmann::json record{{"event", "end"},
+                        {"steps", end.steps},
+                        {"elapsed_s", end.elapsed_s},
+                        {"ranks", trainer.group().size()},
+                        {"allreduce_wait_s", trainer.allreduce_wait_seconds()},
+                        {"samples_per_s", report.samples_per_second},
+                        {"peak_rss_mb", peak_rss_mb()},
+                        {"peak_rss_mb_max_rank", report.peak_rss_mb_max_rank}};
+  if (report.stop_signal != 0) record["stopped_by"] = signal_name(report.stop_signal);
+  trainer.metrics().write(record);
 }
 
 }  // namespace tessera::train

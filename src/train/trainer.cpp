@@ -13,6 +13,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
+#include "tessera/core/stop_request.hpp"
 #include "tessera/optim/optimizer_section.hpp"
 #include "tessera/train/checkpoint_hook.hpp"
 #include "tessera/train/metrics_hook.hpp"
@@ -288,6 +289,7 @@ void Trainer::add_hook(std::unique_ptr<TrainerHook> hook) { added_hooks_.push_ba
 std::vector<TrainerHook*> Trainer::start_run() {
   report_ = TrainingReport{};
   exposed_wait_ = 0.0;
+  agreed_stop_ = 0;
   metrics_ = std::make_unique<MetricsLog>(options_.metrics_file);
   progress_ = std::make_unique<ProgressReporter>(options_.progress && group_.rank() == 0, options_.log_every);
   // In this order: a step's log lines come before its checkpoint and validation, and the
@@ -337,7 +339,8 @@ TrainingReport Trainer::run() {
     report_.step_losses.push_back(e.loss);
     window.add(e.loss);
     e.epoch_end = step % per_epoch == 0;
-    e.window_end = step % options_.log_every == 0 || e.epoch_end || step == last_step;
+    e.stop_signal = step < last_step ? agreed_stop_ : 0;  // after the last step there is nothing to stop
+    e.window_end = step % options_.log_every == 0 || e.epoch_end || step == last_step || e.stop_signal != 0;
     if (e.window_end) {
       std::tie(e.window_loss, e.window_samples_per_s) = window.close(b);
       report_.logged_losses.push_back(e.window_loss);
@@ -345,6 +348,10 @@ TrainingReport Trainer::run() {
     e.allreduce_wait_s = reducer_->wait_seconds();
     e.allreduce_exposed_s = exposed_wait_;
     for (auto* hook : hooks) hook->on_step_end(*this, e);
+    if (e.stop_signal != 0) {
+      report_.stop_signal = e.stop_signal;
+      break;
+    }
   }
   const double total_time = seconds_since(run_start);
   for (auto* hook : hooks) hook->on_training_end(*this, step);
@@ -396,10 +403,12 @@ double Trainer::finish_gradients(double loss) {
   reducer_->finish();
   group_.allreduce_sum(&loss, 1);
   // The rank that finished backprop last waits only for communication still in flight; the
-  // others' waits also hold the time until it arrived.
-  double minus_exposed = waited_before - reducer_->wait_seconds();
-  group_.allreduce_max(&minus_exposed, 1);
-  exposed_wait_ += -minus_exposed;
+  // others' waits also hold the time until it arrived. The stop request rides along: one
+  // collective, and every rank learns of a signal that reached any of them.
+  std::array<double, 2> maxima{waited_before - reducer_->wait_seconds(), static_cast<double>(stop_signal())};
+  group_.allreduce_max(maxima.data(), 2);
+  exposed_wait_ += -maxima[0];
+  agreed_stop_ = static_cast<int>(maxima[1]);
   return loss;
 }
 

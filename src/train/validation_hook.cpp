@@ -30,7 +30,8 @@ std::string console_line(int64_t epoch, const ValidationResult& v) {
 }  // namespace
 
 void ValidationHook::on_step_end(Trainer& trainer, const StepEnd& step) {
-  if (!step.epoch_end && step.step != step.last_step) return;
+  // A stopping run spends the batch system's grace time on its checkpoint, not on validation.
+  if ((!step.epoch_end && step.step != step.last_step) || step.stop_signal != 0) return;
   const ValidationResult v = trainer.validate();
   TrainingReport& report = trainer.report();
   report.validation_loss = v.loss;

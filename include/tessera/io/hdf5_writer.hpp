@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "tessera/core/temp_file_registry.hpp"
 #include "tessera/io/sample_schema.hpp"
 
 namespace tessera::io {
@@ -46,6 +47,7 @@ class Hdf5SampleWriter {
  private:
   struct Handles;
   std::string path_, temporary_;
+  TempFileRegistration registration_{temporary_};  // removed by a process ended at once
   SampleSchema schema_;
   int64_t samples_;
   Options options_;

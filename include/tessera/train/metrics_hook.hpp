@@ -6,7 +6,8 @@
 namespace tessera::train {
 
 /// Writes the run's own records to the metrics log: "start" (data, batch, optimizer,
-/// schedule), "train" at every logging window and "end" (totals). The validation and profile
+/// schedule), "train" at every logging window and "end" (totals; "stopped_by" names the signal
+/// of a run stopped early). The validation and profile
 /// records come from their hooks.
 class MetricsHook final : public TrainerHook {
  public:

@@ -1,5 +1,4 @@
 #pragma once
-#include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -7,7 +6,9 @@
 namespace tessera::train {
 
 /// A JSON-lines log of training events (one object per line, flushed per line so a crashed
-/// run keeps everything logged before the crash). Disabled when the path is empty.
+/// run keeps everything logged before the crash). Each line goes out in one write(2), so a
+/// process ended by a signal between two writes leaves whole lines only. Disabled when the
+/// path is empty.
 class MetricsLog {
  public:
   explicit MetricsLog(const std::string& path);
@@ -18,7 +19,7 @@ class MetricsLog {
 
  private:
   std::string path_;
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;
 };
 
 }  // namespace tessera::train

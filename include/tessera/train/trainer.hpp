@@ -53,6 +53,7 @@ struct TrainingReport {
   int64_t steps = 0;
   double samples_per_second = 0.0;
   double peak_rss_mb_max_rank = 0.0;  // peak resident memory of the rank that used the most
+  int stop_signal = 0;                // the stop request that ended the run early (see Trainer), 0: none
 };
 
 /// Loss of the model on the validation set, and what it is compared with.
@@ -70,6 +71,12 @@ struct ValidationResult {
 /// and, under a spatial split, its box of each — as the model's input distribution says, and
 /// the gradients are summed over the group before each step, so the result equals one rank
 /// training on the whole batch; rank 0 alone prints, logs and writes checkpoints.
+///
+/// A stop request (core/stop_request.hpp: a SIGTERM, SIGINT or SIGUSR1 under the installed
+/// handlers) ends the run after the current step. A signal may reach only some ranks, or reach
+/// them in different steps, so the ranks agree on it in the collective every step already
+/// makes (finish_gradients) and all stop after the same step; the run then ends as after its
+/// last step (final checkpoint, "end" record) and the report names the signal.
 class Trainer {
  public:
   /// `optimizer_config` is the run config's "optimizer" section, for its "schedule" and
@@ -117,7 +124,8 @@ class Trainer {
   int64_t resume();
   /// One optimizer step on this rank's part of step `step`'s batch; returns the mean loss.
   double train_step(int64_t step, int64_t last_step, float lr);
-  /// Waits for the gradient sum and sums `loss` over the group; tracks the exposed wait.
+  /// Waits for the gradient sum and sums `loss` over the group; tracks the exposed wait and
+  /// agrees on a stop request.
   double finish_gradients(double loss);
   /// This rank's block of `rows` samples' inputs, and of their targets.
   Shape local_input_shape(int64_t rows) const;
@@ -142,6 +150,7 @@ class Trainer {
   // each run, like its log).
   TrainingReport report_;
   double exposed_wait_ = 0.0;  // all-reduce seconds no rank could hide (see finish_gradients)
+  int agreed_stop_ = 0;        // the largest stop signal any rank had at the last step, 0: none
   std::unique_ptr<MetricsLog> metrics_;
   std::unique_ptr<ProgressReporter> progress_;
   std::vector<std::unique_ptr<TrainerHook>> standard_hooks_, added_hooks_;

@@ -26,6 +26,9 @@ struct StepEnd {
   double window_samples_per_s = 0.0;
   double allreduce_wait_s = 0.0;     // cumulative, this rank
   double allreduce_exposed_s = 0.0;  // cumulative, the last rank's (what no rank could hide)
+  // A stop was requested on some rank (core/stop_request.hpp): the signal, and this is the
+  // run's last step; it also closes the logging window. 0: none.
+  int stop_signal = 0;
 };
 
 /// A run after its last step, with the trainer's report complete.
