@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "tessera/core/config.hpp"
+#include "tessera/core/json_reader.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/stop_request.hpp"
 #include "tessera/parallel/communicator.hpp"
@@ -136,14 +137,10 @@ int run_train(TrainArgs& a) {
 
   auto config = read_json_file(a.config);
   if (!a.distribution.empty()) {
-    nlohmann::json distribution;
-    try {
-      distribution = nlohmann::json::parse(a.distribution);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw ConfigError("--distribution", std::string("is not valid JSON: ") + e.what());
-    }
+    const nlohmann::json distribution = parse_json_text(a.distribution, "--distribution");
     if (!distribution.is_object())
-      throw ConfigError("--distribution", "expected an object such as {\"depth\": 2}, got " + a.distribution);
+      throw ConfigError("--distribution",
+                        "expected an object such as {\"depth\": 2}, got " + json_excerpt(distribution));
     if (config.contains("model") && config["model"].is_object()) config["model"]["distribution"] = distribution;
   }
   train::TrainingRun run(config, a.overrides);

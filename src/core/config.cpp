@@ -1,9 +1,10 @@
 #include "tessera/core/config.hpp"
 
 #include <fstream>
-#include <functional>
 #include <set>
 #include <sstream>
+
+#include "tessera/core/json_reader.hpp"
 
 namespace tessera {
 namespace {
@@ -16,78 +17,6 @@ std::string type_of(const nlohmann::json& j) {
   if (j.is_object()) return "an object";
   return "null";
 }
-
-/// A value as errors quote it: its JSON text, cut to a short excerpt. Quoting a 100 MB string
-/// or a deep object whole makes the message unreadable and the log huge.
-std::string excerpt(const nlohmann::json& j) {
-  constexpr size_t kMax = 80;
-  std::string text = j.dump();
-  if (text.size() <= kMax) return text;
-  const size_t total = text.size();
-  text.resize(kMax);
-  return text + "... (" + std::to_string(total) + " characters)";
-}
-
-/// Watches a parse for what nlohmann::json accepts but a config must not: an object with the
-/// same key twice (the parser keeps the last value, silently dropping the first) and nesting
-/// deeper than any config needs (deep trees exhaust the stack of code that walks them
-/// recursively). Keeps the $. path of the value being read, for the error.
-class ConfigParseGuard {
- public:
-  /// Far deeper than any run config (a layer's distribution sits at depth 5).
-  static constexpr size_t kMaxDepth = 64;
-
-  explicit ConfigParseGuard(std::string file) : file_(std::move(file)) {}
-
-  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    switch (event) {
-      case Event::object_start:
-      case Event::array_start:
-        if (frames_.size() >= kMaxDepth)
-          throw ConfigError(file_ + ": " + path(), "nested deeper than " + std::to_string(kMaxDepth) + " levels");
-        frames_.push_back(Frame{event == Event::object_start, {}, {}, 0});
-        break;
-      case Event::key: {
-        Frame& top = frames_.back();
-        top.key = parsed.get<std::string>();
-        if (!top.keys.insert(top.key).second)
-          throw ConfigError(file_ + ": " + path(), "duplicate key (each key may appear once in an object)");
-        break;
-      }
-      case Event::object_end:
-      case Event::array_end:
-        frames_.pop_back();
-        next_element();
-        break;
-      case Event::value: next_element(); break;
-    }
-    return true;
-  }
-
-  /// The $. path of the value being read.
-  std::string path() const {
-    std::string p = "$";
-    for (const auto& f : frames_)
-      p += f.object ? (f.key.empty() ? "" : "." + f.key) : "[" + std::to_string(f.index) + "]";
-    return p;
-  }
-
- private:
-  struct Frame {
-    bool object;
-    std::set<std::string> keys;
-    std::string key;    // the key being read (objects)
-    int64_t index = 0;  // the element being read (arrays)
-  };
-
-  void next_element() {
-    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
-  }
-
-  std::string file_;
-  std::vector<Frame> frames_;
-};
 
 }  // namespace
 
@@ -108,7 +37,7 @@ const nlohmann::json& ConfigObject::get(const std::string& key) {
 
 std::string ConfigObject::string(const std::string& key) {
   const auto& j = get(key);
-  if (!j.is_string()) fail(key, "expected a string, got " + type_of(j) + " " + excerpt(j));
+  if (!j.is_string()) fail(key, "expected a string, got " + type_of(j) + " " + json_excerpt(j));
   return j.get<std::string>();
 }
 
@@ -123,12 +52,12 @@ std::string ConfigObject::choice(const std::string& key, const std::vector<std::
     if (c == v) return v;
   std::string list;
   for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
-  fail(key, excerpt(v) + " is not one of: " + list);
+  fail(key, json_excerpt(v) + " is not one of: " + list);
 }
 
 int64_t ConfigObject::integer(const std::string& key) {
   const auto& j = get(key);
-  if (!j.is_number_integer()) fail(key, "expected an integer, got " + type_of(j) + " " + excerpt(j));
+  if (!j.is_number_integer()) fail(key, "expected an integer, got " + type_of(j) + " " + json_excerpt(j));
   return j.get<int64_t>();
 }
 
@@ -143,7 +72,7 @@ int64_t ConfigObject::integer_in(const std::string& key, int64_t lo, int64_t hi,
 
 double ConfigObject::number(const std::string& key) {
   const auto& j = get(key);
-  if (!j.is_number()) fail(key, "expected a number, got " + type_of(j) + " " + excerpt(j));
+  if (!j.is_number()) fail(key, "expected a number, got " + type_of(j) + " " + json_excerpt(j));
   return j.get<double>();
 }
 
@@ -162,7 +91,7 @@ double ConfigObject::number_in(const std::string& key, double lo, double hi, dou
 bool ConfigObject::boolean(const std::string& key, bool fallback) {
   if (!has(key)) return fallback;
   const auto& j = get(key);
-  if (!j.is_boolean()) fail(key, "expected true or false, got " + type_of(j) + " " + excerpt(j));
+  if (!j.is_boolean()) fail(key, "expected true or false, got " + type_of(j) + " " + json_excerpt(j));
   return j.get<bool>();
 }
 
@@ -234,16 +163,7 @@ void ConfigObject::finish() const {
 nlohmann::json read_json_file(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw IoError(file + ": cannot open the file for reading");
-  ConfigParseGuard guard(file);
-  try {
-    // By reference: after a failure the guard knows where the parse was.
-    return nlohmann::json::parse(in, std::ref(guard), true, /*ignore_comments=*/true);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(file, std::string("invalid JSON: ") + e.what());
-  } catch (const nlohmann::json::out_of_range& e) {
-    // A number too large for a double (1e999): the parser names neither line nor key.
-    throw ConfigError(file + ": " + guard.path(), std::string("invalid JSON: ") + e.what());
-  }
+  return parse_json_stream(in, file);
 }
 
 }  // namespace tessera

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/json_reader.hpp"
 
 namespace tessera::io {
 namespace {
@@ -21,11 +22,11 @@ std::vector<double> number_or_list(const nlohmann::json& obj, const std::string&
   } else if (raw.is_array() && !raw.empty()) {
     for (size_t i = 0; i < raw.size(); ++i) {
       if (!raw[i].is_number())
-        throw ConfigError(where + "[" + std::to_string(i) + "]", "expected a number, got " + raw[i].dump());
+        throw ConfigError(where + "[" + std::to_string(i) + "]", "expected a number, got " + json_excerpt(raw[i]));
       values.push_back(raw[i].get<double>());
     }
   } else {
-    throw ConfigError(where, "expected a number or a non-empty list of numbers, got " + raw.dump());
+    throw ConfigError(where, "expected a number or a non-empty list of numbers, got " + json_excerpt(raw));
   }
   for (const double v : values)
     if (!std::isfinite(v) || (positive && v <= 0.0))

@@ -11,6 +11,7 @@
 
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/json_reader.hpp"
 
 namespace tessera::train {
 namespace {
@@ -130,8 +131,8 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
   if (!in.read(text.data(), static_cast<std::streamsize>(length))) throw IoError(path + ": truncated checkpoint header");
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
+    header = parse_json_text(text, "checkpoint header");
+  } catch (const ConfigError& e) {
     throw IoError(path + ": corrupt checkpoint header: " + e.what());
   }
   if (!header.is_object()) throw IoError(path + ": corrupt checkpoint header: not a JSON object");
