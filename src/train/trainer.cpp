@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "tessera/backends/kokkos/elementwise_kernels.hpp"
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
@@ -23,6 +24,17 @@
 
 namespace tessera::train {
 namespace {
+
+/// Batch norm's running statistics follow each replica's own samples. Averaged after every
+/// step, the replicas stay one model: they validate alike, and the checkpoint (rank 0's)
+/// holds what every rank holds, so a resumed run continues the uninterrupted one. The sum is
+/// the same on every rank, and so is its scaling. Ranks of a spatial group already agree;
+/// their average changes nothing.
+void average_over_replicas(const parallel::Communicator& group, const Tensor& buffers) {
+  if (group.is_serial() || buffers.numel() == 0) return;
+  group.allreduce_sum(buffers);
+  kokkos_backend::axpby(1.0f / static_cast<float>(group.size()), buffers, 0.0f, buffers);
+}
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -389,6 +401,7 @@ double Trainer::train_step(int64_t step, int64_t last_step, float lr) {
   {
     ProfileRegion r("optimizer");
     optimizer_.step(lr);
+    average_over_replicas(group_, model_.parameters().buffers());
     if (options_.check_replicas) check_replicas(group_, model_.parameters(), step + 1);
   }
   if (!std::isfinite(loss_value))

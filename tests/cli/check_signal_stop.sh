@@ -136,4 +136,14 @@ for step in range(1, until + 1):
     mine = before[step] if step <= stopped else after[step]
     assert abs(mine - whole[step]) <= 1e-6 * abs(whole[step]), (step, mine, whole[step])
 print("losses of steps 1-%d (stopped after %d, resumed) equal the uninterrupted run's" % (until, stopped))
+# Validation uses batch norm's running statistics: on several ranks they must be the same on
+# every replica, or the checkpoint (rank 0's) would resume another model than the one that ran.
+def validations(path):
+    return {e["step"]: e["loss"] for e in map(json.loads, open(path)) if e["event"] == "validation"}
+resumed, uninterrupted = validations(sys.argv[2]), validations(sys.argv[3])
+common = sorted(set(resumed) & set(uninterrupted))
+assert common, ("no validation at a common step", sorted(resumed), sorted(uninterrupted))
+for step in common:
+    assert abs(resumed[step] - uninterrupted[step]) <= 1e-6 * abs(uninterrupted[step]), (step, resumed[step], uninterrupted[step])
+print("validation losses at steps %s equal the uninterrupted run's" % common)
 PY

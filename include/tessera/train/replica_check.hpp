@@ -21,7 +21,8 @@ bool check_replicas_by_default();
 /// all-reduce of their minima and maxima) and throws parallel::DistError naming `step` (the
 /// number of optimizer steps done) and the first parameter, in declaration order, whose bits
 /// differ between ranks. Collective over the group; every rank throws alike. Buffers (e.g.
-/// batch-norm running statistics, per-rank unless synchronised) are not compared.
+/// batch-norm running statistics) are not compared: the trainer averages them over the
+/// replicas after every step.
 void check_replicas(const parallel::Communicator& group, const model::ParameterStore& parameters, int64_t step);
 
 }  // namespace tessera::train
