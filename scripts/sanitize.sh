@@ -27,7 +27,7 @@ esac
 # drives it (train:), the gradient reducer with its progress thread under mpirun (mpi:
 # gradient_reducer_check, data-parallel training, tessera train on 2 and 4 ranks) and the
 # command's short runs (cli:).
-tsan_tests='^(io: |train: |cli: |parallel: |mpi: (gradient_reducer_check|[124]-rank data-parallel|tessera train runs))'
+tsan_tests='^(io:|train:|cli:|parallel:|mpi: (gradient_reducer_check|[124]-rank data-parallel|tessera train runs))'
 
 jobs=${TESSERA_BUILD_JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
