@@ -3,6 +3,8 @@
 # then installs Tessera and builds a small consumer project against it with
 # find_package(Tessera). Where the CUDA toolkit is installed it also builds the CUDA
 # configuration (Kokkos CUDA for Ampere80) and, if a GPU is visible, runs the suite there too.
+# With TESSERA_TEST_SANITIZE=1 it also runs the tests of the input readers under ASan+UBSan
+# (scripts/sanitize.sh).
 # Extra arguments go to ctest (e.g. -L unit, -R conv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +15,13 @@ ctest --preset default "$@"
 # that a missing flake8 fails CI instead of being skipped.
 python3 scripts/check_spack_recipe.py
 scripts/check_install.sh
+if [[ ${TESSERA_TEST_SANITIZE:-0} == 1 ]]; then
+  # Off by default: even this subset needs the whole library built with ASan, about as long as
+  # the default build (README, "Sanitizers"); the full runs are scripts/sanitize.sh asan|tsan.
+  echo "== ASan+UBSan: the input readers (core, io, model, train, cli)"
+  TESSERA_SANITIZE_TARGETS="tessera_tests_core tessera_tests_io tessera_tests_model tessera_tests_train tessera_cli" \
+    scripts/sanitize.sh asan -R '^(core|io|model|train|cli):'
+fi
 if [[ -x /usr/local/cuda/bin/nvcc ]]; then
   echo "== CUDA configuration"
   scripts/install_deps.sh --cuda --no-apt

@@ -26,6 +26,9 @@ expect() {  # PATTERN CONFIG
   # shellcheck disable=SC2086
   out=$("$mpiexec" -n 2 $flags "$tessera" train "$2" --no-progress --kokkos-disable-warnings 2>&1) || status=$?
   if [[ $status -eq 0 ]]; then echo "expected a non-zero exit for $2; output:"; echo "$out"; exit 1; fi
+  if grep -Eq -- "ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error: " <<<"$out"; then
+    echo "a sanitizer reported a finding for $2:"; echo "$out"; exit 1
+  fi
   if ! grep -Eq -- "$1" <<<"$out"; then echo "output for $2 does not match '$1':"; echo "$out"; exit 1; fi
   echo "$2: exit $status with: $(grep -E -- "$1" <<<"$out" | head -n1)"
 }

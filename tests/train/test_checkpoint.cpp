@@ -132,6 +132,18 @@ TEST_CASE("Run config errors name the JSON path", "[train][config]") {
   CHECK_THROWS_WITH(train::TrainingRun(spec, quiet()), Catch::Contains("$.loss"));
 }
 
+TEST_CASE("A run config without a training section takes the defaults", "[train][config]") {
+  // The section read here is an empty object standing in for the missing one; the address
+  // sanitizer build checks that it outlives its reader.
+  auto spec = small_run(R"({"type": "sgd", "lr": 0.01})");
+  spec.erase("training");
+  const train::TrainingRun run(spec, quiet());
+  const train::TrainingOptions defaults;
+  CHECK(run.options().epochs == defaults.epochs);
+  CHECK(run.options().batch_size == defaults.batch_size);
+  CHECK(run.options().seed == defaults.seed);
+}
+
 TEST_CASE("Linear learning-rate scaling equals writing the scaled rate", "[train][config]") {
   // Global batch 4 against a reference batch of 2: the rate doubles.
   auto scaled = small_run(R"({"type": "sgd", "lr": 0.01, "momentum": 0.9, "lr_scaling": {"reference_batch": 2}})");
