@@ -18,8 +18,12 @@ Shape::Shape(const std::vector<int64_t>& dims) {
 }
 
 int64_t Shape::numel() const {
+  // Extents come from configs and data files; a product past int64 must be an error, not a
+  // wrapped (undefined) count that sizes an allocation or a loop.
   int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<size_t>(i)];
+  for (int i = 0; i < rank_; ++i)
+    if (__builtin_mul_overflow(n, dims_[static_cast<size_t>(i)], &n))
+      throw ShapeError("shape " + str() + " holds more elements than a 64-bit count can hold");
   return n;
 }
 
