@@ -11,7 +11,10 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   root.string("name", "");
   root.string("description", "");
 
-  auto training = root.has("training") ? root.object("training") : ConfigObject(nlohmann::json::object(), "$.training");
+  // A missing section reads as an empty one; ConfigObject keeps a reference to its JSON, so
+  // the empty object must outlive it (a temporary would dangle after this statement).
+  const nlohmann::json no_training = nlohmann::json::object();
+  auto training = root.has("training") ? root.object("training") : ConfigObject(no_training, "$.training");
   options_ = TrainingOptions::from_json(training);
   if (o.epochs) options_.epochs = *o.epochs;
   if (o.batch_size) options_.batch_size = *o.batch_size;
