@@ -104,6 +104,24 @@ DatasetInfo open_dataset(hid_t file, const std::string& path, const std::string&
   return info;
 }
 
+/// Throws unless the dataset holds a count of samples and per-sample values that sizes and
+/// buffers computed from them (in int64 bytes) can hold. A file's shape is input: a damaged or
+/// hostile header may claim 2^62 channels in a file of a few hundred bytes.
+void require_sample_size(const std::string& path, const std::string& name, const std::vector<hsize_t>& dims,
+                         bool stacked) {
+  constexpr hsize_t kMaxSampleValues = hsize_t{1} << 40;  // 4 TiB of float32 per sample
+  constexpr hsize_t kMaxSamples = hsize_t{1} << 40;
+  if (stacked && !dims.empty() && dims[0] > kMaxSamples)
+    dataset_error(path, name,
+                  "has shape " + dims_str(dims) + ": more than " + std::to_string(kMaxSamples) + " samples");
+  hsize_t values = 1;
+  for (size_t i = stacked ? 1 : 0; i < dims.size(); ++i)
+    if (__builtin_mul_overflow(values, dims[i], &values) || values > kMaxSampleValues)
+      dataset_error(
+          path, name,
+          "has shape " + dims_str(dims) + ": a sample of more than " + std::to_string(kMaxSampleValues) + " values");
+}
+
 Shape shape_of(std::vector<hsize_t>::const_iterator first, std::vector<hsize_t>::const_iterator last) {
   std::vector<int64_t> dims;
   for (auto it = first; it != last; ++it) dims.push_back(static_cast<int64_t>(*it));
@@ -205,6 +223,7 @@ FileContents inspect(hid_t file, const std::string& path, const std::string& inp
                                         "; expected one sample [D, H, W, C] or samples [N, D, H, W, C]");
   for (const hsize_t n : d)
     if (n == 0) dataset_error(path, input_name, "has shape " + dims_str(d) + ", which holds no values");
+  require_sample_size(path, input_name, d, d.size() == 5);
   c.stacked = d.size() == 5;
   c.samples = c.stacked ? static_cast<int64_t>(d[0]) : 1;
   c.schema.input = shape_of(d.begin() + (c.stacked ? 1 : 0), d.end());
@@ -216,6 +235,7 @@ FileContents inspect(hid_t file, const std::string& path, const std::string& inp
     dataset_error(path, target_name, "has shape " + dims_str(td) + " but '" + input_name + "' holds " +
                                          std::to_string(c.samples) + " samples; expected [" +
                                          std::to_string(c.samples) + ", ...]: one target row per sample");
+  require_sample_size(path, target_name, td, c.stacked);
   std::vector<hsize_t> per(td.begin() + (c.stacked ? 1 : 0), td.end());
   const Shape& s = c.schema.input;
   const bool voxel_shape = per.size() >= 3 && static_cast<int64_t>(per[0]) == s[0] &&
