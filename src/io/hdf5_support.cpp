@@ -115,11 +115,13 @@ void require_sample_size(const std::string& path, const std::string& name, const
     dataset_error(path, name,
                   "has shape " + dims_str(dims) + ": more than " + std::to_string(kMaxSamples) + " samples");
   hsize_t values = 1;
-  for (size_t i = stacked ? 1 : 0; i < dims.size(); ++i)
-    if (__builtin_mul_overflow(values, dims[i], &values) || values > kMaxSampleValues)
+  for (size_t i = stacked ? 1 : 0; i < dims.size(); ++i) {
+    if (dims[i] != 0 && values > kMaxSampleValues / dims[i])
       dataset_error(
           path, name,
           "has shape " + dims_str(dims) + ": a sample of more than " + std::to_string(kMaxSampleValues) + " values");
+    values *= dims[i];
+  }
 }
 
 Shape shape_of(std::vector<hsize_t>::const_iterator first, std::vector<hsize_t>::const_iterator last) {

@@ -80,9 +80,10 @@ void ConvGeometry::validate(const std::string& where) const {
            std::to_string(in_size[i] + 2 * padding[i]));
   }
   int64_t weights = in_channels * out_channels;  // both at most 2^20
-  for (size_t i = 0; i < 3; ++i)
-    if (__builtin_mul_overflow(weights, kernel[i], &weights) || weights > kMaxWeights)
-      fail("the weights would hold more than " + std::to_string(kMaxWeights) + " values");
+  for (size_t i = 0; i < 3; ++i) {
+    weights *= kernel[i];  // at most 2^40 * 2^20
+    if (weights > kMaxWeights) fail("the weights would hold more than " + std::to_string(kMaxWeights) + " values");
+  }
   if (spatial_rank == 2 && (in_size[0] != 1 || kernel[0] != 1 || stride[0] != 1 || padding[0] != 0 || dilation[0] != 1))
     fail("a 2D convolution must have depth 1 with kernel, stride and dilation 1 and no padding in depth");
 }
