@@ -44,6 +44,11 @@ cmake --build "$build" --target "tessera_fuzz_$target" -j "${TESSERA_BUILD_JOBS:
 work=$build/corpus-$target
 crashes=$build/crashes-$target
 mkdir -p "$work" "$crashes"
+# The targets write their input to files in a scratch folder under TMPDIR, removed by a
+# destructor that libFuzzer's exit skips; keep those folders here and remove them after.
+scratch=$PWD/$build/tmp-$target
+rm -rf "$scratch"
+mkdir -p "$scratch"
 dict=()
 [[ -f fuzz/dict/$target.dict ]] && dict=("-dict=fuzz/dict/$target.dict")
 before=$(find "$crashes" -type f | wc -l)
@@ -52,7 +57,7 @@ log=$build/fuzz-$target.log
 # -malloc_limit_mb: one allocation this large is a finding (sizes read from input must be
 # checked before allocating), not something to survive.
 set +e
-OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive \
+TMPDIR=$scratch OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive \
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
   LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0} \
   "$build/fuzz/tessera_fuzz_$target" "$work" "fuzz/corpus/$target" "${dict[@]}" -max_total_time="$seconds" \
@@ -60,6 +65,7 @@ OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive \
   2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
+rm -rf "$scratch"
 
 executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '{s += $1} END {print s + 0}')
 corpus=$(find "$work" -type f | wc -l)
