@@ -143,7 +143,11 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
     throw IoError(path + ": corrupt checkpoint header: " + e.what());
   }
   if (!header.is_object()) throw IoError(path + ": corrupt checkpoint header: not a JSON object");
-  if (header.value("format", "") != "tessera-checkpoint" || header.value("version", 0) != kFormatVersion)
+  // Looked up by hand: json::value() throws a bare type_error when a key holds another type.
+  const auto format = header.find("format");
+  const auto version = header.find("version");
+  if (format == header.end() || !format->is_string() || *format != "tessera-checkpoint" || version == header.end() ||
+      !version->is_number_integer() || *version != kFormatVersion)
     throw IoError(path + ": unsupported checkpoint format or version");
   const auto written_with = header_field<std::string>(header, "optimizer", path);
   if (written_with != optimizer.type())
