@@ -96,6 +96,19 @@ DatasetInfo open_dataset(hid_t file, const std::string& path, const std::string&
   else
     dataset_error(path, name, "has type " + describe_type(type.get()) +
                                   "; supported element types are uint8, int16, int32 and float32");
+  // A damaged chunk index may claim chunks far larger than the file, and HDF5 allocates a
+  // stored chunk's size to read it; the data of a dataset without external files lies inside
+  // its file.
+  Handle creation(H5Dget_create_plist(info.dataset.get()));
+  hsize_t file_size = 0;
+  if (creation.valid() && H5Pget_external_count(creation.get()) == 0 && H5Fget_filesize(file, &file_size) >= 0) {
+    const hsize_t stored = H5Dget_storage_size(info.dataset.get());
+    if (stored > file_size)
+      dataset_error(path, name,
+                    "claims " + std::to_string(stored) + " bytes of stored data in a file of " +
+                        std::to_string(file_size) + " bytes (a damaged chunk index?)");
+  }
+  H5Eclear2(H5E_DEFAULT);
   Handle space(H5Dget_space(info.dataset.get()));
   const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
   if (rank < 0) dataset_error(path, name, "has an unreadable shape: " + error_text());
