@@ -1,5 +1,7 @@
 #include "tessera/core/shape.hpp"
 
+#include <limits>
+
 #include "tessera/core/error.hpp"
 
 namespace tessera {
@@ -18,12 +20,15 @@ Shape::Shape(const std::vector<int64_t>& dims) {
 }
 
 int64_t Shape::numel() const {
+  // Extents come from configs and data files; a product past int64 must be an error, not a
+  // wrapped (undefined) count that sizes an allocation or a loop.
   int64_t n = 1;
-  for (int i = 0; i < rank_; ++i)
-    // A config can ask for any extents; a product past int64 would wrap silently into a
-    // small or negative count and so into a wrong allocation.
-    if (__builtin_mul_overflow(n, dims_[static_cast<size_t>(i)], &n))
-      throw ShapeError("shape " + str() + " has more elements than a 64-bit count can hold");
+  for (int i = 0; i < rank_; ++i) {
+    const int64_t d = dims_[static_cast<size_t>(i)];  // never negative (the constructors check)
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      throw ShapeError("shape " + str() + " holds more elements than a 64-bit count can hold");
+    n *= d;
+  }
   return n;
 }
 

@@ -96,12 +96,45 @@ DatasetInfo open_dataset(hid_t file, const std::string& path, const std::string&
   else
     dataset_error(path, name, "has type " + describe_type(type.get()) +
                                   "; supported element types are uint8, int16, int32 and float32");
+  // A damaged chunk index may claim chunks far larger than the file, and HDF5 allocates a
+  // stored chunk's size to read it; the data of a dataset without external files lies inside
+  // its file.
+  Handle creation(H5Dget_create_plist(info.dataset.get()));
+  hsize_t file_size = 0;
+  if (creation.valid() && H5Pget_external_count(creation.get()) == 0 && H5Fget_filesize(file, &file_size) >= 0) {
+    const hsize_t stored = H5Dget_storage_size(info.dataset.get());
+    if (stored > file_size)
+      dataset_error(path, name,
+                    "claims " + std::to_string(stored) + " bytes of stored data in a file of " +
+                        std::to_string(file_size) + " bytes (a damaged chunk index?)");
+  }
+  H5Eclear2(H5E_DEFAULT);
   Handle space(H5Dget_space(info.dataset.get()));
   const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
   if (rank < 0) dataset_error(path, name, "has an unreadable shape: " + error_text());
   info.dims.resize(static_cast<size_t>(rank));
   if (rank > 0) H5Sget_simple_extent_dims(space.get(), info.dims.data(), nullptr);
   return info;
+}
+
+/// Throws unless the dataset holds a count of samples and per-sample values that sizes and
+/// buffers computed from them (in int64 bytes) can hold. A file's shape is input: a damaged or
+/// hostile header may claim 2^62 channels in a file of a few hundred bytes.
+void require_sample_size(const std::string& path, const std::string& name, const std::vector<hsize_t>& dims,
+                         bool stacked) {
+  constexpr hsize_t kMaxSampleValues = hsize_t{1} << 40;  // 4 TiB of float32 per sample
+  constexpr hsize_t kMaxSamples = hsize_t{1} << 40;
+  if (stacked && !dims.empty() && dims[0] > kMaxSamples)
+    dataset_error(path, name,
+                  "has shape " + dims_str(dims) + ": more than " + std::to_string(kMaxSamples) + " samples");
+  hsize_t values = 1;
+  for (size_t i = stacked ? 1 : 0; i < dims.size(); ++i) {
+    if (dims[i] != 0 && values > kMaxSampleValues / dims[i])
+      dataset_error(
+          path, name,
+          "has shape " + dims_str(dims) + ": a sample of more than " + std::to_string(kMaxSampleValues) + " values");
+    values *= dims[i];
+  }
 }
 
 Shape shape_of(std::vector<hsize_t>::const_iterator first, std::vector<hsize_t>::const_iterator last) {
@@ -205,6 +238,7 @@ FileContents inspect(hid_t file, const std::string& path, const std::string& inp
                                         "; expected one sample [D, H, W, C] or samples [N, D, H, W, C]");
   for (const hsize_t n : d)
     if (n == 0) dataset_error(path, input_name, "has shape " + dims_str(d) + ", which holds no values");
+  require_sample_size(path, input_name, d, d.size() == 5);
   c.stacked = d.size() == 5;
   c.samples = c.stacked ? static_cast<int64_t>(d[0]) : 1;
   c.schema.input = shape_of(d.begin() + (c.stacked ? 1 : 0), d.end());
@@ -216,6 +250,7 @@ FileContents inspect(hid_t file, const std::string& path, const std::string& inp
     dataset_error(path, target_name, "has shape " + dims_str(td) + " but '" + input_name + "' holds " +
                                          std::to_string(c.samples) + " samples; expected [" +
                                          std::to_string(c.samples) + ", ...]: one target row per sample");
+  require_sample_size(path, target_name, td, c.stacked);
   std::vector<hsize_t> per(td.begin() + (c.stacked ? 1 : 0), td.end());
   const Shape& s = c.schema.input;
   const bool voxel_shape = per.size() >= 3 && static_cast<int64_t>(per[0]) == s[0] &&

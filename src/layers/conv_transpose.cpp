@@ -45,6 +45,15 @@ ops::ConvGeometry ConvTranspose::adjoint_geometry(const Shape& input) const {
     const int64_t s = options_.stride[i], op = options_.output_padding[i];
     require_shape(op >= 0 && op < s, where() + ": output_padding " + std::to_string(op) + " in " + axis[i] +
                                          " must be in [0, stride " + std::to_string(s) + ")");
+    // The bounds ConvGeometry::validate sets, checked before they size the output: from a
+    // config, larger values overflow int64 here.
+    constexpr int64_t kMaxExtent = int64_t{1} << 20, kMaxSize = int64_t{1} << 31;
+    require_shape(
+        in[i] <= kMaxSize && s <= kMaxExtent && options_.kernel[i] <= kMaxExtent && options_.padding[i] <= kMaxExtent,
+        where() + ": input " + axis[i] + " " + std::to_string(in[i]) + " (at most " + std::to_string(kMaxSize) +
+            "), kernel " + std::to_string(options_.kernel[i]) + ", stride " + std::to_string(s) + " and padding " +
+            std::to_string(options_.padding[i]) + " (each at most " + std::to_string(kMaxExtent) +
+            ") are out of range");
     out[i] = (in[i] - 1) * s - 2 * options_.padding[i] + (options_.kernel[i] - 1) + op + 1;
     require_shape(out[i] >= 1, where() + ": input " + input.str() + " gives an output " + axis[i] + " of " +
                                    std::to_string(out[i]) + " (padding " + std::to_string(options_.padding[i]) +

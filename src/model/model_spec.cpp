@@ -8,16 +8,22 @@
 namespace tessera::model {
 namespace {
 
+/// The largest channel count and spatial size of a model input.
+constexpr int64_t kMaxExtent = int64_t{1} << 20;
+
 Shape read_sample_shape(ConfigObject input) {
-  const int64_t channels = input.integer_in("channels", 1, 1 << 20, 1);
+  const int64_t channels = input.integer_in("channels", 1, kMaxExtent, 1);
   Shape shape{channels};
   if (input.has("size")) {
     const auto size = input.integer_list("size");
     if (size.size() != 2 && size.size() != 3)
       throw ConfigError(input.path_of("size"),
                         "expected 2 (H, W) or 3 (D, H, W) sizes, got " + std::to_string(size.size()));
+    // Bounded like "channels": shapes computed from larger sizes would overflow int64.
     for (auto s : size)
-      if (s < 1) throw ConfigError(input.path_of("size"), "sizes must be positive");
+      if (s < 1 || s > kMaxExtent)
+        throw ConfigError(input.path_of("size"),
+                          "sizes must be between 1 and " + std::to_string(kMaxExtent) + ", got " + std::to_string(s));
     std::vector<int64_t> dims(size);
     dims.push_back(channels);
     shape = Shape(dims);

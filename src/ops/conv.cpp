@@ -50,9 +50,25 @@ void ConvGeometry::validate(const std::string& where) const {
   if (batch < 1 || in_channels < 1 || out_channels < 1)
     fail("batch and channel counts must be positive (batch " + std::to_string(batch) + ", channels " +
          std::to_string(in_channels) + "->" + std::to_string(out_channels) + ")");
+  // Bounds far beyond any real network keep every size, reach and weight count below computed
+  // here and by the layers (taps * channels) within int64: they come from configs.
+  constexpr int64_t kMaxExtent = int64_t{1} << 20;  // channels, kernel, stride, dilation, padding
+  constexpr int64_t kMaxSize = int64_t{1} << 31;    // batch, input size
+  constexpr int64_t kMaxWeights = int64_t{1} << 40;
+  const auto at_most = [&](const std::string& what, int64_t value, int64_t bound) {
+    if (value > bound) fail(what + " must be at most " + std::to_string(bound) + ", got " + std::to_string(value));
+  };
+  at_most("batch", batch, kMaxSize);
+  at_most("input channels", in_channels, kMaxExtent);
+  at_most("output channels", out_channels, kMaxExtent);
   static const char* const axis[3] = {"depth", "height", "width"};
   for (size_t i = 0; i < 3; ++i) {
     const std::string a = axis[i];
+    at_most("input " + a, in_size[i], kMaxSize);
+    at_most("kernel " + a, kernel[i], kMaxExtent);
+    at_most("stride " + a, stride[i], kMaxExtent);
+    at_most("dilation " + a, dilation[i], kMaxExtent);
+    at_most("padding " + a, padding[i], kMaxExtent);
     if (in_size[i] < 1) fail("input " + a + " must be positive, got " + std::to_string(in_size[i]));
     if (kernel[i] < 1) fail("kernel " + a + " must be positive, got " + std::to_string(kernel[i]));
     if (stride[i] < 1) fail("stride " + a + " must be positive, got " + std::to_string(stride[i]));
@@ -62,6 +78,11 @@ void ConvGeometry::validate(const std::string& where) const {
     if (reach > in_size[i] + 2 * padding[i])
       fail("the kernel spans " + std::to_string(reach) + " in " + a + " but the padded input has only " +
            std::to_string(in_size[i] + 2 * padding[i]));
+  }
+  int64_t weights = in_channels * out_channels;  // both at most 2^20
+  for (size_t i = 0; i < 3; ++i) {
+    weights *= kernel[i];  // at most 2^40 * 2^20
+    if (weights > kMaxWeights) fail("the weights would hold more than " + std::to_string(kMaxWeights) + " values");
   }
   if (spatial_rank == 2 && (in_size[0] != 1 || kernel[0] != 1 || stride[0] != 1 || padding[0] != 0 || dilation[0] != 1))
     fail("a 2D convolution must have depth 1 with kernel, stride and dilation 1 and no padding in depth");

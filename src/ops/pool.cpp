@@ -40,9 +40,22 @@ void PoolGeometry::validate(const std::string& where) const {
   if (batch < 1 || channels < 1)
     fail("batch and channel counts must be positive (batch " + std::to_string(batch) + ", channels " +
          std::to_string(channels) + ")");
+  // Bounds far beyond any real network (those of ConvGeometry::validate) keep the sizes
+  // computed from these within int64: they come from configs.
+  constexpr int64_t kMaxExtent = int64_t{1} << 20;  // channels, kernel, stride, padding
+  constexpr int64_t kMaxSize = int64_t{1} << 31;    // batch, input size
+  const auto at_most = [&](const std::string& what, int64_t value, int64_t bound) {
+    if (value > bound) fail(what + " must be at most " + std::to_string(bound) + ", got " + std::to_string(value));
+  };
+  at_most("batch", batch, kMaxSize);
+  at_most("channels", channels, kMaxSize);
   static const char* const axis[3] = {"depth", "height", "width"};
   for (size_t i = 0; i < 3; ++i) {
     const std::string a = axis[i];
+    at_most("input " + a, in_size[i], kMaxSize);
+    at_most("kernel " + a, kernel[i], kMaxExtent);
+    at_most("stride " + a, stride[i], kMaxExtent);
+    at_most("padding " + a, padding[i], kMaxExtent);
     if (in_size[i] < 1) fail("input " + a + " must be positive, got " + std::to_string(in_size[i]));
     if (kernel[i] < 1) fail("kernel " + a + " must be positive, got " + std::to_string(kernel[i]));
     if (stride[i] < 1) fail("stride " + a + " must be positive, got " + std::to_string(stride[i]));

@@ -127,6 +127,14 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
     throw IoError(path + ": not a Tessera checkpoint (bad magic bytes)");
   if (!in.read(reinterpret_cast<char*>(&length), sizeof length) || length > (1u << 28))
     throw IoError(path + ": corrupt checkpoint header length");
+  // The length is input: a damaged one must not size an allocation the file cannot fill.
+  const std::streamoff header_start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const std::streamoff file_size = in.tellg();
+  in.seekg(header_start);
+  if (header_start < 0 || file_size < header_start || length > static_cast<uint64_t>(file_size - header_start))
+    throw IoError(path + ": corrupt checkpoint header length: " + std::to_string(length) +
+                  " bytes, but the file holds " + std::to_string(file_size - header_start) + " after it");
   std::string text(length, '\0');
   if (!in.read(text.data(), static_cast<std::streamsize>(length))) throw IoError(path + ": truncated checkpoint header");
   nlohmann::json header;
@@ -136,7 +144,11 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
     throw IoError(path + ": corrupt checkpoint header: " + e.what());
   }
   if (!header.is_object()) throw IoError(path + ": corrupt checkpoint header: not a JSON object");
-  if (header.value("format", "") != "tessera-checkpoint" || header.value("version", 0) != kFormatVersion)
+  // Looked up by hand: json::value() throws a bare type_error when a key holds another type.
+  const auto format = header.find("format");
+  const auto version = header.find("version");
+  if (format == header.end() || !format->is_string() || *format != "tessera-checkpoint" || version == header.end() ||
+      !version->is_number_integer() || *version != kFormatVersion)
     throw IoError(path + ": unsupported checkpoint format or version");
   const auto written_with = header_field<std::string>(header, "optimizer", path);
   if (written_with != optimizer.type())
