@@ -57,6 +57,6 @@ TEST_CASE("ensure_shape reuses storage of equal size and reallocates otherwise",
 
 TEST_CASE("a shape whose element count overflows 64 bits is an error, not a wrapped count", "[shape]") {
   const tessera::Shape s{4096, 4096, 4096, 1000000000};
-  CHECK_THROWS_WITH(s.numel(), Catch::Contains("[4096, 4096, 4096, 1000000000] more elements than a 64-bit count"));
+  CHECK_THROWS_WITH(s.numel(), Catch::Contains("[4096, 4096, 4096, 1000000000] holds more elements than a 64-bit count"));
   CHECK(tessera::Shape{4096, 4096, 4096, 4}.numel() == int64_t{274877906944});
 }
