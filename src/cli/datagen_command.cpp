@@ -253,15 +253,8 @@ int run_datagen(DatagenArgs& a) {
       writer.write(k, stored.data(), theta.data());
       for (int64_t v = 0; v < volume; v += stride)
         for (int64_t c = 0; c < a.channels; ++c) {
-          const size_t at = static_cast<size_t>(v * a.channels + c);
-          double x = 0.0;
-          switch (type) {
-            case io::ElementType::uint8: x = std::log1p(static_cast<double>(stored[at])); break;
-            case io::ElementType::int16:
-              x = std::log1p(static_cast<double>(reinterpret_cast<const int16_t*>(stored.data())[at]));
-              break;
-            default: x = static_cast<double>(reinterpret_cast<const float*>(stored.data())[at]); break;
-          }
+          const double value = stored_value(stored, type, static_cast<size_t>(v * a.channels + c));
+          const double x = counts ? std::log1p(value) : value;
           moments[static_cast<size_t>(c)] += x;
           moments[static_cast<size_t>(a.channels + c)] += x * x;
         }
