@@ -97,4 +97,32 @@ std::string Adam::str() const {
          " decoupled_weight_decay=" + (options_.decoupled_weight_decay ? "true" : "false");
 }
 
+std::map<std::string, double> Adam::hyperparameters() const {
+  return {{"lr", options_.lr},
+          {"beta1", options_.beta1},
+          {"beta2", options_.beta2},
+          {"epsilon", options_.epsilon},
+          {"weight_decay", options_.weight_decay}};
+}
+
+void Adam::set_hyperparameter(const std::string& key, double value, const std::string& where) {
+  AdamOptions changed = options_;
+  if (key == "lr") {
+    changed.lr = value;
+  } else if (key == "beta1") {
+    changed.beta1 = value;
+  } else if (key == "beta2") {
+    changed.beta2 = value;
+  } else if (key == "epsilon") {
+    changed.epsilon = value;
+  } else if (key == "weight_decay") {
+    changed.weight_decay = value;
+  } else {
+    throw ConfigError(where + "." + key,
+                      "adam has no such hyper-parameter (it has lr, beta1, beta2, epsilon, weight_decay)");
+  }
+  check_options(changed, where);
+  options_ = changed;
+}
+
 }  // namespace tessera::optim

@@ -92,4 +92,29 @@ std::string Sgd::str() const {
   return s;
 }
 
+std::map<std::string, double> Sgd::hyperparameters() const {
+  return {{"lr", options_.lr}, {"momentum", options_.momentum}, {"weight_decay", options_.weight_decay}};
+}
+
+void Sgd::set_hyperparameter(const std::string& key, double value, const std::string& where) {
+  SgdOptions changed = options_;
+  if (key == "lr") {
+    changed.lr = value;
+  } else if (key == "momentum") {
+    // The momentum buffer is state that partners exchange and checkpoints hold: a bound
+    // optimizer keeps the set of state tensors it was bound with.
+    if (bound_ && (value > 0.0) != (options_.momentum > 0.0))
+      throw ConfigError(where + ".momentum", "can vary but not be switched on or off during training (from " +
+                                                 detail::format_number(options_.momentum) + " to " +
+                                                 detail::format_number(value) + ")");
+    changed.momentum = value;
+  } else if (key == "weight_decay") {
+    changed.weight_decay = value;
+  } else {
+    throw ConfigError(where + "." + key, "sgd has no such hyper-parameter (it has lr, momentum, weight_decay)");
+  }
+  check_options(changed, where);
+  options_ = changed;
+}
+
 }  // namespace tessera::optim

@@ -32,6 +32,8 @@ class Adam final : public Optimizer {
   void set_steps(int64_t steps) override;
   double base_lr() const override { return options_.lr; }
   std::string str() const override;
+  std::map<std::string, double> hyperparameters() const override;
+  void set_hyperparameter(const std::string& key, double value, const std::string& where) override;
   const AdamOptions& options() const { return options_; }
 
   /// Reads lr, beta1, beta2, epsilon, weight_decay, decoupled_weight_decay from `cfg` (not

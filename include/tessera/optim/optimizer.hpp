@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -35,6 +36,16 @@ class Optimizer {
   virtual double base_lr() const = 0;
   /// One line for logs: "sgd lr=0.001 momentum=0.9 nesterov=false weight_decay=0".
   virtual std::string str() const = 0;
+
+  /// The numeric hyper-parameters a population of trainers may vary and hand on to each other
+  /// (train/tournament_hook.hpp), by their config key: "lr", "weight_decay" and the
+  /// optimizer's own ("momentum"; "beta1", "beta2", "epsilon").
+  virtual std::map<std::string, double> hyperparameters() const = 0;
+  /// Sets one of hyperparameters() by key, checked as the config's value would be: throws
+  /// ConfigError naming `where` + ".<key>" for an unknown key or a value out of range, and
+  /// leaves the optimizer unchanged then. A change of "lr" takes effect through base_lr(),
+  /// which the trainer reads every step.
+  virtual void set_hyperparameter(const std::string& key, double value, const std::string& where) = 0;
 
   /// Reads {"type": "sgd"|"adam", "lr": ..., ...} and checks that nothing else is in the
   /// object; a missing, unknown or out-of-range key is a ConfigError naming its JSON path.

@@ -31,6 +31,8 @@ class Sgd final : public Optimizer {
   void set_steps(int64_t steps) override;
   double base_lr() const override { return options_.lr; }
   std::string str() const override;
+  std::map<std::string, double> hyperparameters() const override;
+  void set_hyperparameter(const std::string& key, double value, const std::string& where) override;
   const SgdOptions& options() const { return options_; }
 
   /// Reads lr (required), momentum, dampening, nesterov, weight_decay from `cfg` (not "type",
