@@ -74,20 +74,20 @@ std::vector<int64_t> BatchPlan::prefetch_samples(int64_t step, int64_t end_step)
   return step_samples(step + 1);
 }
 
-int64_t BatchPlan::validation_batches() const { return (validation_samples_ + batch_ - 1) / batch_; }
+int64_t BatchPlan::evaluation_batches(int64_t n) const { return (n + batch_ - 1) / batch_; }
 
-int64_t BatchPlan::validation_rows(int64_t j) const { return std::min(batch_, validation_samples_ - j * batch_); }
+int64_t BatchPlan::evaluation_rows(int64_t n, int64_t j) const { return std::min(batch_, n - j * batch_); }
 
-std::vector<int64_t> BatchPlan::validation_samples(int64_t j) const {
-  const int64_t rows = validation_rows(j);
+std::vector<int64_t> BatchPlan::evaluation_samples(int64_t n, int64_t j) const {
+  const int64_t rows = evaluation_rows(n, j);
   std::vector<int64_t> idx(static_cast<size_t>(local_rows(rows)));
   std::iota(idx.begin(), idx.end(), j * batch_ + first_row(rows));
   return idx;
 }
 
-std::vector<int64_t> BatchPlan::validation_prefetch(int64_t j) const {
-  if (j + 1 >= validation_batches()) return {};
-  return validation_samples(j + 1);
+std::vector<int64_t> BatchPlan::evaluation_prefetch(int64_t n, int64_t j) const {
+  if (j + 1 >= evaluation_batches(n)) return {};
+  return evaluation_samples(n, j + 1);
 }
 
 }  // namespace tessera::train

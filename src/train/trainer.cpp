@@ -126,7 +126,13 @@ struct TargetMoments {
 
 Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& optimizer, io::DataSplit& data,
                  const TrainingOptions& options, const nlohmann::json& optimizer_config, parallel::Communicator group)
-    : model_(model), loss_(loss), optimizer_(optimizer), data_(data), options_(options), group_(group) {
+    : model_(model),
+      loss_(loss),
+      optimizer_(optimizer),
+      data_(data),
+      options_(options),
+      group_(group),
+      stop_group_(group) {
   check_data_and_loss();
   // Found out now, not after hours of training when the first checkpoint is written.
   if (!options_.checkpoint_file.empty()) require_writable_location(options_.checkpoint_file, "checkpoints");
@@ -172,7 +178,8 @@ void Trainer::check_batch() const {
   if (options_.batch_size % multiple != 0)
     throw ConfigError("$.training.batch_size", "the global batch of " + std::to_string(options_.batch_size) +
                                                    " samples does not divide over the model's sample groups; use a "
-                                                   "multiple of " + std::to_string(multiple));
+                                                   "multiple of " +
+                                                   std::to_string(multiple));
 }
 
 void Trainer::check_distributions() const {
@@ -182,9 +189,10 @@ void Trainer::check_distributions() const {
   const bool voxel_targets = batch_shape(1, data_.train->target_shape()).rank() > 2 || out.rank() > 2;
   if (!(in_grid.distribution() == out_grid.distribution())) {
     if (voxel_targets)
-      throw ConfigError("$.model.layers", "the model output " + out.str() + " has per-voxel targets but its distribution " +
-                                              out_grid.distribution().str() + " differs from the input's " +
-                                              in_grid.distribution().str() + "; give the last layer the input's distribution");
+      throw ConfigError("$.model.layers",
+                        "the model output " + out.str() + " has per-voxel targets but its distribution " +
+                            out_grid.distribution().str() + " differs from the input's " +
+                            in_grid.distribution().str() + "; give the last layer the input's distribution");
     if (out_grid.distribution().sample % in_grid.distribution().sample != 0)
       throw ConfigError("$.model.layers", "the last layer's distribution " + out_grid.distribution().str() +
                                               " splits the batch into fewer sample groups than the input's " +
@@ -255,10 +263,23 @@ Tensor Trainer::loss_targets(const Tensor& targets, const Tensor& prediction, in
   return targets.slice(offset * per_row, wanted);
 }
 
-ValidationResult Trainer::validate() {
+ValidationResult Trainer::validate() { return evaluate_first(*data_.validation, plan_->validation_size()); }
+
+ValidationResult Trainer::evaluate(io::Dataset& data) {
+  const int64_t multiple = model_.batch_multiple();
+  const int64_t n = data.size() / multiple * multiple;
+  if (n == 0)
+    throw Error("cannot evaluate on " + data.describe() + ": its " + std::to_string(data.size()) +
+                " sample(s) do not fill one batch over the model's " + std::to_string(multiple) + " sample groups");
+  return evaluate_first(data, n);
+}
+
+double Trainer::lr(int64_t step) const {
+  return lr_factor_ * schedule_->lr(step) * (optimizer_.base_lr() / schedule_->base_lr());
+}
+
+ValidationResult Trainer::evaluate_first(io::Dataset& ds, int64_t n) {
   ValidationResult v;
-  auto& ds = *data_.validation;
-  const int64_t n = plan_->validation_size();
   double loss_sum = 0.0;
   std::array<int64_t, 2> counts{0, 0};  // correct, predictions
   // Target moments give the predict-the-mean baseline of a regression on per-sample targets;
@@ -269,14 +290,14 @@ ValidationResult Trainer::validate() {
   TargetMoments targets_seen{std::vector<double>(moments, 0.0), std::vector<double>(moments, 0.0)};
   Tensor inputs, targets, no_grad;
   // Global batches in order, each rank taking its block, as in training.
-  for (int64_t j = 0; j < plan_->validation_batches(); ++j) {
-    const int64_t global_rows = plan_->validation_rows(j);
-    const std::vector<int64_t> idx = plan_->validation_samples(j);
+  for (int64_t j = 0; j < plan_->evaluation_batches(n); ++j) {
+    const int64_t global_rows = plan_->evaluation_rows(n, j);
+    const std::vector<int64_t> idx = plan_->evaluation_samples(n, j);
     const auto rows = static_cast<int64_t>(idx.size());
     ensure_shape(inputs, local_input_shape(rows), "tessera::val_inputs");
     ensure_shape(targets, local_target_shape(rows, ds.target_shape()), "tessera::val_targets");
     ds.load(idx, plan_->box(), inputs, targets);
-    const std::vector<int64_t> next = plan_->validation_prefetch(j);
+    const std::vector<int64_t> next = plan_->evaluation_prefetch(n, j);
     if (!next.empty()) ds.prefetch(next, plan_->box());  // read while this batch is evaluated
     const Tensor& out = model_.forward(inputs, {layers::Mode::inference, 0, global_rows});
     const Tensor mine = loss_targets(targets, out, global_rows);
@@ -344,7 +365,7 @@ TrainingReport Trainer::run() {
     StepEnd e;
     e.epoch = step / per_epoch;
     e.last_step = last_step;
-    e.lr = static_cast<float>(lr_factor_ * schedule_->lr(step));
+    e.lr = static_cast<float>(lr(step));
     e.loss = train_step(step, last_step, e.lr);
     e.step = ++step;
     trained_samples += b;
@@ -421,6 +442,7 @@ double Trainer::finish_gradients(double loss) {
   std::array<double, 2> maxima{waited_before - reducer_->wait_seconds(), static_cast<double>(stop_signal())};
   group_.allreduce_max(maxima.data(), 2);
   exposed_wait_ += -maxima[0];
+  if (stop_group_.size() > group_.size()) stop_group_.allreduce_max(&maxima[1], 1);
   agreed_stop_ = static_cast<int>(maxima[1]);
   return loss;
 }

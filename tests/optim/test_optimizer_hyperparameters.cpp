@@ -50,8 +50,7 @@ TEST_CASE("adam lists and sets its hyper-parameters by config key", "[optim]") {
   adam.set_hyperparameter("lr", 3e-4, "$.optimizer");
   CHECK(adam.options().beta1 == 0.8);
   CHECK(adam.base_lr() == 3e-4);
-  CHECK_THROWS_WITH(adam.set_hyperparameter("momentum", 0.9, "$.optimizer"),
-                    Catch::Contains("$.optimizer.momentum"));
+  CHECK_THROWS_WITH(adam.set_hyperparameter("momentum", 0.9, "$.optimizer"), Catch::Contains("$.optimizer.momentum"));
   CHECK_THROWS_WITH(adam.set_hyperparameter("epsilon", -1.0, "$.optimizer"), Catch::Contains("non-negative"));
   CHECK(adam.hyperparameters().at("epsilon") == 1e-8);
 }

@@ -47,14 +47,20 @@ class BatchPlan {
 
   /// Validation samples read in all: the first ones of the validation set.
   int64_t validation_size() const { return validation_samples_; }
-  int64_t validation_batches() const;
-  /// Samples in validation batch `j` over all ranks (the last batch may be short).
-  int64_t validation_rows(int64_t j) const;
-  /// This rank's samples of validation batch `j`.
-  std::vector<int64_t> validation_samples(int64_t j) const;
-  /// What to read ahead while validation batch `j` is evaluated: batch j + 1's samples, or
-  /// nothing after the last batch.
-  std::vector<int64_t> validation_prefetch(int64_t j) const;
+  int64_t validation_batches() const { return evaluation_batches(validation_samples_); }
+  int64_t validation_rows(int64_t j) const { return evaluation_rows(validation_samples_, j); }
+  std::vector<int64_t> validation_samples(int64_t j) const { return evaluation_samples(validation_samples_, j); }
+  std::vector<int64_t> validation_prefetch(int64_t j) const { return evaluation_prefetch(validation_samples_, j); }
+
+  /// Evaluating the first `n` samples of a set (the validation set, or a population's
+  /// tournament data) in order, a global batch at a time: the number of batches; the samples
+  /// in batch `j` over all ranks (the last batch may be short); this rank's samples of batch
+  /// `j`; and what to read ahead while batch `j` is evaluated (batch j + 1's samples, or
+  /// nothing after the last batch).
+  int64_t evaluation_batches(int64_t n) const;
+  int64_t evaluation_rows(int64_t n, int64_t j) const;
+  std::vector<int64_t> evaluation_samples(int64_t n, int64_t j) const;
+  std::vector<int64_t> evaluation_prefetch(int64_t n, int64_t j) const;
 
   /// This rank's slice [first_row(rows), first_row(rows) + local_rows(rows)) of a global
   /// batch of `rows` samples.

@@ -24,17 +24,17 @@ namespace tessera::train {
 struct TrainingOptions {
   int64_t epochs = 1;
   int64_t batch_size = 8;
-  int64_t max_steps = 0;        // stop after this many optimizer steps in all (0: run all epochs)
+  int64_t max_steps = 0;  // stop after this many optimizer steps in all (0: run all epochs)
   uint64_t seed = 0;
   int64_t log_every = 10;       // steps between logged (averaged) losses
   std::string metrics_file;     // JSON-lines log, empty: none
   std::string checkpoint_file;  // written every `checkpoint_every` steps and at the end, empty: none
   int64_t checkpoint_every = 0;
-  int64_t allreduce_bucket_kb = 4096;  // gradient bucket size for the overlapped all-reduce
+  int64_t allreduce_bucket_kb = 4096;     // gradient bucket size for the overlapped all-reduce
   bool allreduce_progress_thread = true;  // advance the buckets in flight from a thread
   parallel::GradientCombination gradient_combination = parallel::GradientCombination::sum;
   bool check_replicas = check_replicas_by_default();  // compare replicas after every step
-  std::string resume_file;      // checkpoint to start from, empty: fresh start
+  std::string resume_file;                            // checkpoint to start from, empty: fresh start
   bool progress = true;
   bool profile = false;
 
@@ -103,6 +103,10 @@ class Trainer {
   const io::DataSplit& data() const { return data_; }
   const optim::LrSchedule& schedule() const { return *schedule_; }
   double lr_factor() const { return lr_factor_; }
+  /// The learning rate of step `step`: the schedule's, scaled with the global batch
+  /// (lr_factor) and following the optimizer's base rate where that was changed after the
+  /// schedule was made (a population's trainers vary it).
+  double lr(int64_t step) const;
   /// Seconds this rank waited for gradient sums, over the trainer's life.
   double allreduce_wait_seconds() const { return reducer_->wait_seconds(); }
   /// The report of the run under way.
@@ -113,6 +117,14 @@ class Trainer {
   ProgressReporter& progress() { return *progress_; }
   /// Evaluates the model on the validation set; every rank of the group must call it.
   ValidationResult validate();
+  /// Evaluates the model on the samples of `data` (as many as split evenly over the model's
+  /// sample groups), as validate() does the validation set; every rank of the group must
+  /// call it.
+  ValidationResult evaluate(io::Dataset& data);
+  /// The ranks that stop together after a stop request (core/stop_request.hpp): the group by
+  /// default; a job of several trainers gives all of its ranks, so that no trainer runs on
+  /// into a tournament with a partner that stopped. Collective over `ranks` every step.
+  void set_stop_group(parallel::Communicator ranks) { stop_group_ = std::move(ranks); }
 
  private:
   void check_data_and_loss() const;
@@ -125,7 +137,7 @@ class Trainer {
   /// One optimizer step on this rank's part of step `step`'s batch; returns the mean loss.
   double train_step(int64_t step, int64_t last_step, float lr);
   /// Waits for the gradient sum and sums `loss` over the group; tracks the exposed wait and
-  /// agrees on a stop request.
+  /// agrees on a stop request (over the stop group).
   double finish_gradients(double loss);
   /// This rank's block of `rows` samples' inputs, and of their targets.
   Shape local_input_shape(int64_t rows) const;
@@ -133,6 +145,8 @@ class Trainer {
   /// The part of `targets` (read for the input's distribution) the loss compares with
   /// `prediction` (this rank's block under the output's distribution).
   Tensor loss_targets(const Tensor& targets, const Tensor& prediction, int64_t global_rows) const;
+  /// evaluate() over the first `n` samples of `data`.
+  ValidationResult evaluate_first(io::Dataset& data, int64_t n);
 
   model::Model& model_;
   layers::Loss& loss_;
@@ -140,6 +154,7 @@ class Trainer {
   io::DataSplit& data_;
   TrainingOptions options_;
   parallel::Communicator group_;
+  parallel::Communicator stop_group_;
   std::unique_ptr<parallel::GradientReducer> reducer_;
   std::unique_ptr<BatchPlan> plan_;
   int64_t sample_parts_ = 1;  // blocks each sample of the model output is split into
