@@ -2,6 +2,7 @@
 
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/io/dataset_slice.hpp"
 #include "tessera/model/graph_builder.hpp"
 #include "tessera/model/memory_check.hpp"
 #include "tessera/model/model_spec.hpp"
@@ -61,17 +62,28 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   auto data_cfg = root.object("data");
   data_ = io::make_datasets(data_cfg, options_.seed);
   root.finish();
+  if (o.held_out_samples > 0) hold_out(o.held_out_samples, o.held_out_key);
 
   trainer_ = std::make_unique<Trainer>(*model_, *loss_, *optimizer_, data_, options_, optimizer_config_, o.group);
+}
+
+void TrainingRun::hold_out(int64_t samples, const std::string& key) {
+  const int64_t n = data_.train->size();
+  if (samples > n - options_.batch_size)
+    throw ConfigError(key, "holding out " + std::to_string(samples) + " of the " + std::to_string(n) +
+                               " training samples leaves fewer than one batch of " +
+                               std::to_string(options_.batch_size) + " to train on");
+  const std::shared_ptr<io::Dataset> all(std::move(data_.train));
+  data_.train = std::make_unique<io::DatasetSlice>(all, 0, n - samples, key);
+  held_out_ = std::make_shared<io::DatasetSlice>(all, n - samples, samples, key);
 }
 
 std::string TrainingRun::describe() const {
   std::string s = "data:      " + data_.train->describe() + "\n";
   if (data_.validation) s += "validation: " + data_.validation->describe() + "\n";
   s += "optimizer: " + optimizer_->str() + "\n";
-  s += "training:  " + std::to_string(options_.epochs) + " epoch(s) of " +
-       std::to_string(trainer_->steps_per_epoch()) + " steps, batch " + std::to_string(options_.batch_size) +
-       ", seed " + std::to_string(options_.seed) + "\n";
+  s += "training:  " + std::to_string(options_.epochs) + " epoch(s) of " + std::to_string(trainer_->steps_per_epoch()) +
+       " steps, batch " + std::to_string(options_.batch_size) + ", seed " + std::to_string(options_.seed) + "\n";
   s += "threads:   " + std::to_string(ExecSpace().concurrency()) + " (" + ExecSpace::name() + ") per rank, " +
        std::to_string(parallel::Communicator::world().size()) + " rank(s)\n";
   return s;

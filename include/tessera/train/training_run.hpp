@@ -19,6 +19,11 @@ struct RunOverrides {
   bool profile = false;
   /// The ranks that train together (all ranks of the job by default).
   parallel::Communicator group = parallel::Communicator::world();
+  /// The last this many training samples are not trained on but held out
+  /// (TrainingRun::held_out(): a population's tournament data); `held_out_key` names where
+  /// the count comes from, for errors.
+  int64_t held_out_samples = 0;
+  std::string held_out_key = "held-out samples";
 };
 
 /// A training run assembled from a run config:
@@ -35,14 +40,19 @@ class TrainingRun {
   const TrainingOptions& options() const { return options_; }
   /// A few lines describing model, data, optimizer and threads, for the console.
   std::string describe() const;
+  /// The samples held out of the training set (RunOverrides::held_out_samples), else null.
+  const std::shared_ptr<io::Dataset>& held_out() const { return held_out_; }
 
  private:
+  void hold_out(int64_t samples, const std::string& key);
+
   nlohmann::json config_, optimizer_config_;
   TrainingOptions options_;
   std::unique_ptr<model::Model> model_;
   std::unique_ptr<layers::Loss> loss_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   io::DataSplit data_;
+  std::shared_ptr<io::Dataset> held_out_;
   std::unique_ptr<Trainer> trainer_;
 };
 
