@@ -1,0 +1,175 @@
+#include "tessera/train/population_run.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "tessera/core/atomic_file.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/rng.hpp"
+#include "tessera/io/dataset_slice.hpp"
+#include "tessera/train/population_checkpoint.hpp"
+#include "tessera/train/population_checkpoint_hook.hpp"
+
+namespace tessera::train {
+namespace {
+
+/// `path` with `suffix` before its extension: "run.jsonl" → "run.trainer2.jsonl".
+std::string with_suffix(const std::string& path, const std::string& suffix) {
+  const auto slash = path.find_last_of('/');
+  const auto dot = path.find_last_of('.');
+  const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  const size_t at = has_extension ? dot : path.size();
+  return path.substr(0, at) + suffix + path.substr(at);
+}
+
+/// The "training" section's options with the command line's overrides, as TrainingRun reads
+/// them: what the population needs before it builds its trainer (seed, batch, checkpoint).
+TrainingOptions training_options(const nlohmann::json& training, const RunOverrides& o) {
+  ConfigObject cfg(training, "$.training");
+  TrainingOptions opts = TrainingOptions::from_json(cfg);
+  if (o.batch_size) opts.batch_size = *o.batch_size;
+  if (o.seed) opts.seed = *o.seed;
+  if (o.checkpoint_every) opts.checkpoint_every = *o.checkpoint_every;
+  if (!o.checkpoint_file.empty()) opts.checkpoint_file = o.checkpoint_file;
+  return opts;
+}
+
+}  // namespace
+
+bool PopulationRun::requested(const nlohmann::json& config, int64_t trainers_flag) {
+  if (trainers_flag > 0) return true;
+  const auto training = config.find("training");
+  return training != config.end() && training->is_object() && training->contains("ltfb");
+}
+
+PopulationRun::PopulationRun(nlohmann::json config, const RunOverrides& overrides, int64_t trainers_flag) {
+  if (!config.is_object()) throw ConfigError("$", "a run config is a JSON object");
+  nlohmann::json& training = config["training"];
+  if (training.is_null()) training = nlohmann::json::object();
+  if (!training.is_object()) throw ConfigError("$.training", "expected an object");
+  const nlohmann::json ltfb = training.contains("ltfb") ? training["ltfb"] : nlohmann::json::object();
+  training.erase("ltfb");
+  const TrainingOptions opts = training_options(training, overrides);
+  if (!ltfb.is_object()) throw ConfigError("$.training.ltfb", "expected an object");
+  ConfigObject ltfb_cfg(ltfb, "$.training.ltfb");
+  options_ = LtfbOptions::from_json(ltfb_cfg, opts.batch_size, trainers_flag);
+  layout_ = std::make_unique<PopulationLayout>(overrides.group, options_.trainers,
+                                               trainers_flag > 0 ? "--trainers" : "$.training.ltfb.trainers");
+  seed_ = opts.seed;
+  const int64_t t = layout_->trainer();
+
+  // Every trainer reads the same data: the data seed stays the run's.
+  if (config.contains("data") && config["data"].is_object() && !config["data"].contains("seed"))
+    config["data"]["seed"] = seed_;
+  // The population checkpoints; a trainer's own checkpoint would have K writers.
+  checkpoint_path_ = opts.checkpoint_file;
+  training.erase("checkpoint");
+  if (!checkpoint_path_.empty()) require_writable_location(checkpoint_path_, "checkpoints");
+  if (overrides.checkpoint_every && *overrides.checkpoint_every > 0 && checkpoint_path_.empty())
+    throw ConfigError("--checkpoint-every",
+                      "needs a checkpoint file: add --checkpoint FILE (or training.checkpoint.path)");
+
+  RunOverrides mine = overrides;
+  mine.group = layout_->trainer_group();
+  mine.seed = seed_ + static_cast<uint64_t>(t);
+  mine.checkpoint_file.clear();
+  mine.checkpoint_every.reset();
+  mine.held_out_samples = options_.trainers * options_.tournament_samples;
+  mine.held_out_key = "$.training.ltfb.tournament_samples";
+  mine.progress = overrides.progress && layout_->job().rank() == 0;
+  if (!overrides.metrics_file.empty() && t > 0)
+    mine.metrics_file = with_suffix(overrides.metrics_file, ".trainer" + std::to_string(t));
+  std::vector<std::string> resumed_files;
+  PopulationManifest manifest;
+  if (!overrides.resume_file.empty()) {
+    if (!PopulationManifest::is_manifest(overrides.resume_file))
+      throw ConfigError("--resume", overrides.resume_file +
+                                        " is not a population checkpoint: a population resumes from the manifest "
+                                        "written at its --checkpoint path");
+    manifest = PopulationManifest::read(overrides.resume_file);
+    if (manifest.trainers != options_.trainers)
+      throw ConfigError("--resume", overrides.resume_file + " holds a population of " +
+                                        std::to_string(manifest.trainers) + " trainers, this run has " +
+                                        std::to_string(options_.trainers));
+    for (const auto& f : manifest.files) resumed_files.push_back(PopulationManifest::beside(overrides.resume_file, f));
+    mine.resume_file = resumed_files[static_cast<size_t>(t)];
+  }
+  run_ = std::make_unique<TrainingRun>(config, mine);
+  Trainer& trainer = run_->trainer();
+  trainer.set_stop_group(layout_->job());
+  if (overrides.resume_file.empty())
+    draw_hyperparameters(seed_);
+  else
+    restore_hyperparameters(manifest.hyperparameter_keys, manifest.hyperparameters[static_cast<size_t>(t)]);
+
+  tournament_data_ =
+      std::make_unique<io::DatasetSlice>(run_->held_out(), t * options_.tournament_samples, options_.tournament_samples,
+                                         "$.training.ltfb.tournament_samples");
+  auto tournaments = std::make_unique<TournamentHook>(options_, *layout_, *tournament_data_, seed_);
+  tournaments_ = tournaments.get();
+  trainer.add_hook(std::move(tournaments));
+  if (!checkpoint_path_.empty())
+    trainer.add_hook(std::make_unique<PopulationCheckpointHook>(checkpoint_path_, opts.checkpoint_every, *layout_,
+                                                                seed_, resumed_files));
+}
+
+void PopulationRun::draw_hyperparameters(uint64_t seed) {
+  const uint64_t stream = 0x6c7466622d687000ull ^ static_cast<uint64_t>(layout_->trainer());
+  optim::Optimizer& optimizer = run_->trainer().optimizer();
+  for (size_t k = 0; k < options_.hyperparameters.size(); ++k) {
+    const HyperparameterRange& r = options_.hyperparameters[k];
+    const double u = rng::uniform(seed, stream, k);
+    const double value =
+        r.log_scale ? std::exp(std::log(r.min) + u * (std::log(r.max) - std::log(r.min))) : r.min + u * (r.max - r.min);
+    optimizer.set_hyperparameter(r.key, value, "$.training.ltfb.hyperparameters");
+  }
+}
+
+void PopulationRun::restore_hyperparameters(const std::vector<std::string>& keys, const std::vector<double>& values) {
+  optim::Optimizer& optimizer = run_->trainer().optimizer();
+  std::vector<std::string> own;
+  for (const auto& [key, value] : optimizer.hyperparameters()) own.push_back(key);
+  if (own != keys)
+    throw ConfigError("--resume", "the population checkpoint's hyper-parameters are for another optimizer");
+  for (size_t k = 0; k < keys.size(); ++k) optimizer.set_hyperparameter(keys[k], values[k], "--resume");
+}
+
+TrainingReport PopulationRun::run() { return run_->run(); }
+
+std::string PopulationRun::describe() const {
+  std::string s = "population: " + std::to_string(options_.trainers) + " trainer(s) of " +
+                  std::to_string(layout_->ranks_per_trainer()) + " rank(s); ";
+  if (options_.selection == Selection::none)
+    s += "no tournaments (independent trainers)";
+  else
+    s += options_.selection_name() + " tournaments every " + std::to_string(options_.round_steps) + " steps on " +
+         std::to_string(options_.tournament_samples) + " held-out samples per trainer";
+  if (!options_.hyperparameters.empty()) {
+    s += "; drawn:";
+    for (const auto& r : options_.hyperparameters) s += " " + r.key;
+    if (options_.perturb) s += " (perturbed on adoption)";
+  }
+  return s + "\n" + run_->describe();
+}
+
+std::string PopulationRun::summary_table() const {
+  const PopulationSummary& sum = summary();
+  std::string s = "trainer  validation loss";
+  for (const auto& key : sum.hyperparameter_keys) s += "  " + key;
+  s += "\n";
+  char buf[64];
+  for (size_t t = 0; t < sum.validation_loss.size(); ++t) {
+    std::snprintf(buf, sizeof buf, "%7zu  %15.4f", t, sum.validation_loss[t]);
+    s += buf;
+    for (const double v : sum.hyperparameters[t]) {
+      std::snprintf(buf, sizeof buf, "  %.4g", v);
+      s += buf;
+    }
+    s += static_cast<int64_t>(t) == sum.best_trainer ? "  <- best\n" : "\n";
+  }
+  std::snprintf(buf, sizeof buf, "%lld tournament round(s), %.3f s in tournaments on this rank",
+                static_cast<long long>(sum.rounds), sum.tournament_seconds);
+  return s + buf;
+}
+
+}  // namespace tessera::train
