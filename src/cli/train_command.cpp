@@ -8,6 +8,7 @@
 #include "tessera/core/log.hpp"
 #include "tessera/core/stop_request.hpp"
 #include "tessera/parallel/communicator.hpp"
+#include "tessera/train/population_run.hpp"
 
 namespace tessera::cli {
 
@@ -69,10 +70,9 @@ std::string resume_command(const std::vector<std::string>& command_line, const s
 }
 
 /// Says on rank 0 how the run stopped and how to go on; returns the exit status.
-int report_stop(const TrainArgs& a, const train::TrainingRun& run, const train::TrainingReport& report) {
+int report_stop(const TrainArgs& a, const std::string& checkpoint, const train::TrainingReport& report) {
   const std::string signal = signal_name(report.stop_signal);
   const int status = stop_exit_code(report.stop_signal);
-  const std::string& checkpoint = run.options().checkpoint_file;
   const std::string stopped = "stopped by " + signal + " after step " + std::to_string(report.steps) +
                               " (exit status " + std::to_string(status) + ")";
   if (checkpoint.empty()) {
@@ -85,6 +85,43 @@ int report_stop(const TrainArgs& a, const train::TrainingRun& run, const train::
     if (ranks > 1) log::info("  under the MPI launcher, on " + std::to_string(ranks) + " ranks as this run was");
   }
   return status;
+}
+
+/// "done: 40 steps, 12.3 samples/s, training loss 0.9 -> 0.2, validation loss ..., peak RSS ..."
+std::string summary_line(const train::TrainingReport& report) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%s: %lld steps, %.2f samples/s", report.stop_signal != 0 ? "stopped" : "done",
+                static_cast<long long>(report.steps), report.samples_per_second);
+  std::string summary = line;
+  if (!report.logged_losses.empty()) {
+    std::snprintf(line, sizeof line, ", training loss %.4f -> %.4f", report.logged_losses.front(),
+                  report.logged_losses.back());
+    summary += line;
+  }
+  if (report.validation_loss >= 0) {
+    std::snprintf(line, sizeof line, ", validation loss %.4f", report.validation_loss);
+    summary += line;
+    if (report.validation_baseline > 0) {
+      std::snprintf(line, sizeof line, " (%.1fx below predicting the mean)",
+                    report.validation_baseline / std::max(report.validation_loss, 1e-12));
+      summary += line;
+    }
+  }
+  std::snprintf(line, sizeof line, ", peak RSS %.0f MiB (largest rank)", report.peak_rss_mb_max_rank);
+  return summary + line;
+}
+
+int run_population(TrainArgs& a, const nlohmann::json& config) {
+  train::PopulationRun population(config, a.overrides, a.trainers);
+  if (!a.quiet) {
+    log::info("tessera train " + a.config);
+    log::info(population.trainer_run().model().summary());
+    log::info(population.describe());
+  }
+  const auto report = population.run();
+  log::info("trainer 0: " + summary_line(report));
+  log::info(population.summary_table());
+  return report.stop_signal != 0 ? report_stop(a, population.checkpoint_path(), report) : 0;
 }
 
 }  // namespace
@@ -117,6 +154,10 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   cmd->add_option("--checkpoint-every", a.checkpoint_every, "Steps between checkpoints (0: only at the end)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--resume", a.overrides.resume_file, "Resume from this checkpoint")->check(CLI::ExistingFile);
+  cmd->add_option("--trainers", a.trainers,
+                  "Train a population of this many trainers that meet in tournaments (LTFB; training.ltfb in the "
+                  "config, see docs/ltfb.md); it must divide the number of ranks")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--profile", a.overrides.profile,
                 "Time every layer's forward and backward (with fences) and print the breakdown at the end");
   cmd->add_flag("--no-progress", a.no_progress, "No progress bar or per-step lines");
@@ -143,6 +184,7 @@ int run_train(TrainArgs& a) {
                         "expected an object such as {\"depth\": 2}, got " + json_excerpt(distribution));
     if (config.contains("model") && config["model"].is_object()) config["model"]["distribution"] = distribution;
   }
+  if (train::PopulationRun::requested(config, a.trainers)) return run_population(a, config);
   train::TrainingRun run(config, a.overrides);
   if (!a.quiet) {
     log::info("tessera train " + a.config);
@@ -150,27 +192,8 @@ int run_train(TrainArgs& a) {
     log::info(run.describe());
   }
   const auto report = run.run();
-  char line[256];
-  std::snprintf(line, sizeof line, "%s: %lld steps, %.2f samples/s", report.stop_signal != 0 ? "stopped" : "done",
-                static_cast<long long>(report.steps), report.samples_per_second);
-  std::string summary = line;
-  if (!report.logged_losses.empty()) {
-    std::snprintf(line, sizeof line, ", training loss %.4f -> %.4f", report.logged_losses.front(),
-                  report.logged_losses.back());
-    summary += line;
-  }
-  if (report.validation_loss >= 0) {
-    std::snprintf(line, sizeof line, ", validation loss %.4f", report.validation_loss);
-    summary += line;
-    if (report.validation_baseline > 0) {
-      std::snprintf(line, sizeof line, " (%.1fx below predicting the mean)",
-                    report.validation_baseline / std::max(report.validation_loss, 1e-12));
-      summary += line;
-    }
-  }
-  std::snprintf(line, sizeof line, ", peak RSS %.0f MiB (largest rank)", report.peak_rss_mb_max_rank);
-  log::info(summary + line);
-  return report.stop_signal != 0 ? report_stop(a, run, report) : 0;
+  log::info(summary_line(report));
+  return report.stop_signal != 0 ? report_stop(a, run.options().checkpoint_file, report) : 0;
 }
 
 }  // namespace tessera::cli
