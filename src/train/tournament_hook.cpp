@@ -141,8 +141,9 @@ TournamentHook::Outcome TournamentHook::truncation_round(Trainer& trainer, int64
 }
 
 void TournamentHook::on_step_end(Trainer& trainer, const StepEnd& step) {
-  // A stopping run spends its grace time on the checkpoint; every trainer agrees on the stop.
-  if (options_.selection == Selection::none || step.step % options_.round_steps != 0 || step.stop_signal != 0) return;
+  // Held also when the run stops after this step (all trainers agree on that): the checkpoint
+  // then holds the round's outcome, and the resumed run goes on as the uninterrupted one.
+  if (options_.selection == Selection::none || step.step % options_.round_steps != 0) return;
   const auto start = std::chrono::steady_clock::now();
   const int64_t round = step.step / options_.round_steps;
   const Outcome mine =
