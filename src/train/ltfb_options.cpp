@@ -32,6 +32,7 @@ LtfbOptions LtfbOptions::from_json(ConfigObject& cfg, int64_t batch_size, int64_
   o.trainers = cfg.integer_in("trainers", 1, 1 << 20, 1);
   if (trainers_override > 0) o.trainers = trainers_override;
   o.round_steps = cfg.integer_in("round_steps", 1, int64_t{1} << 40, 10);
+  o.start_step = cfg.integer_in("start_step", 0, int64_t{1} << 50, 0);
   o.tournament_samples = cfg.integer_in("tournament_samples", 1, int64_t{1} << 40, batch_size);
   const std::string selection = cfg.choice("selection", {"pairwise", "truncation", "none"}, "pairwise");
   o.selection = selection == "truncation" ? Selection::truncation

@@ -143,7 +143,9 @@ TournamentHook::Outcome TournamentHook::truncation_round(Trainer& trainer, int64
 void TournamentHook::on_step_end(Trainer& trainer, const StepEnd& step) {
   // Held also when the run stops after this step (all trainers agree on that): the checkpoint
   // then holds the round's outcome, and the resumed run goes on as the uninterrupted one.
-  if (options_.selection == Selection::none || step.step % options_.round_steps != 0) return;
+  if (options_.selection == Selection::none || step.step % options_.round_steps != 0 ||
+      step.step < options_.start_step)
+    return;
   const auto start = std::chrono::steady_clock::now();
   const int64_t round = step.step / options_.round_steps;
   const Outcome mine =
@@ -152,6 +154,21 @@ void TournamentHook::on_step_end(Trainer& trainer, const StepEnd& step) {
   ++summary_.rounds;
   summary_.tournament_seconds += seconds;
   report_round(trainer, round, step.step, mine, seconds);
+  // The run's last validation came before this round; the models that leave the run (and its
+  // checkpoint) are those after it.
+  if (step.step == step.last_step && trainer.data().validation) revalidate(trainer, step);
+}
+
+void TournamentHook::revalidate(Trainer& trainer, const StepEnd& step) {
+  const ValidationResult v = trainer.validate();
+  TrainingReport& report = trainer.report();
+  report.validation_loss = v.loss;
+  report.validation_baseline = v.baseline;
+  report.validation_accuracy = v.accuracy;
+  nlohmann::json rec{{"event", "validation"}, {"step", step.step},     {"epoch", step.epoch},
+                     {"loss", v.loss},        {"after_tournament", true}};
+  if (v.accuracy >= 0) rec["accuracy"] = v.accuracy;
+  trainer.metrics().write(rec);
 }
 
 void TournamentHook::report_round(Trainer& trainer, int64_t round, int64_t step, const Outcome& mine, double seconds) {

@@ -19,6 +19,7 @@ TEST_CASE("The ltfb section's defaults and keys", "[train][ltfb]") {
   const auto d = read(nlohmann::json::object());
   CHECK(d.trainers == 1);
   CHECK(d.round_steps == 10);
+  CHECK(d.start_step == 0);
   CHECK(d.tournament_samples == 16);  // the batch
   CHECK(d.selection == Selection::pairwise);
   CHECK_FALSE(d.higher_is_better);
@@ -43,6 +44,7 @@ TEST_CASE("Bad ltfb sections are refused naming the key", "[train][ltfb]") {
   };
   fails(R"({"trainers": 0})", "$.training.ltfb.trainers");
   fails(R"({"round_steps": 0})", "$.training.ltfb.round_steps");
+  fails(R"({"start_step": -1})", "$.training.ltfb.start_step");
   fails(R"({"tournament_samples": 0})", "$.training.ltfb.tournament_samples");
   fails(R"({"selection": "roulette"})", "$.training.ltfb.selection");
   fails(R"({"trainers": 3, "selection": "truncation", "truncation_count": 2})",

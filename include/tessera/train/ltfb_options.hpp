@@ -23,8 +23,9 @@ enum class Selection {
 };
 
 /// The "training.ltfb" section: a population of `trainers` trainers in one job (LBANN's
-/// "livermore tournament fast batch"), meeting every `round_steps` steps.
-///   {"trainers": K, "round_steps": R, "tournament_samples": N,
+/// "livermore tournament fast batch"), meeting after every `round_steps` steps from step
+/// `start_step` on.
+///   {"trainers": K, "round_steps": R, "start_step": S, "tournament_samples": N,
 ///    "selection": "pairwise" | "truncation" | "none", "truncation_count": k,
 ///    "metric": "loss" | "accuracy", "perturb": false,
 ///    "hyperparameters": {"lr": {"min": 0.001, "max": 0.1, "scale": "log"}, ...}}
@@ -33,6 +34,10 @@ enum class Selection {
 struct LtfbOptions {
   int64_t trainers = 1;
   int64_t round_steps = 0;
+  // No tournament before this step: right after initialisation a model's loss says more
+  // about its initial weights than about its hyper-parameters (a high learning rate starts
+  // worse and ends better), and early rounds would select for the slow.
+  int64_t start_step = 0;
   int64_t tournament_samples = 0;
   Selection selection = Selection::pairwise;
   int64_t truncation_count = 1;

@@ -38,7 +38,8 @@ struct PopulationSummary {
 ///
 /// Every round is logged to the metrics JSONL ("tournament": pairs, scores, winners, the
 /// hyper-parameters after the round) and in one console line with the population's best and
-/// median metric. At the start the hook checks that all trainers will run the same steps, so
+/// median metric; a round at the run's last step is followed by a validation of the models
+/// that leave the run. At the start the hook checks that all trainers will run the same steps, so
 /// none waits at a tournament for a partner that has finished.
 class TournamentHook final : public TrainerHook {
  public:
@@ -64,6 +65,8 @@ class TournamentHook final : public TrainerHook {
   /// Adopts `winner`'s state, then perturbs the declared hyper-parameters.
   void adopt(Trainer& trainer, const TrainerState& winner, int64_t round);
   void report_round(Trainer& trainer, int64_t round, int64_t step, const Outcome& mine, double seconds);
+  /// Validates again after a round at the run's last step, for the report and the log.
+  void revalidate(Trainer& trainer, const StepEnd& step);
 
   LtfbOptions options_;
   const PopulationLayout& layout_;
