@@ -99,6 +99,19 @@ class StateProbe final : public train::TrainerHook {
   const train::PopulationLayout& layout_;
 };
 
+/// Runs `run` (2 steps, its round after step 2) with probes after steps 1 and 2: the states
+/// before and after the round.
+std::pair<const StateProbe*, const StateProbe*> run_round_between_probes(train::PopulationRun& run) {
+  auto before = std::make_unique<StateProbe>(1, run.layout());
+  auto after = std::make_unique<StateProbe>(2, run.layout());
+  const StateProbe* b = before.get();
+  const StateProbe* a = after.get();
+  run.trainer_run().trainer().add_hook(std::move(before));
+  run.trainer_run().trainer().add_hook(std::move(after));
+  run.run();
+  return {b, a};
+}
+
 /// The "tournament" records of a metrics log, without their timings.
 std::vector<json> tournament_records(const std::string& path) {
   std::vector<json> out;
@@ -142,13 +155,7 @@ int main(int argc, char* argv[]) {
     // Pairwise: partners differ before round 1 (own draws), hold one state after it.
     {
       train::PopulationRun run(population_config(trainers, "pairwise", distribution), quiet(2), 0);
-      auto before = std::make_unique<StateProbe>(1, run.layout());
-      auto after = std::make_unique<StateProbe>(2, run.layout());
-      StateProbe* b = before.get();
-      StateProbe* a = after.get();
-      run.trainer_run().trainer().add_hook(std::move(before));
-      run.trainer_run().trainer().add_hook(std::move(after));
-      run.run();
+      const auto [b, a] = run_round_between_probes(run);
       const auto pairs = train::tournament_pairs(11, 1, trainers);
       for (const auto& [x, y] : pairs) {
         log.check(b->hashes[static_cast<size_t>(x)] != b->hashes[static_cast<size_t>(y)],
@@ -168,15 +175,8 @@ int main(int argc, char* argv[]) {
     // Truncation: the worst trainer takes the best one's model; one state fewer in the population.
     if (trainers >= 2) {
       train::PopulationRun run(population_config(trainers, "truncation", distribution), quiet(2), 0);
-      auto before = std::make_unique<StateProbe>(1, run.layout());
-      auto after = std::make_unique<StateProbe>(2, run.layout());
-      StateProbe* b = before.get();
-      StateProbe* a = after.get();
-      run.trainer_run().trainer().add_hook(std::move(before));
-      run.trainer_run().trainer().add_hook(std::move(after));
-      run.run();
+      const auto [b, a] = run_round_between_probes(run);
       std::set<double> distinct_before(b->hashes.begin(), b->hashes.end());
-      std::set<double> distinct_after(a->hashes.begin(), a->hashes.end());
       log.check(static_cast<int64_t>(distinct_before.size()) == trainers, "truncation: trainers equal before");
       // Perturbation changes the loser's hyper-parameters: compare models without them.
       train::TrainerState model_only = a->state;
