@@ -319,6 +319,12 @@ ValidationResult Trainer::evaluate_first(io::Dataset& ds, int64_t n) {
 
 void Trainer::add_hook(std::unique_ptr<TrainerHook> hook) { added_hooks_.push_back(std::move(hook)); }
 
+void Trainer::set_stop_group(parallel::Communicator ranks) {
+  stop_group_ = std::move(ranks);
+  stop_agreement_ =
+      stop_group_.size() > group_.size() ? std::make_unique<parallel::LaggedAgreement>(stop_group_) : nullptr;
+}
+
 std::vector<TrainerHook*> Trainer::start_run() {
   report_ = TrainingReport{};
   exposed_wait_ = 0.0;
@@ -387,6 +393,7 @@ TrainingReport Trainer::run() {
     }
   }
   const double total_time = seconds_since(run_start);
+  if (stop_agreement_) stop_agreement_->finish();  // every rank has one agreement in flight
   for (auto* hook : hooks) hook->on_training_end(*this, step);
   report_.steps = step;
   double max_peak_rss = peak_rss_mb();  // the largest rank's, for memory-per-rank reports
@@ -442,7 +449,7 @@ double Trainer::finish_gradients(double loss) {
   std::array<double, 2> maxima{waited_before - reducer_->wait_seconds(), static_cast<double>(stop_signal())};
   group_.allreduce_max(maxima.data(), 2);
   exposed_wait_ += -maxima[0];
-  if (stop_group_.size() > group_.size()) stop_group_.allreduce_max(&maxima[1], 1);
+  if (stop_agreement_) maxima[1] = stop_agreement_->exchange(static_cast<double>(stop_signal()));
   agreed_stop_ = static_cast<int>(maxima[1]);
   return loss;
 }

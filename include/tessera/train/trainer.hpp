@@ -11,6 +11,7 @@
 #include "tessera/optim/optimizer.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/parallel/gradient_reducer.hpp"
+#include "tessera/parallel/lagged_agreement.hpp"
 #include "tessera/train/batch_plan.hpp"
 #include "tessera/train/checkpoint.hpp"
 #include "tessera/train/metrics_log.hpp"
@@ -123,8 +124,10 @@ class Trainer {
   ValidationResult evaluate(io::Dataset& data);
   /// The ranks that stop together after a stop request (core/stop_request.hpp): the group by
   /// default; a job of several trainers gives all of its ranks, so that no trainer runs on
-  /// into a tournament with a partner that stopped. Collective over `ranks` every step.
-  void set_stop_group(parallel::Communicator ranks) { stop_group_ = std::move(ranks); }
+  /// into a tournament with a partner that stopped. Over a wider group the stop is agreed
+  /// one step late without blocking (parallel::LaggedAgreement), so trainers are not held
+  /// in lock-step: a request seen in step s stops every trainer after step s + 1.
+  void set_stop_group(parallel::Communicator ranks);
 
  private:
   void check_data_and_loss() const;
@@ -155,6 +158,7 @@ class Trainer {
   TrainingOptions options_;
   parallel::Communicator group_;
   parallel::Communicator stop_group_;
+  std::unique_ptr<parallel::LaggedAgreement> stop_agreement_;  // over a stop group wider than the group
   std::unique_ptr<parallel::GradientReducer> reducer_;
   std::unique_ptr<BatchPlan> plan_;
   int64_t sample_parts_ = 1;  // blocks each sample of the model output is split into
