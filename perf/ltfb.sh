@@ -12,20 +12,22 @@
 # samples/s of 2 trainers x 1 rank x 1 thread (the population's sum, tournaments included)
 # over twice the samples/s of one 1-thread trainer run alone, and the tournament overhead
 # per round.
-# Usage: perf/ltfb.sh [--seeds "1 2 3"] [--epochs N] [--repeats R] [--build DIR]
-#        (--seeds "": the efficiency only; R alternating lone/pair runs, default 3)
+# Usage: perf/ltfb.sh [--seeds "1 2 3"] [--epochs N] [--repeats R] [--efficiency-round-steps S]
+#                    [--build DIR]   (--seeds "": the efficiency only; R alternating lone/pair
+#                    runs, default 3; S: the pair's round interval, default 32 as above)
 # Last line: ltfb_best_val=… independent_best_val=… data_parallel_val=… trainer_efficiency=…
 #            ltfb_wins=W/N (means over the seeds; the per-seed figures are printed above)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seeds="1 2 3" epochs=5 repeats=3 build=build/perf
+seeds="1 2 3" epochs=5 repeats=3 round_steps=32 efficiency_round_steps=32 build=build/perf
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seeds) seeds=$2; shift ;;
     --epochs) epochs=$2; shift ;;
     --repeats) repeats=$2; shift ;;
+    --efficiency-round-steps) efficiency_round_steps=$2; shift ;;
     --build) build=$2; shift ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ltfb.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -36,16 +38,17 @@ export OMP_PROC_BIND=false OMP_NUM_THREADS=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# config SELECTION TRAINERS SEED FILE: the benchmark's run config.
+# config SELECTION TRAINERS SEED FILE [ROUND_STEPS]: the benchmark's run config.
 config() {
-  /usr/bin/python3 - "$@" "$epochs" <<'PY'
+  /usr/bin/python3 - "$1" "$2" "$3" "$4" "$epochs" "${5:-$round_steps}" <<'PY'
 import json, sys
 selection, trainers, seed, path, epochs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+round_steps = int(sys.argv[6])
 c = json.load(open("examples/cosmoflow_tiny.json"))
 c["optimizer"].pop("schedule", None)
 c["training"].update({"epochs": epochs, "seed": seed, "log_every": 1000})
 c["data"]["validation_samples"] = 512  # the figure compared is a validation loss: less noise
-ltfb = {"trainers": trainers, "round_steps": 32, "start_step": 56, "tournament_samples": 32,
+ltfb = {"trainers": trainers, "round_steps": round_steps, "start_step": 56, "tournament_samples": 32,
         "selection": selection, "hyperparameters": {"lr": {"min": 1e-4, "max": 1e-2, "scale": "log"}}}
 if selection != "none":
     ltfb["perturb"] = True
@@ -101,7 +104,7 @@ done
 
 # Efficiency: 2 trainers x 1 rank x 1 thread on the 2 cores against one trainer alone, the two
 # run alternately `repeats` times; the median of the adjacent pairs' ratios.
-config pairwise 2 1 "$work/pair.json"
+config pairwise 2 1 "$work/pair.json" "$efficiency_round_steps"
 config none 1 1 "$work/lone.json"
 : >"$work/efficiency"
 for r in $(seq 1 "$repeats"); do
@@ -126,7 +129,7 @@ print(" ".join(f"{r[0]:.3f}" for r in rows), file=sys.stderr)
 PY
 )
 echo "trainer efficiency (2 trainers x 1 rank x 1 thread against one lone trainer, median of $repeats" \
-     "alternating pairs): $efficiency; tournament overhead $overhead s per round"
+     "alternating pairs, a round every $efficiency_round_steps steps): $efficiency; tournament overhead $overhead s per round"
 touch "$work/per_seed"
 /usr/bin/python3 - "$work/per_seed" "$efficiency" <<'PY'
 import sys

@@ -7,6 +7,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/core/profiling.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/parallel/peer_exchange.hpp"
 #include "tessera/train/tournament_pairing.hpp"
@@ -60,6 +61,7 @@ void TournamentHook::on_run_start(Trainer& trainer, const RunStart& start) {
 }
 
 double TournamentHook::metric_of(Trainer& trainer) {
+  ProfileRegion region("tournament_evaluate");
   const ValidationResult v = trainer.evaluate(data_);
   if (!options_.higher_is_better) return v.loss;
   if (v.accuracy < 0)
@@ -95,7 +97,10 @@ TournamentHook::Outcome TournamentHook::pairwise_round(Trainer& trainer, int64_t
   if (o.partner < 0) return o;  // the odd trainer out
   model::ParameterStore& params = trainer.model().parameters();
   const TrainerState own = TrainerState::capture(params, trainer.optimizer());
-  const TrainerState theirs = own.exchange(layout_.peers(), static_cast<int>(o.partner));
+  const TrainerState theirs = [&] {
+    ProfileRegion region("tournament_exchange");
+    return own.exchange(layout_.peers(), static_cast<int>(o.partner));
+  }();
   theirs.install_model(params);
   const double partner_here = metric_of(trainer);
   // What the partner measured: its model and this one's, on its data.
@@ -146,6 +151,7 @@ void TournamentHook::on_step_end(Trainer& trainer, const StepEnd& step) {
   if (options_.selection == Selection::none || step.step % options_.round_steps != 0 ||
       step.step < options_.start_step)
     return;
+  ProfileRegion region("tournament");
   const auto start = std::chrono::steady_clock::now();
   const int64_t round = step.step / options_.round_steps;
   const Outcome mine =
