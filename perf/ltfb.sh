@@ -27,7 +27,7 @@ while [[ $# -gt 0 ]]; do
     --repeats) repeats=$2; shift ;;
     --efficiency-round-steps) efficiency_round_steps=$2; shift ;;
     --build) build=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ltfb.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
