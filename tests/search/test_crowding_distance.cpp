@@ -5,7 +5,6 @@
 #include "tessera/search/crowding_distance.hpp"
 
 using namespace tessera::search;
-using Catch::Approx;
 
 namespace {
 const double inf = std::numeric_limits<double>::infinity();
@@ -32,12 +31,15 @@ TEST_CASE("Crowding distance follows the front's order and ignores other points"
 }
 
 TEST_CASE("Crowding distance with duplicates, one objective and flat objectives", "[search][nsga2]") {
-  // Duplicates: ties are ordered by index, so one copy is an end and the other inside.
-  const std::vector<Objectives> dup{{0, 2}, {0, 2}, {2, 0}};
-  const auto d = crowding_distance(dup, {0, 1, 2});
+  // Duplicates: ties are ordered by index, so of two equal points the lower one sits nearer
+  // the lower end in every objective. f1 order 0,1,2,3: 1 gets (1-0)/3, 2 gets (3-1)/3;
+  // f2 order 3,1,2,0: 1 gets (1-0)/3, 2 gets (3-1)/3.
+  const std::vector<Objectives> dup{{0, 3}, {1, 1}, {1, 1}, {3, 0}};
+  const auto d = crowding_distance(dup, {0, 1, 2, 3});
   CHECK(d[0] == inf);
-  CHECK(d[1] == Approx(1.0 + 1.0));  // neighbours (0,2) and (2,0) in both objectives
-  CHECK(d[2] == inf);
+  CHECK(d[1] == Approx(2.0 / 3.0));
+  CHECK(d[2] == Approx(4.0 / 3.0));
+  CHECK(d[3] == inf);
   // One objective: the ends are infinite, the inner points their neighbours' gap.
   const std::vector<Objectives> one{{0}, {1}, {3}, {4}};
   const auto d1 = crowding_distance(one, {0, 1, 2, 3});
