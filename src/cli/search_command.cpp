@@ -20,7 +20,8 @@ CLI::App* add_search_command(CLI::App& app, SearchArgs& a) {
       "generation. See docs/search.md.");
   cmd->add_option("space", a.space, "Search space (JSON)")->required()->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", a.output, "Output directory (created if missing)")->required();
-  cmd->add_flag("--resume", a.resume, "Continue the search saved in OUTPUT/search_state.json after its last generation");
+  cmd->add_flag("--resume", a.resume,
+                "Continue the search saved in OUTPUT/search_state.json after its last generation");
   cmd->add_option("--trainers", a.trainers,
                   "Candidates trained at a time (overrides budget.trainers); must divide the ranks")
       ->check(CLI::PositiveNumber);

@@ -42,8 +42,9 @@ std::string front_svg(const SearchState& state, const std::vector<size_t>& front
     y_hi = std::max(y_hi, r.objectives[y]);
   }
   const std::string x_name = state.objectives[x], y_name = state.objectives[y];
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(height) +
-                  "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  std::string s =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(height) +
+      "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   if (!(x_lo <= x_hi)) return s + "<text x=\"20\" y=\"40\">no candidate finished training</text>\n</svg>\n";
   const bool log_x = x_lo > 0 && x_hi / x_lo > 20.0;
   auto tx = [&](double v) { return log_x ? std::log(v) : v; };

@@ -54,8 +54,7 @@ std::vector<float> IntrospectionObjective::activations(TrainedCandidate& candida
   size_t at = layers.size();
   for (size_t i = 0; i < layers.size(); ++i)
     if (layers[i].value("name", std::string()) == layer_) at = i;
-  if (at == layers.size())
-    throw ConfigError("$.introspection.layer", "this candidate has no layer '" + layer_ + "'");
+  if (at == layers.size()) throw ConfigError("$.introspection.layer", "this candidate has no layer '" + layer_ + "'");
   layers.erase(layers.begin() + static_cast<std::ptrdiff_t>(at) + 1, layers.end());
   model.erase("distribution");
   for (auto& l : layers) l.erase("distribution");

@@ -66,15 +66,16 @@ SearchRun::SearchRun(SearchSpace space, SearchOptions options, parallel::Communi
       job_(std::move(job)),
       nsga_(space_.levels(), space_.budget().seed) {
   for (size_t k = 0; k < space_.objectives().size(); ++k)
-    objectives_.push_back(make_objective(space_.objectives()[k], space_.introspection(),
-                                         "$.objectives[" + std::to_string(k) + "]"));
+    objectives_.push_back(
+        make_objective(space_.objectives()[k], space_.introspection(), "$.objectives[" + std::to_string(k) + "]"));
   if (options_.output_dir.empty()) throw ConfigError("--output", "a search needs an output directory");
   if (job_.rank() == 0) {
     make_directory(options_.output_dir, "output");
     make_directory(output("front"), "front");
   }
   const int64_t k = trainer_count(space_.budget(), options_.trainers, job_.size());
-  layout_ = std::make_unique<train::PopulationLayout>(job_, k, options_.trainers > 0 ? "--trainers" : "$.budget.trainers");
+  layout_ =
+      std::make_unique<train::PopulationLayout>(job_, k, options_.trainers > 0 ? "--trainers" : "$.budget.trainers");
   state_.seed = space_.budget().seed;
   state_.levels = space_.levels();
   state_.objectives = space_.objectives();
@@ -159,9 +160,10 @@ std::vector<size_t> SearchRun::evaluate(const std::vector<Candidate>& candidates
     std::copy(v.begin(), v.end(), all.begin() + static_cast<std::ptrdiff_t>(i * width));
     all[i * width + m] = failure.empty() ? 0.0 : 1.0;
     if (!failure.empty() && layout_->trainer_group().rank() == 0)
-      std::fprintf(stderr, "tessera: warning: %s\n", ("generation " + std::to_string(generation) + ", candidate " + std::to_string(i) +
-                " failed in training: " + failure)
-                                                          .c_str());
+      std::fprintf(stderr, "tessera: warning: %s\n",
+                   ("generation " + std::to_string(generation) + ", candidate " + std::to_string(i) +
+                    " failed in training: " + failure)
+                       .c_str());
   }
   // Each candidate's slot is filled by its trainer alone; the peers' sum gives every rank all.
   layout_->peers().allreduce_sum(all.data(), static_cast<int64_t>(all.size()));
@@ -245,8 +247,8 @@ void SearchRun::write_outputs() const {
     nlohmann::json objectives = nlohmann::json::object();
     for (size_t m = 0; m < r.objectives.size(); ++m)
       objectives[state_.objectives[m]] = std::isfinite(r.objectives[m]) ? nlohmann::json(r.objectives[m]) : nullptr;
-    nlohmann::json j{{"generation", generation}, {"id", r.id},          {"born", r.generation},
-                     {"choices", r.choices},     {"objectives", objectives}, {"rank", rank}};
+    nlohmann::json j{{"generation", generation}, {"id", r.id},  {"born", r.generation}, {"choices", r.choices},
+                     {"objectives", objectives}, {"rank", rank}};
     if (r.failed) j["failed"] = true;
     return j.dump() + "\n";
   };

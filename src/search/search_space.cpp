@@ -63,8 +63,8 @@ SearchSpace::SearchSpace(const nlohmann::json& space, const std::string& file) :
     for (const auto& [name, value] : blocks.raw().items()) {
       ConfigObject block = blocks.object(name);
       const int64_t at = find_layer(layers, name);
-      if (at < 0 || !(is_type(layers[static_cast<size_t>(at)], "conv3d") ||
-                      is_type(layers[static_cast<size_t>(at)], "conv2d")))
+      if (at < 0 ||
+          !(is_type(layers[static_cast<size_t>(at)], "conv3d") || is_type(layers[static_cast<size_t>(at)], "conv2d")))
         throw ConfigError(blocks.path_of(name), "names no conv layer of $.base.model.layers");
       for (const std::string key : {"filters", "kernel", "activation", "batch_norm", "present"}) {
         if (!block.has(key)) continue;
@@ -73,9 +73,9 @@ SearchSpace::SearchSpace(const nlohmann::json& space, const std::string& file) :
         if (!list.is_array()) throw ConfigError(path, "expected a list of choices");
         if (list.empty()) throw ConfigError(path, "an empty choice list: give at least one choice");
         for (const auto& c : list) {
-          const bool ok = key == "activation"                     ? c.is_string() && kActivations.count(c.get<std::string>())
+          const bool ok = key == "activation" ? c.is_string() && kActivations.count(c.get<std::string>())
                           : key == "batch_norm" || key == "present" ? c.is_boolean()
-                                                                  : c.is_number_integer();
+                                                                    : c.is_number_integer();
           if (!ok)
             throw ConfigError(path, json_excerpt(c) + " is not a " +
                                         (key == "activation"   ? std::string("known activation (relu, leaky_relu, elu)")
@@ -116,7 +116,8 @@ SearchSpace::SearchSpace(const nlohmann::json& space, const std::string& file) :
   budget.finish();
 
   objectives_ = root.string_list("objectives", {"validation_loss", "parameters"});
-  if (objectives_.size() < 2) throw ConfigError("$.objectives", "a multi-objective search needs two or more objectives");
+  if (objectives_.size() < 2)
+    throw ConfigError("$.objectives", "a multi-objective search needs two or more objectives");
   introspection_ = root.has("introspection") ? root.raw().at("introspection") : nlohmann::json::object();
   if (root.has("introspection")) root.object("introspection");  // read by its objective, strictly
   root.finish();

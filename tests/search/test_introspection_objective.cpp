@@ -16,8 +16,7 @@ TEST_CASE("Mean absolute channel correlation of hand-worked activations", "[sear
   CHECK(mean_abs_channel_correlation({1, 1, -1, 1, 1, -1, -1, -1}, 2) == Approx(0.0).margin(1e-12));
   // Three channels: c0 = (1,−1,1,−1), c1 = (1,1,−1,−1), c2 = c0 + c1 = (2,0,0,−2):
   // r01 = 0, r02 = r12 = 1/√2; the mean is √2/3.
-  CHECK(mean_abs_channel_correlation({1, 1, 2, -1, 1, 0, 1, -1, 0, -1, -1, -2}, 3) ==
-        Approx(std::sqrt(2.0) / 3.0));
+  CHECK(mean_abs_channel_correlation({1, 1, 2, -1, 1, 0, 1, -1, 0, -1, -1, -2}, 3) == Approx(std::sqrt(2.0) / 3.0));
   // A constant (dead) channel counts as fully correlated; one channel has no pairs.
   CHECK(mean_abs_channel_correlation({1, 0, 2, 0, 3, 0}, 2) == Approx(1.0));
   CHECK(mean_abs_channel_correlation({1, 2, 3}, 1) == 0.0);

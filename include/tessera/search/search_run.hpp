@@ -15,9 +15,9 @@ namespace tessera::search {
 
 /// Settings of `tessera search` beside the space file.
 struct SearchOptions {
-  std::string output_dir;   // population.jsonl, front.jsonl, front.svg, front/, search_state.json
-  bool resume = false;      // continue from output_dir/search_state.json
-  int64_t trainers = 0;     // overrides budget.trainers when > 0
+  std::string output_dir;  // population.jsonl, front.jsonl, front.svg, front/, search_state.json
+  bool resume = false;     // continue from output_dir/search_state.json
+  int64_t trainers = 0;    // overrides budget.trainers when > 0
   std::string backend = "auto";
   bool progress = true;
 };

@@ -22,9 +22,9 @@ struct SearchBudget {
 
 /// One decision of the space: a key of a block or of the optimizer and its choices.
 struct Gene {
-  std::string path;    // "$.blocks.conv2.filters", for reports and errors
-  std::string block;   // the block's conv layer, empty for an optimizer key
-  std::string key;     // "filters", "kernel", "activation", "batch_norm", "present"; or "lr", ...
+  std::string path;   // "$.blocks.conv2.filters", for reports and errors
+  std::string block;  // the block's conv layer, empty for an optimizer key
+  std::string key;    // "filters", "kernel", "activation", "batch_norm", "present"; or "lr", ...
   nlohmann::json::array_t choices;
 };
 
