@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
+#include <set>
 
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
@@ -281,6 +283,15 @@ void SearchRun::write_outputs() const {
   }
   write_text(output("population.jsonl"), population_text);
   write_text(output("front.jsonl"), front_text);
+  // Members that left the front leave the folder too: it holds the final front alone.
+  std::set<std::string> keep;
+  for (const size_t i : last_front) keep.insert(state_.history[i].id + ".json");
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(output("front"), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 6 && name[0] == 'g' && name.substr(name.size() - 5) == ".json" && !keep.count(name))
+      std::filesystem::remove(entry.path(), ec);
+  }
   for (const size_t i : last_front) {
     Candidate c;
     c.config = state_.history[i].config;
