@@ -201,6 +201,9 @@ SearchState SearchRun::run() {
     for (const size_t i : state_.population) parent_objectives.push_back(state_.history[i].objectives);
     if (g == 0) {
       genomes = nsga_.initial(population);
+    } else if (b.algorithm == "random") {
+      Draws draws(b.seed, Nsga2::stream(0x72616e646f6dull, g));
+      for (size_t i = 0; i < population; ++i) genomes.push_back(nsga_.random_genome(draws));
     } else {
       std::vector<Genome> parents;
       for (const size_t i : state_.population) parents.push_back(state_.history[i].genome);

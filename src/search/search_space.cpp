@@ -113,6 +113,7 @@ SearchSpace::SearchSpace(const nlohmann::json& space, const std::string& file) :
   budget_.ranks_per_candidate = budget.integer_in("ranks_per_candidate", 1, 1000000, budget_.ranks_per_candidate);
   budget_.seed = static_cast<uint64_t>(budget.integer_in("seed", 0, int64_t{1} << 62, 0));
   budget_.max_resamples = budget.integer_in("max_resamples", 1, 1000000, budget_.max_resamples);
+  budget_.algorithm = budget.choice("algorithm", {"nsga2", "random"}, budget_.algorithm);
   budget.finish();
 
   objectives_ = root.string_list("objectives", {"validation_loss", "parameters"});

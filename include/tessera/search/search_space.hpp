@@ -18,6 +18,9 @@ struct SearchBudget {
   int64_t ranks_per_candidate = 1;
   uint64_t seed = 0;
   int64_t max_resamples = 200;  // invalid draws in a row before a candidate slot gives up
+  /// "nsga2"; or "random": every generation's candidates drawn uniformly (a baseline that
+  /// trains as many candidates; the population is still kept by elitist replacement).
+  std::string algorithm = "nsga2";
 };
 
 /// One decision of the space: a key of a block or of the optimizer and its choices.
