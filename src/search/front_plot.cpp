@@ -66,25 +66,36 @@ std::string front_svg(const SearchState& state, const std::vector<size_t>& front
   s += "<text x=\"" + num(left - 6) + "\" y=\"" + num(top + 10) + "\" text-anchor=\"end\">" + num(y_hi) + "</text>\n";
   s += "<text transform=\"translate(18," + num(top + ph / 2) + ") rotate(-90)\" text-anchor=\"middle\">" + y_name +
        "</text>\n";
-  // The front as a staircase line, under the dots.
-  std::vector<size_t> sorted = front;
-  sorted.erase(std::remove_if(sorted.begin(), sorted.end(),
-                              [&](size_t i) {
-                                const auto& o = state.history[i].objectives;
-                                return state.history[i].failed || !std::isfinite(o[x]) || !std::isfinite(o[y]);
-                              }),
-               sorted.end());
-  std::sort(sorted.begin(), sorted.end(),
-            [&](size_t i, size_t j) { return state.history[i].objectives[x] < state.history[j].objectives[x]; });
-  if (!sorted.empty()) {
-    s += "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" points=\"";
-    for (size_t k = 0; k < sorted.size(); ++k) {
-      const auto& o = state.history[sorted[k]].objectives;
-      if (k > 0) s += num(px(o[x])) + "," + num(py(state.history[sorted[k - 1]].objectives[y])) + " ";
-      s += num(px(o[x])) + "," + num(py(o[y])) + " ";
-    }
-    s += "\"/>\n";
+  // The (x, y) Pareto front of every trained candidate as a staircase line, under the dots;
+  // with more than two objectives the final front ringed below need not lie on it.
+  std::vector<size_t> finished;
+  std::vector<Objectives> plane;
+  for (size_t i = 0; i < state.history.size(); ++i) {
+    const auto& o = state.history[i].objectives;
+    if (state.history[i].failed || !std::isfinite(o[x]) || !std::isfinite(o[y])) continue;
+    finished.push_back(i);
+    plane.push_back({o[x], o[y]});
   }
+  std::vector<size_t> line;
+  const auto fronts = non_dominated_sort(plane);
+  if (!fronts.empty())
+    for (const size_t k : fronts[0]) line.push_back(finished[k]);
+  std::sort(line.begin(), line.end(), [&](size_t i, size_t j) {
+    const auto &a = state.history[i].objectives, &b = state.history[j].objectives;
+    return a[x] != b[x] ? a[x] < b[x] : a[y] < b[y];
+  });
+  s += "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" points=\"";
+  for (size_t k = 0; k < line.size(); ++k) {
+    const auto& o = state.history[line[k]].objectives;
+    if (k > 0) s += num(px(o[x])) + "," + num(py(state.history[line[k - 1]].objectives[y])) + " ";
+    s += num(px(o[x])) + "," + num(py(o[y])) + " ";
+  }
+  s += "\"/>\n";
+  std::vector<size_t> sorted;
+  for (const size_t i : front)
+    if (!state.history[i].failed && std::isfinite(state.history[i].objectives[x]) &&
+        std::isfinite(state.history[i].objectives[y]))
+      sorted.push_back(i);
   for (const auto& r : state.history) {
     if (r.failed || !std::isfinite(r.objectives[x]) || !std::isfinite(r.objectives[y])) continue;
     const double t = last_generation > 0 ? static_cast<double>(r.generation) / static_cast<double>(last_generation) : 0;
@@ -106,6 +117,8 @@ std::string front_svg(const SearchState& state, const std::vector<size_t>& front
   }
   s += "<text x=\"" + num(width - right + 14) + "\" y=\"" + num(top + 10 + static_cast<double>(shown + 1) * 18 + 4) +
        "\" fill=\"#d62728\">o final front</text>\n";
+  s += "<text x=\"" + num(width - right + 14) + "\" y=\"" + num(top + 10 + static_cast<double>(shown + 2) * 18 + 4) +
+       "\" fill=\"#d62728\">&#8212; front in this plane</text>\n";
   return s + "</svg>\n";
 }
 
