@@ -111,6 +111,9 @@ TEST_CASE("Bad search spaces are refused naming the JSON path", "[search][space]
   j["objectives"] = {"validation_loss"};
   CHECK_THAT(error_of(j), Catch::Contains("$.objectives: a multi-objective search needs two or more"));
   j = space_json();
+  j["budget"]["algorithm"] = "annealing";
+  CHECK_THAT(error_of(j), Catch::Contains("$.budget.algorithm"));
+  j = space_json();
   j["bogus"] = 1;
   CHECK_THAT(error_of(j), Catch::Contains("$.bogus"));
   j = space_json();
