@@ -54,6 +54,14 @@ Nsga2::Nsga2(std::vector<int64_t> levels, uint64_t seed, Variation variation)
     if (levels_[g] < 1) throw Error("NSGA-II: gene " + std::to_string(g) + " has no choices");
 }
 
+Genome Nsga2::made_new(Genome genome, const std::vector<Genome>& seen, Draws& draws, int tries) const {
+  Variation eager = variation_;
+  eager.mutation_probability = 0.5;
+  for (int t = 0; t < tries && std::find(seen.begin(), seen.end(), genome) != seen.end(); ++t)
+    eager.mutate(genome, levels_, draws);
+  return genome;
+}
+
 uint64_t Nsga2::stream(uint64_t purpose, int64_t generation) {
   return rng::mix(purpose ^ rng::mix(static_cast<uint64_t>(generation)));
 }

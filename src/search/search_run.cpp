@@ -208,6 +208,14 @@ SearchState SearchRun::run() {
       std::vector<Genome> parents;
       for (const size_t i : state_.population) parents.push_back(state_.history[i].genome);
       genomes = nsga_.offspring(parents, parent_objectives, population, g);
+      // Offspring that repeat a trained candidate (or each other) are mutated until new.
+      std::vector<Genome> seen;
+      for (const auto& r : state_.history) seen.push_back(r.genome);
+      Draws draws(b.seed, Nsga2::stream(0x6e6577000000ull, g));
+      for (auto& genome : genomes) {
+        genome = nsga_.made_new(std::move(genome), seen, draws);
+        seen.push_back(genome);
+      }
     }
     const std::vector<size_t> trained = evaluate(validated(std::move(genomes), g), g);
     // Elitist (μ+λ): parents and offspring compete for the next population.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <vector>
 
 #include "tessera/search/nsga2.hpp"
 
@@ -114,4 +115,16 @@ TEST_CASE("NSGA-II converges to the ZDT1 and ZDT2 fronts", "[search][nsga2]") {
       CHECK(hi - lo > 0.8);
     }
   }
+}
+
+TEST_CASE("Repeated offspring are mutated until new", "[search][nsga2]") {
+  const Nsga2 nsga({4, 4, 4}, 3);
+  Draws draws(3, 1);
+  const std::vector<Genome> seen{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
+  const Genome g = nsga.made_new({0, 0, 0}, seen, draws);
+  CHECK(std::find(seen.begin(), seen.end(), g) == seen.end());
+  CHECK(nsga.made_new({3, 3, 3}, seen, draws) == Genome{3, 3, 3});  // already new: unchanged
+  // A space with nothing new left returns the last attempt.
+  const Nsga2 tiny({1}, 3);
+  CHECK(tiny.made_new({0}, {{0}}, draws) == Genome{0});
 }

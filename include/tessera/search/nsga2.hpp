@@ -41,6 +41,11 @@ class Nsga2 {
   /// parents by binary tournament on the crowded comparison, then crossover and mutation.
   std::vector<Genome> offspring(const std::vector<Genome>& parents, const std::vector<Objectives>& objectives,
                                 size_t count, int64_t generation) const;
+  /// `genome` mutated until it differs from every genome in `seen` (at most `tries` rounds
+  /// of mutation, each gene then mutating with probability 1/2), so that a search does not
+  /// spend its training on a candidate it has trained already. Returns the last attempt if
+  /// none differs (a space nearly exhausted).
+  Genome made_new(Genome genome, const std::vector<Genome>& seen, Draws& draws, int tries = 50) const;
   /// A stream id for the draws of one purpose in one generation.
   static uint64_t stream(uint64_t purpose, int64_t generation);
 
