@@ -30,7 +30,7 @@ std::string num(double v) {
 }  // namespace
 
 std::string front_svg(const SearchState& state, const std::vector<size_t>& front, size_t x, size_t y) {
-  const double width = 640, height = 440, left = 80, right = 120, top = 30, bottom = 60;
+  const double width = 680, height = 440, left = 80, right = 160, top = 30, bottom = 60;
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo, y_lo = x_lo, y_hi = -x_lo;
   int64_t last_generation = 0;
   for (const auto& r : state.history) {
