@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# NSGA-II against random search on the built-in example (examples/search_tiny.json, synthetic
-# CosmoFlow-like fields) with the objectives validation loss and parameter count: both
+# NSGA-II against random search on the built-in example (examples/search/cosmoflow_tiny.json,
+# synthetic CosmoFlow-like fields) with the objectives validation loss and parameter count: both
 # searches train the same number of candidates (G generations x P), and each is scored by
 # the hypervolume of the loss-cost front of every candidate it trained, against the fixed
 # reference point (loss 0.6, 40000 parameters), normalised to that box (0: nothing below the
@@ -40,7 +40,7 @@ space() {
   /usr/bin/python3 - "$1" "$2" "$3" "$generations" "$population" "$steps" <<'PY'
 import json, sys
 algorithm, seed, out, generations, population, steps = sys.argv[1:7]
-s = json.load(open("examples/search_tiny.json"))
+s = json.load(open("examples/search/cosmoflow_tiny.json"))
 s["objectives"] = ["validation_loss", "parameters"]
 s.pop("introspection", None)
 s["budget"] = {"generations": int(generations), "population": int(population), "steps": int(steps),

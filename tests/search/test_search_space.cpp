@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
+#include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/search/nsga2.hpp"
 #include "tessera/search/search_space.hpp"
 
 using namespace tessera;
@@ -120,4 +124,18 @@ TEST_CASE("Bad search spaces are refused naming the JSON path", "[search][space]
   j.erase("blocks");
   j.erase("optimizer");
   CHECK_THAT(error_of(j), Catch::Contains("declares no choices"));
+}
+
+TEST_CASE("Every example search space reads and yields valid candidates", "[search][space]") {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(TESSERA_SOURCE_DIR) + "/examples/search")) {
+    if (entry.path().extension() != ".json") continue;
+    INFO(entry.path().string());
+    const SearchSpace s(read_json_file(entry.path().string()), entry.path().string());
+    int valid = 0;
+    for (const auto& genome : Nsga2(s.levels(), 1).initial(8)) valid += s.materialise(genome).invalid.empty();
+    CHECK(valid > 0);
+    ++checked;
+  }
+  CHECK(checked >= 1);
 }
