@@ -119,6 +119,10 @@ SearchSpace::SearchSpace(const nlohmann::json& space, const std::string& file) :
   objectives_ = root.string_list("objectives", {"validation_loss", "parameters"});
   if (objectives_.size() < 2)
     throw ConfigError("$.objectives", "a multi-objective search needs two or more objectives");
+  for (size_t k = 1; k < objectives_.size(); ++k)
+    if (std::find(objectives_.begin(), objectives_.begin() + static_cast<std::ptrdiff_t>(k), objectives_[k]) !=
+        objectives_.begin() + static_cast<std::ptrdiff_t>(k))
+      throw ConfigError("$.objectives[" + std::to_string(k) + "]", "\"" + objectives_[k] + "\" is named twice");
   introspection_ = root.has("introspection") ? root.raw().at("introspection") : nlohmann::json::object();
   if (root.has("introspection")) root.object("introspection");  // read by its objective, strictly
   root.finish();

@@ -118,6 +118,9 @@ TEST_CASE("Bad search spaces are refused naming the JSON path", "[search][space]
   j["budget"]["algorithm"] = "annealing";
   CHECK_THAT(error_of(j), Catch::Contains("$.budget.algorithm"));
   j = space_json();
+  j["objectives"] = {"parameters", "validation_loss", "parameters"};
+  CHECK_THAT(error_of(j), Catch::Contains("$.objectives[2]: \"parameters\" is named twice"));
+  j = space_json();
   j["bogus"] = 1;
   CHECK_THAT(error_of(j), Catch::Contains("$.bogus"));
   j = space_json();
