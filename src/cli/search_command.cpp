@@ -3,6 +3,7 @@
 #include "commands.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/core/stop_request.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/search/search_run.hpp"
 
@@ -39,7 +40,14 @@ int run_search(SearchArgs& a) {
   options.backend = a.backend;
   options.progress = !a.quiet;
   search::SearchRun run(std::move(space), options, parallel::Communicator::world());
+  const StopSignalHandlers signals(StopMode::after_step);
   const search::SearchState state = run.run();
+  if (run.stop_signal() != 0) {
+    log::info("stopped by " + signal_name(run.stop_signal()) + "; generations 0 to " +
+              std::to_string(state.generation) + " are saved in " + run.output("search_state.json") +
+              ": add --resume to continue");
+    return stop_exit_code(run.stop_signal());
+  }
   if (!a.quiet) {
     std::vector<search::Objectives> points;
     for (const size_t i : state.population) points.push_back(state.history[i].objectives);

@@ -114,7 +114,7 @@ std::vector<Candidate> SearchRun::validated(std::vector<Genome> genomes, int64_t
   return out;
 }
 
-Objectives SearchRun::train_one(const Candidate& candidate, uint64_t seed, std::string& failure) {
+Objectives SearchRun::train_one(const Candidate& candidate, uint64_t seed, std::string& failure, int& stop) {
   nlohmann::json config = candidate.config;
   config["training"]["seed"] = seed;
   // Every candidate trains and validates on the same samples.
@@ -135,6 +135,8 @@ Objectives SearchRun::train_one(const Candidate& candidate, uint64_t seed, std::
   try {
     train::TrainingRun run(config, o);
     const train::TrainingReport report = run.run();
+    stop = report.stop_signal;
+    if (stop != 0) return Objectives(objectives_.size(), std::numeric_limits<double>::infinity());
     TrainedCandidate trained{run, report, config, options_.backend};
     for (auto& objective : objectives_) values.push_back(objective->measure(trained));
   } catch (const ConfigError&) {
@@ -158,7 +160,12 @@ std::vector<size_t> SearchRun::evaluate(const std::vector<Candidate>& candidates
   for (size_t i = me; i < candidates.size(); i += k) {
     std::string failure;
     const uint64_t seed = space_.budget().seed + 1 + first_serial + i;
-    const Objectives v = train_one(candidates[i], seed, failure);
+    int stop = 0;
+    const Objectives v = train_one(candidates[i], seed, failure, stop);
+    if (stop != 0) {
+      stop_signal_ = stop;
+      break;
+    }
     std::copy(v.begin(), v.end(), all.begin() + static_cast<std::ptrdiff_t>(i * width));
     all[i * width + m] = failure.empty() ? 0.0 : 1.0;
     if (!failure.empty() && layout_->trainer_group().rank() == 0)
@@ -169,6 +176,11 @@ std::vector<size_t> SearchRun::evaluate(const std::vector<Candidate>& candidates
   }
   // Each candidate's slot is filled by its trainer alone; the peers' sum gives every rank all.
   layout_->peers().allreduce_sum(all.data(), static_cast<int64_t>(all.size()));
+  // A trainer that was asked to stop ends the search for all, after this round.
+  double stopped = stop_signal_;
+  job_.allreduce_max(&stopped, 1);
+  stop_signal_ = static_cast<int>(stopped);
+  if (stop_signal_ != 0) return {};
   std::vector<size_t> indices;
   for (size_t i = 0; i < candidates.size(); ++i) {
     CandidateRecord r;
@@ -218,6 +230,7 @@ SearchState SearchRun::run() {
       }
     }
     const std::vector<size_t> trained = evaluate(validated(std::move(genomes), g), g);
+    if (stop_signal_ != 0) break;  // the generation is not saved: a resumed search repeats it
     // Elitist (μ+λ): parents and offspring compete for the next population.
     std::vector<size_t> pool = state_.population;
     pool.insert(pool.end(), trained.begin(), trained.end());

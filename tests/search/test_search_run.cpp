@@ -8,6 +8,7 @@
 
 #include "search/tiny_space.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/stop_request.hpp"
 #include "tessera/search/search_run.hpp"
 
 using namespace tessera;
@@ -131,4 +132,28 @@ TEST_CASE("More candidates at a time than the ranks allow are refused", "[search
   json space = testing::tiny_search_space();
   space["budget"]["ranks_per_candidate"] = 2;
   CHECK_THAT(error_of([&] { run_search(space, f.path); }), Catch::Contains("$.budget.ranks_per_candidate"));
+}
+
+TEST_CASE("A stop request ends the search unsaved after the round; --resume repeats it", "[search][run]") {
+  Folder whole, stopped;
+  json space = testing::tiny_search_space();
+  const SearchState uninterrupted = run_search(space, whole.path);
+  space["budget"]["generations"] = 0;
+  run_search(space, stopped.path);
+  space["budget"]["generations"] = 1;
+  SearchOptions o;
+  o.output_dir = stopped.path;
+  o.resume = true;
+  o.progress = false;
+  SearchRun run(SearchSpace(space, "tiny.json"), o, parallel::Communicator::world());
+  request_stop(SIGTERM);
+  const SearchState at_stop = run.run();
+  clear_stop_request();
+  CHECK(run.stop_signal() == SIGTERM);
+  CHECK(at_stop.generation == 0);
+  CHECK(SearchState::read(stopped.path + "/search_state.json").generation == 0);
+  const SearchState resumed = run_search(space, stopped.path, true);
+  REQUIRE(resumed.history.size() == uninterrupted.history.size());
+  for (size_t i = 0; i < resumed.history.size(); ++i)
+    CHECK(resumed.history[i].objectives == uninterrupted.history[i].objectives);
 }

@@ -31,8 +31,12 @@ struct SearchOptions {
 class SearchRun {
  public:
   SearchRun(SearchSpace space, SearchOptions options, parallel::Communicator job);
-  /// Runs the remaining generations; returns the final state.
+  /// Runs the remaining generations; returns the state after the last one finished. A stop
+  /// request (core/stop_request.hpp) ends a candidate's training after its current step and
+  /// the search at the end of that generation's round, which is not saved: --resume repeats it.
   SearchState run();
+  /// The stop signal that ended the search early (the same on every rank), 0: none.
+  int stop_signal() const { return stop_signal_; }
 
   const train::PopulationLayout& layout() const { return *layout_; }
   /// Paths of the outputs.
@@ -44,7 +48,7 @@ class SearchRun {
   /// Trains `candidates` over the trainers; appends their records to the history and
   /// returns their indices in it.
   std::vector<size_t> evaluate(const std::vector<Candidate>& candidates, int64_t generation);
-  Objectives train_one(const Candidate& candidate, uint64_t seed, std::string& failure);
+  Objectives train_one(const Candidate& candidate, uint64_t seed, std::string& failure, int& stop);
   void write_outputs() const;
   void report_generation(const std::vector<size_t>& trained, double seconds) const;
 
@@ -55,6 +59,7 @@ class SearchRun {
   std::vector<std::unique_ptr<Objective>> objectives_;
   Nsga2 nsga_;
   SearchState state_;
+  int stop_signal_ = 0;
 };
 
 }  // namespace tessera::search
