@@ -28,11 +28,20 @@ struct DatagenArgs {
   bool checksum = false, no_progress = false, quiet = false;
 };
 
+/// The flags of `tessera search`.
+struct SearchArgs {
+  std::string space, output, backend = "auto";
+  int64_t trainers = 0;
+  bool resume = false, quiet = false;
+};
+
 CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
 int run_train(TrainArgs& args);
 /// Adds `datagen` (with its `cosmoflow` subcommand); returns `datagen`.
 CLI::App* add_datagen_command(CLI::App& app, DatagenArgs& args);
 int run_datagen(DatagenArgs& args);
 int run_info();
+CLI::App* add_search_command(CLI::App& app, SearchArgs& args);
+int run_search(SearchArgs& args);
 
 }  // namespace tessera::cli
