@@ -96,6 +96,8 @@ int main(int argc, char* argv[]) {
   auto* datagen = tessera::cli::add_datagen_command(app, datagen_args);
   auto* info = app.add_subcommand("info", "Print the build configuration: Kokkos execution space and threads, "
                                           "compiled-in backends and library versions.");
+  tessera::cli::BenchArgs bench_args;
+  auto* bench = tessera::cli::add_bench_command(app, bench_args);
   for (const std::string& problem : {unknown_subcommand(app, ours), bad_kokkos_flag(kokkos_args)})
     if (!problem.empty()) {
       // Every rank sees the same arguments and exits alike; only rank 0 prints.
@@ -117,6 +119,7 @@ int main(int argc, char* argv[]) {
     if (*train) status = tessera::cli::run_train(train_args);
     if (*datagen) status = tessera::cli::run_datagen(datagen_args);
     if (*info) status = tessera::cli::run_info();
+    if (*bench) status = tessera::cli::run_bench(bench_args);
   } catch (const std::exception& e) {
     // On one rank or many: say what failed where, and end every rank (no rank may be left
     // waiting in a collective for one that is gone).
