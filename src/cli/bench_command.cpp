@@ -169,13 +169,15 @@ int run_ops_command(const BenchArgs& a) {
 }
 
 int run_model_command(const BenchArgs& a) {
-  nlohmann::json config;
-  bench::BenchResult r = start_model_result(a, "model", config);
+  // The ops result first: a wrong one is refused before anything is measured.
   if (a.ops_file.empty()) throw ConfigError("--ops", "needs the `tessera bench ops` result of the same config");
   const bench::BenchResult ops = bench::BenchResult::read(a.ops_file);
   const std::string where = "--ops " + a.ops_file + ": $";
   if (ops.kind != "ops") throw ConfigError(where + ".kind", "expected a `tessera bench ops` result");
-  if (ops.model != r.model) throw ConfigError(where + ".model", "model '" + ops.model + "', not '" + r.model + "'");
+  const std::string name = bench::model_name(bench::benchmark_config(a.config, a.size, a.batch_size), a.config);
+  if (ops.model != name) throw ConfigError(where + ".model", "model '" + ops.model + "', not '" + name + "'");
+  nlohmann::json config;
+  bench::BenchResult r = start_model_result(a, "model", config);
   if (ops.batch != r.batch || ops.size != r.size)
     throw ConfigError(where + ".batch", "measured at batch " + std::to_string(ops.batch) + " size " +
                                             std::to_string(ops.size) + "; this run has batch " +
