@@ -231,6 +231,8 @@ std::vector<SlowOp> PortabilityReport::below(double threshold) const {
     s.shape = o.shape;
     s.arch = o.arch;
     s.memory_bound = o.memory_bound;
+    s.seconds = o.seconds;
+    s.latency_bound = o.roofline < SlowOp::kLatencyBoundSeconds;
     s.achieved = o.memory_bound ? o.bytes / o.seconds / 1e9 : o.flops / o.seconds / 1e9;
     s.limit = o.memory_bound ? o.gbs : o.gflops;
     out.push_back(s);
@@ -294,15 +296,17 @@ std::string PortabilityReport::table(double slow_threshold) const {
     << std::count_if(ops_.begin(), ops_.end(), [](const Op& o) { return o.supported; }) << "\n";
   // Grouped by platform, class and bound, which is what explains them.
   std::map<std::string, std::vector<const SlowOp*>> groups;
-  for (const auto& o : slow)
-    groups[o.platform + " " + o.op_class +
-           (o.memory_bound ? " [memory-bound, vs triad GB/s]" : " [compute-bound, vs FMA GFLOP/s]")]
-        .push_back(&o);
+  for (const auto& o : slow) {
+    const char* why = o.latency_bound  ? " [latency-bound: under 20 us at the limits]"
+                      : o.memory_bound ? " [memory-bound, vs triad GB/s]"
+                                       : " [compute-bound, vs FMA GFLOP/s]";
+    groups[o.platform + " " + o.op_class + why].push_back(&o);
+  }
   for (const auto& [key, list] : groups) {
     const SlowOp& worst = *list.front();
     s << "  " << key << ": " << list.size() << " op(s), worst " << fixed(worst.arch, 3) << " (" << worst.model << " "
       << worst.layer << ": " << fixed(worst.achieved, 1) << " of " << fixed(worst.limit, 1)
-      << (worst.memory_bound ? " GB/s" : " GFLOP/s") << ")\n";
+      << (worst.memory_bound ? " GB/s" : " GFLOP/s") << " in " << fixed(worst.seconds * 1e6, 0) << " us)\n";
   }
   return s.str();
 }

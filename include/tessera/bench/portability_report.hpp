@@ -29,7 +29,12 @@ struct PortabilityRow {
 struct SlowOp {
   std::string platform, model, layer, op_class, shape;
   double arch = 0, achieved = 0, limit = 0;  // GFLOP/s or GB/s, whichever bounds it
+  double seconds = 0;
   bool memory_bound = false;
+  /// Too little work for either limit to matter: its roofline bound is under
+  /// kLatencyBoundSeconds, so fixed costs (thread start-up, primitive dispatch) dominate.
+  bool latency_bound = false;
+  static constexpr double kLatencyBoundSeconds = 20e-6;
 };
 
 /// Results of `tessera bench` from one or more machines merged: a platform is one backend at
