@@ -184,6 +184,9 @@ int run_model_command(const BenchArgs& a) {
                                             std::to_string(r.batch) + " size " + std::to_string(r.size));
   if (ops.machine.key() != r.machine.key())
     throw ConfigError(where + ".machine", "measured on " + ops.machine.key() + ", not here");
+  if (ops.machine.threads != r.machine.threads)
+    throw ConfigError(where + ".machine.threads", "measured on " + std::to_string(ops.machine.threads) +
+                                                      " thread(s); this run has " + std::to_string(r.machine.threads));
   for (const auto& b : chosen_backends(a, true)) {
     bench::ModelBenchOptions o;
     o.backend = b;
