@@ -353,7 +353,7 @@ std::string PortabilityReport::roofline_svg() const {
     for (double ai = 0.01; ai <= 1000 * 1.0001; ai *= 1.25)
       line.push_back({ai, std::min(roofs_[i].gflops, ai * roofs_[i].gbs)});
     plot.line(line, "#555555", i > 0);
-    plot.legend("roof: " + roofs_[i].label.substr(0, 24), "#555555", i > 0);
+    plot.legend("roof: " + roofs_[i].label.substr(0, 36), "#555555", i > 0);
   }
   for (size_t p = 0; p < platforms_.size(); ++p) {
     const std::string color = SvgPlot::color(p);

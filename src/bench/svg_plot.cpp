@@ -9,7 +9,7 @@
 namespace tessera::bench {
 namespace {
 
-constexpr double kLeft = 70, kRight = 190, kTop = 40, kBottom = 60;  // margins; the legend sits right
+constexpr double kLeft = 70, kRight = 270, kTop = 40, kBottom = 60;  // margins; the legend sits right
 
 std::string num(double v) {
   char buf[32];

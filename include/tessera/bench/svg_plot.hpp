@@ -14,7 +14,7 @@ class SvgPlot {
     double min = 0, max = 1;
     bool log = false;
   };
-  SvgPlot(std::string title, Axis x, Axis y, int width = 720, int height = 480);
+  SvgPlot(std::string title, Axis x, Axis y, int width = 800, int height = 480);
 
   /// A polyline through `points` (data coordinates); `dashed` for a second series kind.
   void line(const std::vector<std::pair<double, double>>& points, const std::string& color, bool dashed = false);
