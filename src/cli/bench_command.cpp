@@ -67,8 +67,14 @@ std::string platform_of(const BenchArgs& a, const std::string& backend) {
 
 std::vector<std::string> chosen_backends(const BenchArgs& a, bool allow_auto) {
   if (a.backends.empty()) return registry::available_backends();
-  for (const auto& b : a.backends)
-    if (!(allow_auto && b == "auto")) registry::backend(b);  // throws naming the available ones
+  for (const auto& b : a.backends) {
+    if (allow_auto && b == "auto") continue;
+    try {
+      registry::backend(b);
+    } catch (const Error& e) {
+      throw ConfigError("--backend", e.what());
+    }
+  }
   return a.backends;
 }
 
@@ -127,10 +133,12 @@ bench::BenchResult start_model_result(const BenchArgs& a, const std::string& kin
 }
 
 int run_ops_command(const BenchArgs& a) {
+  // Flags and config first: a mistake is reported before anything is measured.
+  const auto backends = chosen_backends(a, false);
+  const nlohmann::json scaled = bench::benchmark_config(a.config, a.size, a.batch_size);
+  const auto cases = bench::model_op_cases(scaled.at("model"), bench::config_batch(scaled));
   nlohmann::json config;
   bench::BenchResult r = start_model_result(a, "ops", config);
-  const auto cases = bench::model_op_cases(config.at("model"), r.batch);
-  const auto backends = chosen_backends(a, false);
   bench::TimingOptions timing;
   timing.warmup = static_cast<int>(a.warmup);
   timing.reps = static_cast<int>(a.reps);
@@ -176,6 +184,7 @@ int run_model_command(const BenchArgs& a) {
   if (ops.kind != "ops") throw ConfigError(where + ".kind", "expected a `tessera bench ops` result");
   const std::string name = bench::model_name(bench::benchmark_config(a.config, a.size, a.batch_size), a.config);
   if (ops.model != name) throw ConfigError(where + ".model", "model '" + ops.model + "', not '" + name + "'");
+  const auto backends = chosen_backends(a, true);
   nlohmann::json config;
   bench::BenchResult r = start_model_result(a, "model", config);
   if (ops.batch != r.batch || ops.size != r.size)
@@ -187,7 +196,7 @@ int run_model_command(const BenchArgs& a) {
   if (ops.machine.threads != r.machine.threads)
     throw ConfigError(where + ".machine.threads", "measured on " + std::to_string(ops.machine.threads) +
                                                       " thread(s); this run has " + std::to_string(r.machine.threads));
-  for (const auto& b : chosen_backends(a, true)) {
+  for (const auto& b : backends) {
     bench::ModelBenchOptions o;
     o.backend = b;
     o.platform = platform_of(a, b);
