@@ -7,12 +7,14 @@
 # Three backends of one CPU are not three architectures: the PP figures say how evenly the
 # backends use this machine, not how portable the code is across hardware
 # (docs/benchmarks.md). Results, plots and the report go to --out.
+# The limits are measured first unless --peak names a `tessera bench peak` result of this
+# machine (taken when it was idle: on busy cores the measured peak is too low).
 # Usage: perf/portability.sh [--size S] [--reps R] [--steps N] [--threads T] [--out DIR]
-#                            [--build DIR | --tessera BIN]
+#                            [--peak FILE] [--build DIR | --tessera BIN]
 # Last line: pp_app=MODEL:X,... pp_arch=MODEL:Y,... best_conv_arch_eff=Z
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size=32 reps=3 steps=3 threads=$(nproc) out=build/portability build=build/perf tessera=""
+size=32 reps=3 steps=3 threads=$(nproc) out=build/portability build=build/perf tessera="" peak=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --size) size=$2; shift ;;
@@ -22,7 +24,8 @@ while [[ $# -gt 0 ]]; do
     --out) out=$2; shift ;;
     --build) build=$2; shift ;;
     --tessera) tessera=$2; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --peak) peak=$2; shift ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "portability.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -34,10 +37,15 @@ if [[ -z $tessera ]]; then
 fi
 export OMP_PROC_BIND=false
 mkdir -p "$out"
+[[ -z $peak ]] || peak=$(realpath "$peak")
 rm -f "$out"/*.json "$out"/*.svg
 echo "== load before: $(uptime)"
 k=(--kokkos-disable-warnings)
-"$tessera" bench peak -o "$out/peak.json" --no-progress --kokkos-threads="$threads" "${k[@]}"
+if [[ -n $peak ]]; then
+  cp "$peak" "$out/peak.json"
+else
+  "$tessera" bench peak -o "$out/peak.json" --no-progress --kokkos-threads="$threads" "${k[@]}"
+fi
 for model in cosmoflow_small unet3d_small; do
   config=examples/$model.json
   echo "== $model at S=$size: ops, $threads thread(s)"

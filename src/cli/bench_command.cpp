@@ -115,6 +115,13 @@ int run_peak_command(const BenchArgs& a) {
   log::info("STREAM triad (" + std::to_string(p.triad_bytes >> 20) + " MiB): " + format("%.1f", p.triad_gbs_one_core) +
             " GB/s one core, " + format("%.1f", p.triad_gbs_all_cores) + " GB/s on " + std::to_string(p.threads) +
             " threads");
+  // FMA throughput scales with cores unless they are SMT siblings or busy; a peak measured on
+  // busy cores understates the limit, and every efficiency taken against it is overstated.
+  if (p.threads > 1 && p.fma_gflops_all_cores < 0.75 * static_cast<double>(p.threads) * p.fma_gflops_one_core)
+    log::warn("all-thread FMA is only " + format("%.2f", p.fma_gflops_all_cores / p.fma_gflops_one_core) +
+              "x one thread on " + std::to_string(p.threads) +
+              " threads: the threads share cores (SMT) or other work is running; efficiencies against this "
+              "peak are overstated if it is the latter (measure again on an idle machine)");
   write_result(a, r);
   return 0;
 }
