@@ -94,6 +94,7 @@ ModelResult benchmark_model(const nlohmann::json& config, const ModelBenchOption
   const double gflops = peak.gflops(threads), gbs = peak.gbs(threads);
   for (const auto& [op, b] : chosen)
     for (const std::string& c : op_classes(op.kind)) {
+      if (op.reads_model_input && (c == "conv_backward_data" || c == "inner_product_backward_data")) continue;
       auto it = timed.find({op.layer + "@" + b, c});
       if (it == timed.end())
         throw Error("the ops result has no " + c + " of layer '" + op.layer + "' on backend " + b +

@@ -48,6 +48,7 @@ std::vector<OpCase> model_op_cases(const nlohmann::json& model_section, int64_t 
     const std::vector<Shape> inputs = graph.local_inputs(i, batch);
     OpCase c;
     c.layer = layer.name();
+    c.reads_model_input = graph.nodes[i].inputs.size() == 1 && graph.nodes[i].inputs[0] == model::Graph::kModelInput;
     if (const auto* conv = dynamic_cast<const layers::Conv*>(&layer)) {
       c.kind = ops::OpKind::conv;
       c.conv = conv->geometry(inputs[0]);

@@ -36,6 +36,8 @@ TEST_CASE("the ops of a model come at its layers' shapes, activations after thei
   CHECK(conv1.conv.batch == 2);
   CHECK(conv1.conv.in_channels == 4);
   CHECK(conv1.conv.in_size == std::array<int64_t, 3>{16, 16, 16});
+  CHECK(conv1.reads_model_input);
+  CHECK_FALSE(cases[4].reads_model_input);
   const OpCase& bn1 = cases[1];
   REQUIRE(bn1.kind == ops::OpKind::batch_norm);
   CHECK(bn1.batch_norm.rows == 2 * 16 * 16 * 16);

@@ -20,6 +20,9 @@ struct OpCase {
   int64_t eltwise_elements = 0;
   ops::BatchNormGeometry batch_norm;
   ops::InnerProductGeometry inner_product;
+  /// The layer reads the model input, whose gradient training does not compute (a first
+  /// convolution runs no backward-data in a training step).
+  bool reads_model_input = false;
   /// The op and its shape, as tables print it.
   std::string shape() const;
 };
