@@ -25,7 +25,7 @@ peer_python=${TESSERA_PEER_PYTHON:-/usr/bin/python3}
   { echo "cosmoflow_cpu.sh: $peer_python cannot import torch (set TESSERA_PEER_PYTHON)" >&2; exit 1; }
 
 source perf/common.sh
-build_perf "$build" tessera_cli tessera_bench_ops
+build_perf "$build" tessera_cli
 
 export OMP_NUM_THREADS=$threads OMP_PROC_BIND=false
 work=$(mktemp -d)
@@ -40,8 +40,9 @@ peak_rss=$(/usr/bin/python3 -c 'import json, sys; print(json.loads(open(sys.argv
   "$work/metrics.jsonl")
 
 echo "== conv-bound limit: oneDNN's own conv rate on the model's shapes"
-bench=$("$build/perf/tessera_bench_ops" --size "$size" --batch "$batch" --reps 3 --backend onednn \
-  --kokkos-threads="$threads" --kokkos-disable-warnings)
+"$build/tessera" bench ops "$work/run.json" --backend onednn --reps 3 -o "$work/ops.json" --no-progress \
+  --kokkos-threads="$threads" --kokkos-disable-warnings >/dev/null
+bench=$(/usr/bin/python3 perf/cosmoflow_run.py conv_limit "$work/ops.json" onednn)
 echo "$bench"
 limit=$(sed -n 's/.*conv-bound limit \([0-9.]*\) samples\/s.*/\1/p' <<<"$bench")
 

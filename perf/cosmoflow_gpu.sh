@@ -33,7 +33,7 @@ export NVCC_WRAPPER_DEFAULT_COMPILER=g++ PATH=/usr/local/cuda/bin:$PATH
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/tessera-deps/cuda \
   -DCMAKE_CXX_COMPILER=/opt/tessera-deps/cuda/bin/nvcc_wrapper -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
   -DTESSERA_ENABLE_ONEDNN=OFF -DTESSERA_ENABLE_CUDNN=ON -DTESSERA_ENABLE_PERF=ON -DTESSERA_ENABLE_TESTS=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target tessera_cli tessera_bench_ops >/dev/null
+cmake --build "$build" -j "$(nproc)" --target tessera_cli >/dev/null
 
 export TESSERA_CUDNN_ALGO=$algo TESSERA_CUDNN_TF32=$([[ $precision == tf32 ]] && echo 1 || echo 0)
 work=$(mktemp -d)
@@ -46,8 +46,9 @@ echo "== tessera: cosmoflow-small S=$size batch=$batch precision=$precision algo
 tessera_rate=$("$python" perf/cosmoflow_run.py rate "$work/metrics.jsonl" "$batch")
 
 echo "== conv-bound limit: cuDNN's own conv rate on the model's shapes"
-bench=$("$build/perf/tessera_bench_ops" --size "$size" --batch "$batch" --reps 5 --backend cudnn \
-  --kokkos-disable-warnings)
+"$build/tessera" bench ops "$work/run.json" --backend cudnn --reps 5 -o "$work/ops.json" --no-progress \
+  --kokkos-disable-warnings >/dev/null
+bench=$("$python" perf/cosmoflow_run.py conv_limit "$work/ops.json" cudnn)
 echo "$bench"
 limit=$(sed -n 's/.*conv-bound limit \([0-9.]*\) samples\/s.*/\1/p' <<<"$bench")
 

@@ -10,6 +10,9 @@
   cosmoflow_run.py rate METRICS BATCH
       samples/s of the median step after the two warm-up steps (docs/benchmarks.md),
       from a `tessera train --metrics` log.
+  cosmoflow_run.py conv_limit OPS BACKEND
+      the convolutions' GFLOP/s per layer and the conv-bound limit (samples/s if a step were
+      its convolutions alone) from a `tessera bench ops` result, for BACKEND.
 """
 import json
 import os
@@ -40,10 +43,29 @@ def rate(metrics, batch):
     return batch / statistics.median(batch / e["samples_per_s"] for e in timed)
 
 
+def conv_limit(ops_file, backend):
+    result = json.load(open(ops_file))
+    convs = [o for o in result["ops"] if o["backend"] == backend and o["op_class"].startswith("conv_")]
+    if not convs or not all(o["supported"] for o in convs):
+        sys.exit(f"{ops_file}: {backend} has no timed convolutions")
+    layers = list(dict.fromkeys(o["layer"] for o in convs))
+    total = 0.0
+    for i, layer in enumerate(layers):
+        t = {o["op_class"]: o for o in convs if o["layer"] == layer}
+        print(f"{backend:8s} {layer:8s} {t['conv_forward']['shape']:44s} fwd {t['conv_forward']['gflops']:7.1f}"
+              f"  bwd_d {t['conv_backward_data']['gflops']:7.1f}  bwd_w {t['conv_backward_weights']['gflops']:7.1f} GF/s")
+        # Training needs no gradient of the model input: the first layer has no backward-data.
+        total += t["conv_forward"]["seconds"] + t["conv_backward_weights"]["seconds"]
+        total += 0 if i == 0 else t["conv_backward_data"]["seconds"]
+    print(f"{backend:8s} conv-bound limit {result['batch'] / total:.2f} samples/s")
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 6 and sys.argv[1] == "config":
         config(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6:])
     elif len(sys.argv) == 4 and sys.argv[1] == "rate":
         print(f"{rate(sys.argv[2], int(sys.argv[3])):.3f}")
+    elif len(sys.argv) == 4 and sys.argv[1] == "conv_limit":
+        conv_limit(sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)

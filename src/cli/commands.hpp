@@ -35,6 +35,16 @@ struct SearchArgs {
   bool resume = false, quiet = false;
 };
 
+/// The flags of `tessera bench peak|ops|model|report`.
+struct BenchArgs {
+  std::string command;  // the subcommand given
+  std::string config, output, peak_file, ops_file, cascade, roofline;
+  std::vector<std::string> backends, platforms, results;
+  int64_t size = 0, batch_size = 0, reps = 5, warmup = 1, steps = 5, triad_mb = 384;
+  double seconds = 0.1;
+  bool no_progress = false;
+};
+
 CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
 int run_train(TrainArgs& args);
 /// Adds `datagen` (with its `cosmoflow` subcommand); returns `datagen`.
@@ -43,5 +53,8 @@ int run_datagen(DatagenArgs& args);
 int run_info();
 CLI::App* add_search_command(CLI::App& app, SearchArgs& args);
 int run_search(SearchArgs& args);
+/// Adds `bench` with its subcommands; returns `bench`.
+CLI::App* add_bench_command(CLI::App& app, BenchArgs& args);
+int run_bench(BenchArgs& args);
 
 }  // namespace tessera::cli

@@ -98,6 +98,8 @@ int main(int argc, char* argv[]) {
                                           "compiled-in backends and library versions.");
   tessera::cli::SearchArgs search_args;
   auto* search = tessera::cli::add_search_command(app, search_args);
+  tessera::cli::BenchArgs bench_args;
+  auto* bench = tessera::cli::add_bench_command(app, bench_args);
   for (const std::string& problem : {unknown_subcommand(app, ours), bad_kokkos_flag(kokkos_args)})
     if (!problem.empty()) {
       // Every rank sees the same arguments and exits alike; only rank 0 prints.
@@ -120,6 +122,7 @@ int main(int argc, char* argv[]) {
     if (*datagen) status = tessera::cli::run_datagen(datagen_args);
     if (*info) status = tessera::cli::run_info();
     if (*search) status = tessera::cli::run_search(search_args);
+    if (*bench) status = tessera::cli::run_bench(bench_args);
   } catch (const std::exception& e) {
     // On one rank or many: say what failed where, and end every rank (no rank may be left
     // waiting in a collective for one that is gone).

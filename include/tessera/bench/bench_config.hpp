@@ -1,0 +1,18 @@
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::bench {
+
+/// A run config as a benchmark runs it: read from `file`, with the sample size (the model
+/// input's and the data's, cubic) and the global batch replaced where `size` or `batch` is
+/// positive. Errors name the file, or the flag whose value does not fit the config.
+nlohmann::json benchmark_config(const std::string& file, int64_t size, int64_t batch);
+/// The model's name: the config's "name", else the file name without its extension.
+std::string model_name(const nlohmann::json& config, const std::string& file);
+/// The global batch the config trains with ($.training.batch_size, 8 when absent).
+int64_t config_batch(const nlohmann::json& config);
+
+}  // namespace tessera::bench

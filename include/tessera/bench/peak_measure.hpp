@@ -1,0 +1,47 @@
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/core/config.hpp"
+
+namespace tessera::bench {
+
+/// The machine's measured limits: single-precision FMA throughput and STREAM-triad bandwidth
+/// of one core and of all the threads a run uses. Rooflines and architectural efficiencies are
+/// taken against these, not against data-sheet figures.
+struct PeakFigures {
+  std::string fma_kernel;  // the instruction set of the FMA kernel that ran ("avx512f", ...)
+  int64_t threads = 1;     // threads of the all-core figures
+  double fma_gflops_one_core = 0, fma_gflops_all_cores = 0;
+  double triad_gbs_one_core = 0, triad_gbs_all_cores = 0;
+  int64_t triad_bytes = 0;  // the three arrays of the triad together
+
+  /// The limits for a run of `threads` threads: one core's for 1, else all cores'.
+  double gflops(int64_t run_threads) const { return run_threads <= 1 ? fma_gflops_one_core : fma_gflops_all_cores; }
+  double gbs(int64_t run_threads) const { return run_threads <= 1 ? triad_gbs_one_core : triad_gbs_all_cores; }
+  nlohmann::json to_json() const;
+  static PeakFigures from_json(ConfigObject cfg);
+};
+
+/// How long and how large the measurements are.
+struct PeakOptions {
+  int64_t threads = 1;            // the all-core figures' threads
+  double seconds = 0.1;           // per FMA timing (each is repeated, the best kept)
+  int64_t triad_bytes = 3 << 27;  // well beyond the last-level cache of current CPUs
+  int repeats = 5;
+};
+
+/// Best-of-`repeats` GFLOP/s of a register-resident FMA loop on `threads` threads, with the
+/// widest FMA instruction set this CPU and compiler both have.
+double measure_fma_gflops(int64_t threads, double seconds, int repeats);
+/// The instruction set measure_fma_gflops uses here.
+std::string fma_kernel_name();
+/// Best-of-`repeats` GB/s of a[i] = b[i] + s·c[i] over `bytes` (three double arrays), each
+/// thread on the block it first touched; counts 24 bytes per element, as STREAM does.
+double measure_triad_gbs(int64_t threads, int64_t bytes, int repeats);
+/// All four figures.
+PeakFigures measure_peak(const PeakOptions& options);
+
+}  // namespace tessera::bench

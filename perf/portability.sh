@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Performance portability of training on this machine with `tessera bench`: the measured
+# limits (bench peak), every op of cosmoflow-small and unet3d-small on each backend (bench
+# ops), their training steps (bench model), then the report over three platforms of this one
+# CPU: Kokkos on one thread, Kokkos on all threads and oneDNN on all threads (oneDNN's model
+# step runs "auto": oneDNN where it has the op, Kokkos for the rest, such as batch norm).
+# Three backends of one CPU are not three architectures: the PP figures say how evenly the
+# backends use this machine, not how portable the code is across hardware
+# (docs/benchmarks.md). Results, plots and the report go to --out.
+# The limits are measured first unless --peak names a `tessera bench peak` result of this
+# machine (taken when it was idle: on busy cores the measured peak is too low).
+# Usage: perf/portability.sh [--size S] [--reps R] [--steps N] [--threads T] [--out DIR]
+#                            [--peak FILE] [--build DIR | --tessera BIN]
+# Last line: pp_app=MODEL:X,... pp_arch=MODEL:Y,... best_conv_arch_eff=Z
+set -euo pipefail
+cd "$(dirname "$0")/.."
+size=32 reps=3 steps=3 threads=$(nproc) out=build/portability build=build/perf tessera="" peak=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --size) size=$2; shift ;;
+    --reps) reps=$2; shift ;;
+    --steps) steps=$2; shift ;;
+    --threads) threads=$2; shift ;;
+    --out) out=$2; shift ;;
+    --build) build=$2; shift ;;
+    --tessera) tessera=$2; shift ;;
+    --peak) peak=$2; shift ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "portability.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+source perf/common.sh
+if [[ -z $tessera ]]; then
+  build_perf "$build" tessera_cli
+  tessera=$build/tessera
+fi
+export OMP_PROC_BIND=false
+mkdir -p "$out"
+[[ -z $peak ]] || peak=$(realpath "$peak")
+rm -f "$out"/*.json "$out"/*.svg
+echo "== load before: $(uptime)"
+k=(--kokkos-disable-warnings)
+if [[ -n $peak ]]; then
+  cp "$peak" "$out/peak.json"
+else
+  "$tessera" bench peak -o "$out/peak.json" --no-progress --kokkos-threads="$threads" "${k[@]}"
+fi
+for model in cosmoflow_small unet3d_small; do
+  config=examples/$model.json
+  echo "== $model at S=$size: ops, $threads thread(s)"
+  "$tessera" bench ops "$config" --size "$size" --reps "$reps" --backend kokkos --backend onednn \
+    --peak "$out/peak.json" -o "$out/${model}_ops.json" --no-progress --kokkos-threads="$threads" "${k[@]}" >/dev/null
+  echo "== $model at S=$size: ops, 1 thread"
+  "$tessera" bench ops "$config" --size "$size" --reps "$reps" --backend kokkos --peak "$out/peak.json" \
+    -o "$out/${model}_ops_1t.json" --no-progress --kokkos-threads=1 "${k[@]}" >/dev/null
+  echo "== $model at S=$size: training steps"
+  "$tessera" bench model "$config" --size "$size" --steps "$steps" --warmup 1 --backend kokkos --backend auto \
+    --platform "auto=onednn@${threads}t" --ops "$out/${model}_ops.json" --peak "$out/peak.json" \
+    -o "$out/${model}_model.json" --no-progress --kokkos-threads="$threads" "${k[@]}" | grep -E '^(platform|kokkos|onednn)'
+  "$tessera" bench model "$config" --size "$size" --steps "$steps" --warmup 1 --backend kokkos \
+    --ops "$out/${model}_ops_1t.json" --peak "$out/peak.json" -o "$out/${model}_model_1t.json" --no-progress \
+    --kokkos-threads=1 "${k[@]}" | grep -E '^kokkos'
+done
+echo "== load after: $(uptime)"
+echo "== report"
+"$tessera" bench report "$out"/*.json --cascade "$out/cascade.svg" --roofline "$out/roofline.svg" "${k[@]}" |
+  tee "$out/report.txt"

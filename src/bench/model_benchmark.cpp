@@ -1,0 +1,139 @@
+#include "tessera/bench/model_benchmark.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "tessera/bench/bench_config.hpp"
+#include "tessera/bench/model_ops.hpp"
+#include "tessera/bench/progress_bar.hpp"
+#include "tessera/bench/roofline.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/registry/backend_registry.hpp"
+#include "tessera/train/trainer_hook.hpp"
+#include "tessera/train/training_run.hpp"
+
+namespace tessera::bench {
+namespace {
+
+/// Records the wall time and the all-reduce wait of every step.
+class StepTimer final : public train::TrainerHook {
+ public:
+  StepTimer(ProgressBar& progress) : progress_(progress) {}
+  void on_step_start(train::Trainer& /*trainer*/, int64_t /*step*/) override { start_ = Clock::now(); }
+  void on_step_end(train::Trainer& /*trainer*/, const train::StepEnd& step) override {
+    seconds.push_back(std::chrono::duration<double>(Clock::now() - start_).count());
+    waits.push_back(step.allreduce_wait_s - last_wait_);
+    last_wait_ = step.allreduce_wait_s;
+    progress_.advance("step " + std::to_string(step.step));
+  }
+  std::vector<double> seconds, waits;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  ProgressBar& progress_;
+  Clock::time_point start_;
+  double last_wait_ = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// The backend that runs `op` under the choice `backend` ("auto": the first that takes it),
+/// or "" with the reason when none does.
+std::string backend_for(const OpCase& op, const std::string& backend, std::string& why) {
+  const std::vector<std::string> candidates =
+      backend == "auto" ? registry::available_backends() : std::vector<std::string>{backend};
+  for (const auto& name : candidates) {
+    ops::Backend& b = registry::backend(name);
+    std::string reason;
+    bool ok = false;
+    switch (op.kind) {
+      case ops::OpKind::conv: ok = b.make_conv(op.conv, &reason) != nullptr; break;
+      case ops::OpKind::pool: ok = b.make_pool(op.pool, &reason) != nullptr; break;
+      case ops::OpKind::eltwise: ok = b.make_eltwise(op.eltwise, &reason) != nullptr; break;
+      case ops::OpKind::batch_norm: ok = b.make_batch_norm(op.batch_norm, &reason) != nullptr; break;
+      case ops::OpKind::inner_product: ok = b.make_inner_product(op.inner_product, &reason) != nullptr; break;
+    }
+    if (ok) return name;
+    why += (why.empty() ? "" : "; ") + name + ": layer '" + op.layer + "': " + reason;
+  }
+  return "";
+}
+
+}  // namespace
+
+ModelResult benchmark_model(const nlohmann::json& config, const ModelBenchOptions& options,
+                            const std::vector<OpResult>& ops, const PeakFigures& peak, int64_t threads) {
+  if (options.steps < 1) throw Error("--steps: at least 1 timed step is needed");
+  if (options.warmup_steps < 0) throw Error("--warmup: expected at least 0");
+  ModelResult m;
+  m.backend = options.backend;
+  m.platform = options.platform;
+  const int64_t batch = config_batch(config);
+  // The op each layer runs, and on which backend, as the model will choose it.
+  std::map<std::tuple<std::string, std::string>, const OpResult*> timed;  // (layer, class) of that backend
+  std::vector<std::pair<OpCase, std::string>> chosen;
+  for (const OpCase& op : model_op_cases(config.at("model"), batch)) {
+    std::string why;
+    const std::string b = backend_for(op, options.backend, why);
+    if (b.empty()) {
+      m.supported = false;
+      m.why = why;
+      return m;
+    }
+    chosen.emplace_back(op, b);
+  }
+  for (const OpResult& o : ops)
+    if (o.timing.supported) timed[{o.timing.layer + "@" + o.timing.backend, o.timing.op_class}] = &o;
+  const double gflops = peak.gflops(threads), gbs = peak.gbs(threads);
+  for (const auto& [op, b] : chosen)
+    for (const std::string& c : op_classes(op.kind)) {
+      if (op.reads_model_input && (c == "conv_backward_data" || c == "inner_product_backward_data")) continue;
+      auto it = timed.find({op.layer + "@" + b, c});
+      if (it == timed.end())
+        throw Error("the ops result has no " + c + " of layer '" + op.layer + "' on backend " + b +
+                    " (run `tessera bench ops` for the same config, size and batch with that backend)");
+      const OpTiming& t = it->second->timing;
+      (memory_bound(t.flops, t.bytes, gflops, gbs) ? m.memory_bound_seconds : m.compute_bound_seconds) += t.seconds;
+      m.roofline_seconds += roofline_seconds(t.flops, t.bytes, gflops, gbs);
+    }
+
+  train::RunOverrides overrides;
+  overrides.backend = options.backend;
+  overrides.max_steps = options.warmup_steps + options.steps;
+  // Enough epochs for the steps whatever the data set's size; max_steps ends the run.
+  overrides.epochs = overrides.max_steps;
+  overrides.progress = false;
+  // No validation inside the timed steps: it would land in the step that ends an epoch.
+  nlohmann::json run_config = config;
+  if (run_config.contains("data") && run_config["data"].is_object() &&
+      run_config["data"].contains("validation_samples"))
+    run_config["data"]["validation_samples"] = 0;
+  train::TrainingRun run(run_config, overrides);
+  ProgressBar progress(options.progress, *overrides.max_steps);
+  auto timer = std::make_unique<StepTimer>(progress);
+  StepTimer* steps = timer.get();
+  run.trainer().add_hook(std::move(timer));
+  run.run();
+  progress.finish();
+  if (static_cast<int64_t>(steps->seconds.size()) < *overrides.max_steps)
+    throw Error("the model ran " + std::to_string(steps->seconds.size()) + " steps of the " +
+                std::to_string(*overrides.max_steps) + " asked for (stopped early)");
+  const std::vector<double> timed_steps(steps->seconds.begin() + options.warmup_steps, steps->seconds.end());
+  const std::vector<double> timed_waits(steps->waits.begin() + options.warmup_steps, steps->waits.end());
+  m.steps = options.steps;
+  m.step_seconds = median(timed_steps);
+  m.samples_per_second = static_cast<double>(batch) / m.step_seconds;
+  m.communication_seconds = median(timed_waits);
+  m.other_seconds = m.step_seconds - m.compute_bound_seconds - m.memory_bound_seconds - m.communication_seconds;
+  m.arch_efficiency = m.roofline_seconds / m.step_seconds;
+  return m;
+}
+
+}  // namespace tessera::bench

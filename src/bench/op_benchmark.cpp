@@ -1,0 +1,221 @@
+#include "tessera/bench/op_benchmark.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/kokkos_compat.hpp"
+#include "tessera/core/rng.hpp"
+
+namespace tessera::bench {
+namespace {
+
+/// Counter-based uniform values in [-scale, scale): constant inputs can take faster paths
+/// (zero skipping, denormal-free) than training data does.
+void fill_uniform(const Tensor& t, float scale, uint64_t stream) {
+  auto v = t.view();
+  Kokkos::parallel_for(
+      "tessera::bench::fill", RangePolicy(0, t.numel()), KOKKOS_LAMBDA(const int64_t i) {
+        v(i) = scale * (2.0f * rng::uniform(42, stream, static_cast<uint64_t>(i)) - 1.0f);
+      });
+}
+
+Tensor random_tensor(const Shape& shape, float scale, uint64_t stream) {
+  Tensor t(shape);
+  fill_uniform(t, scale, stream);
+  return t;
+}
+
+double bytes_of(std::initializer_list<int64_t> elements) {
+  double total = 0;
+  for (int64_t e : elements) total += 4.0 * static_cast<double>(e);
+  return total;
+}
+
+OpTiming entry(const OpCase& op, const std::string& op_class, const std::string& backend) {
+  OpTiming t;
+  t.layer = op.layer;
+  t.op_class = op_class;
+  t.shape = op.shape();
+  t.backend = backend;
+  return t;
+}
+
+std::vector<OpTiming> declined(const OpCase& op, const std::string& backend, const std::string& why) {
+  std::vector<OpTiming> out;
+  for (const auto& c : op_classes(op.kind)) {
+    OpTiming t = entry(op, c, backend);
+    t.supported = false;
+    t.why = why;
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<OpTiming> time_conv(const OpCase& op, ops::Backend& backend, const TimingOptions& o) {
+  const ops::ConvGeometry& g = op.conv;
+  std::string why;
+  auto conv = backend.make_conv(g, &why);
+  if (!conv) return declined(op, backend.name(), why);
+  const float w_scale = 1.0f / std::sqrt(static_cast<float>(g.kernel_volume() * g.in_channels));
+  Tensor x = random_tensor(g.input_shape(), 1.0f, 1), w = random_tensor(g.weight_shape(), w_scale, 2);
+  Tensor b = random_tensor(Shape{g.out_channels}, 0.1f, 3), y(g.output_shape());
+  Tensor dy = random_tensor(g.output_shape(), 1.0f, 4), dx(g.input_shape()), dw(g.weight_shape()),
+         db(Shape{g.out_channels});
+  const int64_t xn = x.numel(), wn = w.numel(), yn = y.numel();
+  std::vector<OpTiming> out;
+  const std::vector<std::string> classes = op_classes(op.kind);
+  const std::function<void()> calls[] = {[&] { conv->forward(x, w, b, y); }, [&] { conv->backward_data(dy, w, dx); },
+                                         [&] { conv->backward_weights(x, dy, dw, db); }};
+  const double bytes[] = {bytes_of({xn, wn, yn}), bytes_of({yn, wn, xn}), bytes_of({xn, yn, wn})};
+  for (size_t k = 0; k < 3; ++k) {
+    OpTiming t = entry(op, classes[k], backend.name());
+    t.flops = g.forward_flops();
+    t.bytes = bytes[k];
+    t.seconds = median_seconds(o, calls[k]);
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<OpTiming> time_pool(const OpCase& op, ops::Backend& backend, const TimingOptions& o) {
+  const ops::PoolGeometry& g = op.pool;
+  std::string why;
+  auto pool = backend.make_pool(g, &why);
+  if (!pool) return declined(op, backend.name(), why);
+  Tensor x = random_tensor(g.input_shape(), 1.0f, 1), y(g.output_shape());
+  Tensor dy = random_tensor(g.output_shape(), 1.0f, 4), dx(g.input_shape());
+  const double window = static_cast<double>(g.kernel[0] * g.kernel[1] * g.kernel[2]);
+  const auto classes = op_classes(op.kind);
+  OpTiming f = entry(op, classes[0], backend.name()), b = entry(op, classes[1], backend.name());
+  f.flops = window * static_cast<double>(y.numel());
+  f.bytes = bytes_of({x.numel(), y.numel()});
+  f.seconds = median_seconds(o, [&] { pool->forward(x, y); });
+  // Backward needs the forward's record (argmax) on the same instance: the forward above left it.
+  b.flops = static_cast<double>(x.numel());
+  b.bytes = bytes_of({dy.numel(), dx.numel()});
+  b.seconds = median_seconds(o, [&] { pool->backward(x, dy, dx); });
+  return {f, b};
+}
+
+std::vector<OpTiming> time_eltwise(const OpCase& op, ops::Backend& backend, const TimingOptions& o) {
+  std::string why;
+  auto act = backend.make_eltwise(op.eltwise, &why);
+  if (!act) return declined(op, backend.name(), why);
+  const Shape s{op.eltwise_elements};
+  Tensor x = random_tensor(s, 1.0f, 1), y(s), dy = random_tensor(s, 1.0f, 4), dx(s);
+  const int64_t n = op.eltwise_elements;
+  const auto classes = op_classes(op.kind);
+  OpTiming f = entry(op, classes[0], backend.name()), b = entry(op, classes[1], backend.name());
+  f.flops = static_cast<double>(n);
+  f.bytes = bytes_of({n, n});
+  f.seconds = median_seconds(o, [&] { act->forward(x, y); });
+  b.flops = static_cast<double>(n);
+  b.bytes = bytes_of({n, n, n});
+  b.seconds = median_seconds(o, [&] { act->backward(x, dy, dx); });
+  return {f, b};
+}
+
+std::vector<OpTiming> time_batch_norm(const OpCase& op, ops::Backend& backend, const TimingOptions& o) {
+  const ops::BatchNormGeometry& g = op.batch_norm;
+  std::string why;
+  auto bn = backend.make_batch_norm(g, &why);
+  if (!bn) return declined(op, backend.name(), why);
+  const Shape s{g.rows, g.channels}, c{g.channels}, c2{2 * g.channels};
+  Tensor x = random_tensor(s, 1.0f, 1), y(s), dy = random_tensor(s, 1.0f, 4), dx(s);
+  Tensor sums(c2), grad_sums(c2), mean = random_tensor(c, 0.1f, 5), invstd(c), gamma(c),
+                                  beta = random_tensor(c, 0.1f, 6);
+  invstd.fill(1.0f);
+  gamma.fill(1.0f);
+  const int64_t n = s.numel();
+  const auto classes = op_classes(op.kind);
+  OpTiming f = entry(op, classes[0], backend.name()), b = entry(op, classes[1], backend.name());
+  // Forward: statistics (x, x², two sums) then normalise (subtract, scale, shift).
+  f.flops = 7.0 * static_cast<double>(n);
+  f.bytes = bytes_of({n, n, n});
+  f.seconds = median_seconds(o, [&] {
+    bn->statistics(x, sums);
+    bn->normalize(x, mean, invstd, gamma, beta, y);
+  });
+  // Backward: two sums over dy and x̂, then dx from both.
+  b.flops = 11.0 * static_cast<double>(n);
+  b.bytes = bytes_of({n, n, n, n, n});
+  b.seconds = median_seconds(o, [&] {
+    bn->backward_statistics(x, dy, mean, invstd, grad_sums);
+    bn->backward_data(x, dy, mean, invstd, gamma, grad_sums, static_cast<double>(g.rows), true, dx);
+  });
+  return {f, b};
+}
+
+std::vector<OpTiming> time_inner_product(const OpCase& op, ops::Backend& backend, const TimingOptions& o) {
+  const ops::InnerProductGeometry& g = op.inner_product;
+  std::string why;
+  auto ip = backend.make_inner_product(g, &why);
+  if (!ip) return declined(op, backend.name(), why);
+  const float w_scale = 1.0f / std::sqrt(static_cast<float>(g.in_features));
+  Tensor x = random_tensor(Shape{g.batch, g.in_features}, 1.0f, 1);
+  Tensor w = random_tensor(Shape{g.out_features, g.in_features}, w_scale, 2);
+  Tensor b = random_tensor(Shape{g.out_features}, 0.1f, 3), y(Shape{g.batch, g.out_features});
+  Tensor dy = random_tensor(y.shape(), 1.0f, 4), dx(x.shape()), dw(w.shape()), db(b.shape());
+  const int64_t xn = x.numel(), wn = w.numel(), yn = y.numel();
+  const auto classes = op_classes(op.kind);
+  const std::function<void()> calls[] = {[&] { ip->forward(x, w, b, y); }, [&] { ip->backward_data(dy, w, dx); },
+                                         [&] { ip->backward_weights(x, dy, dw, db); }};
+  const double bytes[] = {bytes_of({xn, wn, yn}), bytes_of({yn, wn, xn}), bytes_of({xn, yn, wn})};
+  std::vector<OpTiming> out;
+  for (size_t k = 0; k < 3; ++k) {
+    OpTiming t = entry(op, classes[k], backend.name());
+    t.flops =
+        2.0 * static_cast<double>(g.batch) * static_cast<double>(g.in_features) * static_cast<double>(g.out_features);
+    t.bytes = bytes[k];
+    t.seconds = median_seconds(o, calls[k]);
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> op_classes(ops::OpKind kind) {
+  switch (kind) {
+    case ops::OpKind::conv: return {"conv_forward", "conv_backward_data", "conv_backward_weights"};
+    case ops::OpKind::pool: return {"pool_forward", "pool_backward"};
+    case ops::OpKind::eltwise: return {"activation_forward", "activation_backward"};
+    case ops::OpKind::batch_norm: return {"batch_norm_forward", "batch_norm_backward"};
+    case ops::OpKind::inner_product:
+      return {"inner_product_forward", "inner_product_backward_data", "inner_product_backward_weights"};
+  }
+  return {};
+}
+
+double median_seconds(const TimingOptions& options, const std::function<void()>& f) {
+  if (options.reps < 1) throw Error("op timing: reps must be at least 1");
+  for (int w = 0; w < options.warmup; ++w) f();
+  Kokkos::fence();
+  std::vector<double> t;
+  for (int r = 0; r < options.reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    Kokkos::fence();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  const size_t n = t.size();
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+std::vector<OpTiming> time_op_case(const OpCase& op, ops::Backend& backend, const TimingOptions& options) {
+  switch (op.kind) {
+    case ops::OpKind::conv: return time_conv(op, backend, options);
+    case ops::OpKind::pool: return time_pool(op, backend, options);
+    case ops::OpKind::eltwise: return time_eltwise(op, backend, options);
+    case ops::OpKind::batch_norm: return time_batch_norm(op, backend, options);
+    case ops::OpKind::inner_product: return time_inner_product(op, backend, options);
+  }
+  return {};
+}
+
+}  // namespace tessera::bench

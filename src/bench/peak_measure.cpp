@@ -1,0 +1,246 @@
+#include "tessera/bench/peak_measure.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "tessera/core/error.hpp"
+
+// The FMA kernels are compiled for each instruction set with target attributes and chosen at
+// run time, so that the build's own -march (often the baseline x86-64) does not cap the peak
+// that the vendor libraries, which pick their code at run time too, are compared with. nvcc
+// passes host code through its own front end, which does not take these attributes.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+#define TESSERA_BENCH_X86_FMA 1
+#include <immintrin.h>
+#else
+#define TESSERA_BENCH_X86_FMA 0
+#endif
+
+namespace tessera::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Independent accumulators: FMA latency (4-5 cycles) × FMA ports (2) needs at least 10 in
+// flight for the loop to issue one FMA per port per cycle.
+constexpr int kAccumulators = 12;
+
+#if TESSERA_BENCH_X86_FMA
+__attribute__((target("avx512f"))) float fma_avx512(int64_t iterations) {
+  __m512 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_set1_ps(1.0f + 0.001f * static_cast<float>(k));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iterations; ++i)
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_fmadd_ps(acc[k], a, b);
+  for (int k = 1; k < kAccumulators; ++k) acc[0] = _mm512_add_ps(acc[0], acc[k]);
+  // Summed through memory: GCC 12's _mm512_reduce_add_ps trips -Wuninitialized in its header.
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, acc[0]);
+  float sum = 0;
+  for (float v : lanes) sum += v;
+  return sum;
+}
+
+__attribute__((target("avx2,fma"))) float fma_avx2(int64_t iterations) {
+  __m256 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_set1_ps(1.0f + 0.001f * static_cast<float>(k));
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iterations; ++i)
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_fmadd_ps(acc[k], a, b);
+  for (int k = 1; k < kAccumulators; ++k) acc[0] = _mm256_add_ps(acc[0], acc[k]);
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, acc[0]);
+  float sum = 0;
+  for (float v : lanes) sum += v;
+  return sum;
+}
+#endif
+
+/// Any other CPU, and host code compiled through nvcc: 16 lanes per accumulator, which the
+/// compiler vectorises for the build's own instruction set. A multiply and an add: std::fma
+/// would be a library call where that instruction set has no FMA, and ISO C++ mode does not
+/// contract the two, so this is a lower bound where the hardware has an FMA the build leaves
+/// unused.
+float fma_generic(int64_t iterations) {
+  float acc[kAccumulators][16];
+  for (int k = 0; k < kAccumulators; ++k)
+    for (int l = 0; l < 16; ++l) acc[k][l] = 1.0f + 0.001f * static_cast<float>(k + l);
+  for (int64_t i = 0; i < iterations; ++i)
+    for (int k = 0; k < kAccumulators; ++k)
+      for (int l = 0; l < 16; ++l) acc[k][l] = acc[k][l] * 0.999999f + 1e-7f;
+  float sum = 0;
+  for (int k = 0; k < kAccumulators; ++k)
+    for (int l = 0; l < 16; ++l) sum += acc[k][l];
+  return sum;
+}
+
+enum class FmaIsa { avx512f, avx2, generic };
+
+FmaIsa fma_isa() {
+#if TESSERA_BENCH_X86_FMA
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return FmaIsa::avx512f;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return FmaIsa::avx2;
+#endif
+  return FmaIsa::generic;
+}
+
+/// Runs the kernel; returns single-precision FLOPs done.
+/// The result goes to a volatile: the kernels have no side effects, so a result nobody reads
+/// would let the compiler drop the call.
+double run_fma(FmaIsa isa, int64_t iterations, volatile float* sink) {
+  switch (isa) {
+#if TESSERA_BENCH_X86_FMA
+    case FmaIsa::avx512f:
+      *sink = fma_avx512(iterations);
+      return 2.0 * 16 * kAccumulators * static_cast<double>(iterations);
+    case FmaIsa::avx2: *sink = fma_avx2(iterations); return 2.0 * 8 * kAccumulators * static_cast<double>(iterations);
+#endif
+    default: *sink = fma_generic(iterations); return 2.0 * 16 * kAccumulators * static_cast<double>(iterations);
+  }
+}
+
+/// Runs `work(t)` on `threads` threads released together; returns the wall seconds from the
+/// release until the last one finished.
+template <class Work>
+double run_parallel(int64_t threads, Work&& work) {
+  std::atomic<int64_t> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      work(t);
+    });
+  while (ready.load() < threads) std::this_thread::yield();
+  const auto t0 = Clock::now();
+  go.store(true, std::memory_order_release);
+  for (auto& th : pool) th.join();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void check_threads(int64_t threads) {
+  if (threads < 1 || threads > 4096)
+    throw Error("peak measurement: threads must be in [1, 4096], got " + std::to_string(threads));
+}
+
+}  // namespace
+
+std::string fma_kernel_name() {
+  switch (fma_isa()) {
+    case FmaIsa::avx512f: return "avx512f";
+    case FmaIsa::avx2: return "avx2+fma";
+    default: return "generic";
+  }
+}
+
+double measure_fma_gflops(int64_t threads, double seconds, int repeats) {
+  check_threads(threads);
+  const FmaIsa isa = fma_isa();
+  // Calibrate on one thread: iterations that take about `seconds`.
+  volatile float sink = 0;
+  int64_t iterations = 1 << 12;
+  for (;;) {
+    const auto t0 = Clock::now();
+    run_fma(isa, iterations, &sink);
+    const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (dt > seconds / 4 || iterations > (int64_t{1} << 40)) {
+      iterations = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(iterations) * seconds / dt));
+      break;
+    }
+    iterations *= 4;
+  }
+  std::unique_ptr<volatile float[]> sinks(new volatile float[static_cast<size_t>(threads)]);
+  double best = 0;
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    std::vector<double> flops(static_cast<size_t>(threads));
+    const double dt = run_parallel(threads, [&](int64_t t) {
+      flops[static_cast<size_t>(t)] = run_fma(isa, iterations, &sinks[static_cast<size_t>(t)]);
+    });
+    double total = 0;
+    for (double f : flops) total += f;
+    best = std::max(best, total / dt / 1e9);
+  }
+  // The sums keep the loops from being optimised away; they are finite by construction.
+  for (int64_t t = 0; t < threads; ++t)
+    if (!std::isfinite(sinks[t])) throw Error("peak measurement: the FMA kernel produced a value that is not finite");
+  return best;
+}
+
+double measure_triad_gbs(int64_t threads, int64_t bytes, int repeats) {
+  check_threads(threads);
+  const int64_t n = std::max<int64_t>(bytes / 24, 1024 * threads);
+  std::unique_ptr<double[]> a(new double[static_cast<size_t>(n)]), b(new double[static_cast<size_t>(n)]),
+      c(new double[static_cast<size_t>(n)]);
+  auto block = [&](int64_t t) { return std::make_pair(n * t / threads, n * (t + 1) / threads); };
+  // First touch by the thread that later streams the block: its pages sit in that thread's
+  // NUMA domain.
+  run_parallel(threads, [&](int64_t t) {
+    const auto [lo, hi] = block(t);
+    for (int64_t i = lo; i < hi; ++i) a[i] = 0.0, b[i] = 1.0, c[i] = 2.0;
+  });
+  const double s = 3.0;
+  double best = 0;
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    const double dt = run_parallel(threads, [&](int64_t t) {
+      const auto [lo, hi] = block(t);
+      double* __restrict pa = a.get();
+      const double* __restrict pb = b.get();
+      const double* __restrict pc = c.get();
+      for (int64_t i = lo; i < hi; ++i) pa[i] = pb[i] + s * pc[i];
+    });
+    best = std::max(best, 24.0 * static_cast<double>(n) / dt / 1e9);
+  }
+  if (a[n - 1] != 7.0) throw Error("peak measurement: the triad computed a wrong value");
+  return best;
+}
+
+PeakFigures measure_peak(const PeakOptions& options) {
+  PeakFigures p;
+  p.fma_kernel = fma_kernel_name();
+  p.threads = options.threads;
+  p.triad_bytes = options.triad_bytes;
+  p.fma_gflops_one_core = measure_fma_gflops(1, options.seconds, options.repeats);
+  p.fma_gflops_all_cores = measure_fma_gflops(options.threads, options.seconds, options.repeats);
+  p.triad_gbs_one_core = measure_triad_gbs(1, options.triad_bytes, options.repeats);
+  p.triad_gbs_all_cores = measure_triad_gbs(options.threads, options.triad_bytes, options.repeats);
+  return p;
+}
+
+nlohmann::json PeakFigures::to_json() const {
+  return {{"fma_kernel", fma_kernel},
+          {"threads", threads},
+          {"fma_gflops_one_core", fma_gflops_one_core},
+          {"fma_gflops_all_cores", fma_gflops_all_cores},
+          {"triad_gbs_one_core", triad_gbs_one_core},
+          {"triad_gbs_all_cores", triad_gbs_all_cores},
+          {"triad_bytes", triad_bytes}};
+}
+
+PeakFigures PeakFigures::from_json(ConfigObject cfg) {
+  PeakFigures p;
+  p.fma_kernel = cfg.string("fma_kernel");
+  p.threads = cfg.integer("threads");
+  auto positive = [&cfg](const std::string& key) {
+    const double v = cfg.number(key);
+    if (!(v > 0) || v > 1e12)
+      throw ConfigError(cfg.path_of(key), "expected a positive figure, got " + std::to_string(v));
+    return v;
+  };
+  p.fma_gflops_one_core = positive("fma_gflops_one_core");
+  p.fma_gflops_all_cores = positive("fma_gflops_all_cores");
+  p.triad_gbs_one_core = positive("triad_gbs_one_core");
+  p.triad_gbs_all_cores = positive("triad_gbs_all_cores");
+  p.triad_bytes = cfg.integer("triad_bytes");
+  if (p.threads < 1) throw ConfigError(cfg.path_of("threads"), "expected at least 1");
+  cfg.finish();
+  return p;
+}
+
+}  // namespace tessera::bench

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Usage: check_bench_commands.sh TESSERA CONFIG WORKDIR — the `tessera bench` chain on a tiny
+# model: peak, ops on every compiled backend, model, and a report over them, each result
+# checked for what it must hold.
+set -euo pipefail
+tessera=$1 config=$2 work=$3
+mkdir -p "$work"; rm -f "$work"/*.json "$work"/*.svg
+"$tessera" bench peak --seconds 0.01 --triad-mb 16 -o "$work/peak.json" --no-progress --kokkos-threads=2
+"$tessera" bench ops "$config" --reps 1 --warmup 0 --peak "$work/peak.json" -o "$work/ops.json" --no-progress \
+  --kokkos-threads=2 | tee "$work/ops.out"
+"$tessera" bench model "$config" --ops "$work/ops.json" --peak "$work/peak.json" --backend kokkos --backend auto \
+  --steps 1 --warmup 1 -o "$work/model.json" --no-progress --kokkos-threads=2 | tee "$work/model.out"
+"$tessera" bench report "$work/ops.json" "$work/model.json" "$work/peak.json" --cascade "$work/cascade.svg" \
+  --roofline "$work/roofline.svg" | tee "$work/report.out"
+backends=$("$tessera" info | sed -n 's/^op backends: *auto, //p')
+/usr/bin/python3 - "$work" "$backends" <<'PY'
+import json, sys
+work, backends = sys.argv[1], [b.strip() for b in sys.argv[2].split(",")]
+peak = json.load(open(work + "/peak.json"))["peak"]
+assert peak["fma_gflops_one_core"] > 0 and peak["triad_gbs_all_cores"] > 0, peak
+ops = json.load(open(work + "/ops.json"))
+assert ops["kind"] == "ops" and ops["machine"]["cpu_model"] and ops["machine"]["threads"] == 2, ops["machine"]
+for b in backends:
+    convs = [o for o in ops["ops"] if o["backend"] == b and o["op_class"].startswith("conv_")]
+    assert convs and all(o["supported"] and o["seconds"] > 0 and 0 < o["arch_efficiency"] for o in convs), (b, convs)
+assert max(o["app_efficiency"] for o in ops["ops"]) == 1.0
+model = json.load(open(work + "/model.json"))
+steps = {m["platform"]: m for m in model["models"]}
+assert set(steps) == {"kokkos@2t", "auto@2t"}, steps.keys()
+assert all(m["supported"] and m["step_seconds"] > 0 and m["compute_bound_seconds"] > 0 for m in steps.values()), steps
+print("bench results ok:", len(ops["ops"]), "op timings,", len(steps), "step timings")
+PY
+grep -Eq '^pp_app=cosmoflow-tiny:[0-9.]+ pp_arch=cosmoflow-tiny:[0-9.]+ best_conv_arch_eff=[0-9.]+$' <(tail -n1 "$work/report.out")
+grep -q '</svg>' "$work/cascade.svg"
+grep -q '<circle' "$work/roofline.svg"
+test -z "$(ls "$work" | grep '\.tmp\.' || true)"

@@ -1,0 +1,113 @@
+#include <catch2/catch.hpp>
+
+#include "tessera/bench/portability_report.hpp"
+#include "tessera/core/error.hpp"
+
+using namespace tessera::bench;
+
+namespace {
+
+/// An ops result of model "m" on platform `platform`: conv1 forward in `conv_seconds` (1 GFLOP
+/// over 1 MB: 10 ms at the limits below) and pool1 forward (1 MFLOP over 100 MB: memory-bound,
+/// 10 ms), or a declined pool when `pool_seconds` is 0.
+BenchResult ops_result(const std::string& platform, double conv_seconds, double pool_seconds) {
+  BenchResult r;
+  r.kind = "ops";
+  r.model = "m";
+  r.batch = 4;
+  r.machine.hostname = "host";
+  r.machine.cpu_model = "cpu";
+  r.machine.threads = 2;
+  r.peak.threads = 2;
+  r.peak.fma_gflops_one_core = r.peak.fma_gflops_all_cores = 100;
+  r.peak.triad_gbs_one_core = r.peak.triad_gbs_all_cores = 10;
+  OpResult conv;
+  conv.timing = {"conv1", "conv_forward", "3d 4->8", platform, true, "", conv_seconds, 1e9, 1e6};
+  conv.platform = platform;
+  OpResult pool;
+  pool.timing = {"pool1", "pool_forward", "max 2", platform, pool_seconds > 0, pool_seconds > 0 ? "" : "no pooling",
+                 pool_seconds, 1e6, 1e8};
+  pool.platform = platform;
+  r.ops = {conv, pool};
+  derive_op_efficiencies(r);
+  return r;
+}
+
+BenchResult model_result(const std::string& platform, double step_seconds, double roofline_seconds) {
+  BenchResult r = ops_result(platform, 1, 1);
+  r.kind = "model";
+  r.ops.clear();
+  ModelResult m;
+  m.backend = m.platform = platform;
+  m.steps = 3;
+  m.step_seconds = step_seconds;
+  m.roofline_seconds = roofline_seconds;
+  m.arch_efficiency = roofline_seconds / step_seconds;
+  r.models = {m};
+  return r;
+}
+
+std::string build_error(const std::vector<std::pair<std::string, BenchResult>>& results) {
+  try {
+    PortabilityReport::build(results);
+  } catch (const tessera::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("the report computes both portabilities per op class and per model", "[bench]") {
+  const auto report = PortabilityReport::build({{"a.json", ops_result("a", 0.02, 0.02)},
+                                                {"b.json", ops_result("b", 0.04, 0.0)},
+                                                {"ma.json", model_result("a", 0.1, 0.05)},
+                                                {"mb.json", model_result("b", 0.2, 0.05)}});
+  REQUIRE(report.platforms() == std::vector<std::string>{"a", "b"});
+  REQUIRE(report.op_classes().size() == 2);
+  const PortabilityRow& conv = report.op_classes()[0];
+  CHECK(conv.application == "conv_forward");
+  CHECK(conv.cells[0].arch == Approx(0.5));
+  CHECK(conv.cells[1].arch == Approx(0.25));
+  CHECK(conv.pp_arch == Approx(1.0 / 3.0));           // 2 / (2 + 4)
+  CHECK(conv.pp_app == Approx(2.0 / 3.0));            // 2 / (1 + 2)
+  const PortabilityRow& pool = report.op_classes()[1];
+  CHECK(pool.cells[0].arch == Approx(0.5));           // memory-bound: 10 ms at 10 GB/s
+  CHECK(pool.cells[1].measured);
+  CHECK(pool.pp_arch == 0.0);                         // b cannot run it
+  CHECK(pool.pp_app == 0.0);
+  REQUIRE(report.models().size() == 1);
+  CHECK(report.models()[0].pp_arch == Approx(2.0 / (2.0 + 4.0)));
+  CHECK(report.models()[0].pp_app == Approx(2.0 / (1.0 + 2.0)));
+  CHECK(report.best_conv_arch() == Approx(0.5));
+  const auto slow = report.below(0.3);
+  REQUIRE(slow.size() == 1);
+  CHECK(slow[0].platform == "b");
+  CHECK_FALSE(slow[0].memory_bound);
+  CHECK_THAT(report.table(), Catch::Contains("cannot run"));
+  CHECK_THAT(report.cascade_svg(), Catch::StartsWith("<svg"));
+  CHECK_THAT(report.roofline_svg(), Catch::Contains("</svg>"));
+}
+
+TEST_CASE("a single platform's portability is its efficiency", "[bench]") {
+  const auto report = PortabilityReport::build({{"a.json", ops_result("a", 0.04, 0.02)}});
+  CHECK(report.op_classes()[0].pp_arch == Approx(0.25));
+  CHECK(report.op_classes()[0].pp_app == Approx(1.0));
+}
+
+TEST_CASE("mismatched results are refused naming the file and the key", "[bench]") {
+  BenchResult other_batch = ops_result("b", 0.04, 0.02);
+  other_batch.batch = 8;
+  CHECK_THAT(build_error({{"a.json", ops_result("a", 0.02, 0.02)}, {"b.json", other_batch}}),
+             Catch::Contains("b.json: $.batch: model 'm' at batch 8, but at 4 in a.json"));
+
+  BenchResult other_shape = ops_result("b", 0.04, 0.02);
+  other_shape.ops[1].timing.shape = "max 3";
+  CHECK_THAT(build_error({{"a.json", ops_result("a", 0.02, 0.02)}, {"b.json", other_shape}}),
+             Catch::Contains("b.json: $.ops[1].shape: 'max 3' differs from 'max 2' in a.json"));
+
+  CHECK_THAT(build_error({{"a.json", ops_result("a", 0.02, 0.02)}, {"again.json", ops_result("a", 0.03, 0.02)}}),
+             Catch::Contains("again.json: $.ops[0]: platform 'a' measured conv_forward of layer 'conv1' of model 'm' "
+                             "already in a.json"));
+  CHECK_THAT(build_error({}), Catch::Contains("no result files"));
+}
