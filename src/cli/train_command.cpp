@@ -8,6 +8,7 @@
 #include "tessera/core/log.hpp"
 #include "tessera/core/stop_request.hpp"
 #include "tessera/parallel/communicator.hpp"
+#include "tessera/train/metrics_log.hpp"
 #include "tessera/train/population_run.hpp"
 
 namespace tessera::cli {
@@ -40,11 +41,7 @@ std::string shell_quoted(const std::string& word) {
 /// `path` with ".from-step-N" before its extension: the resumed run's own metrics log, since
 /// a run rewrites its log from the start.
 std::string metrics_from_step(const std::string& path, int64_t step) {
-  const auto slash = path.find_last_of('/');
-  const auto dot = path.find_last_of('.');
-  const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
-  const size_t at = has_extension ? dot : path.size();
-  return path.substr(0, at) + ".from-step-" + std::to_string(step) + path.substr(at);
+  return train::log_beside(path, ".from-step-" + std::to_string(step));
 }
 
 /// The command that continues a stopped run: the same one, resuming from `checkpoint` at

@@ -32,4 +32,12 @@ void MetricsLog::write(const nlohmann::json& record) {
   }
 }
 
+std::string log_beside(const std::string& path, const std::string& tag) {
+  const auto slash = path.find_last_of('/');
+  const auto dot = path.find_last_of('.');
+  const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  const size_t at = has_extension ? dot : path.size();
+  return path.substr(0, at) + tag + path.substr(at);
+}
+
 }  // namespace tessera::train

@@ -7,34 +7,11 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/io/dataset_slice.hpp"
+#include "tessera/train/metrics_log.hpp"
 #include "tessera/train/population_checkpoint.hpp"
 #include "tessera/train/population_checkpoint_hook.hpp"
 
 namespace tessera::train {
-namespace {
-
-/// `path` with `suffix` before its extension: "run.jsonl" → "run.trainer2.jsonl".
-std::string with_suffix(const std::string& path, const std::string& suffix) {
-  const auto slash = path.find_last_of('/');
-  const auto dot = path.find_last_of('.');
-  const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
-  const size_t at = has_extension ? dot : path.size();
-  return path.substr(0, at) + suffix + path.substr(at);
-}
-
-/// The "training" section's options with the command line's overrides, as TrainingRun reads
-/// them: what the population needs before it builds its trainer (seed, batch, checkpoint).
-TrainingOptions training_options(const nlohmann::json& training, const RunOverrides& o) {
-  ConfigObject cfg(training, "$.training");
-  TrainingOptions opts = TrainingOptions::from_json(cfg);
-  if (o.batch_size) opts.batch_size = *o.batch_size;
-  if (o.seed) opts.seed = *o.seed;
-  if (o.checkpoint_every) opts.checkpoint_every = *o.checkpoint_every;
-  if (!o.checkpoint_file.empty()) opts.checkpoint_file = o.checkpoint_file;
-  return opts;
-}
-
-}  // namespace
 
 bool PopulationRun::requested(const nlohmann::json& config, int64_t trainers_flag) {
   if (trainers_flag > 0) return true;
@@ -49,7 +26,8 @@ PopulationRun::PopulationRun(nlohmann::json config, const RunOverrides& override
   if (!training.is_object()) throw ConfigError("$.training", "expected an object");
   const nlohmann::json ltfb = training.contains("ltfb") ? training["ltfb"] : nlohmann::json::object();
   training.erase("ltfb");
-  const TrainingOptions opts = training_options(training, overrides);
+  ConfigObject training_cfg(training, "$.training");
+  const TrainingOptions opts = TrainingRun::training_options(training_cfg, overrides);
   if (!ltfb.is_object()) throw ConfigError("$.training.ltfb", "expected an object");
   ConfigObject ltfb_cfg(ltfb, "$.training.ltfb");
   options_ = LtfbOptions::from_json(ltfb_cfg, opts.batch_size, trainers_flag);
@@ -65,9 +43,6 @@ PopulationRun::PopulationRun(nlohmann::json config, const RunOverrides& override
   checkpoint_path_ = opts.checkpoint_file;
   training.erase("checkpoint");
   if (!checkpoint_path_.empty()) require_writable_location(checkpoint_path_, "checkpoints");
-  if (overrides.checkpoint_every && *overrides.checkpoint_every > 0 && checkpoint_path_.empty())
-    throw ConfigError("--checkpoint-every",
-                      "needs a checkpoint file: add --checkpoint FILE (or training.checkpoint.path)");
 
   RunOverrides mine = overrides;
   mine.group = layout_->trainer_group();
@@ -78,7 +53,7 @@ PopulationRun::PopulationRun(nlohmann::json config, const RunOverrides& override
   mine.held_out_key = "$.training.ltfb.tournament_samples";
   mine.progress = overrides.progress && layout_->job().rank() == 0;
   if (!overrides.metrics_file.empty() && t > 0)
-    mine.metrics_file = with_suffix(overrides.metrics_file, ".trainer" + std::to_string(t));
+    mine.metrics_file = log_beside(overrides.metrics_file, ".trainer" + std::to_string(t));
   std::vector<std::string> resumed_files;
   PopulationManifest manifest;
   if (!overrides.resume_file.empty()) {

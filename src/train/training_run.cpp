@@ -19,22 +19,7 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   // A ConfigObject refers to its JSON, so the empty section must outlive `training`.
   const nlohmann::json no_training = nlohmann::json::object();
   auto training = root.has("training") ? root.object("training") : ConfigObject(no_training, "$.training");
-  options_ = TrainingOptions::from_json(training);
-  if (o.epochs) options_.epochs = *o.epochs;
-  if (o.batch_size) options_.batch_size = *o.batch_size;
-  if (o.max_steps) options_.max_steps = *o.max_steps;
-  if (o.seed) options_.seed = *o.seed;
-  if (o.checkpoint_every) options_.checkpoint_every = *o.checkpoint_every;
-  if (!o.checkpoint_file.empty()) options_.checkpoint_file = o.checkpoint_file;
-  options_.metrics_file = o.metrics_file;
-  options_.resume_file = o.resume_file;
-  options_.progress = o.progress;
-  options_.profile = o.profile;
-  if (options_.epochs < 1) throw ConfigError("--epochs", "must be at least 1");
-  if (options_.batch_size < 1) throw ConfigError("--batch-size", "must be at least 1");
-  if (o.checkpoint_every && *o.checkpoint_every > 0 && options_.checkpoint_file.empty())
-    throw ConfigError("--checkpoint-every",
-                      "needs a checkpoint file: add --checkpoint FILE (or training.checkpoint.path)");
+  options_ = training_options(training, o);
 
   model::BuildOptions build;
   build.backend = o.backend;
@@ -65,6 +50,26 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   if (o.held_out_samples > 0) hold_out(o.held_out_samples, o.held_out_key);
 
   trainer_ = std::make_unique<Trainer>(*model_, *loss_, *optimizer_, data_, options_, optimizer_config_, o.group);
+}
+
+TrainingOptions TrainingRun::training_options(ConfigObject& training, const RunOverrides& o) {
+  TrainingOptions options = TrainingOptions::from_json(training);
+  if (o.epochs) options.epochs = *o.epochs;
+  if (o.batch_size) options.batch_size = *o.batch_size;
+  if (o.max_steps) options.max_steps = *o.max_steps;
+  if (o.seed) options.seed = *o.seed;
+  if (o.checkpoint_every) options.checkpoint_every = *o.checkpoint_every;
+  if (!o.checkpoint_file.empty()) options.checkpoint_file = o.checkpoint_file;
+  options.metrics_file = o.metrics_file;
+  options.resume_file = o.resume_file;
+  options.progress = o.progress;
+  options.profile = o.profile;
+  if (options.epochs < 1) throw ConfigError("--epochs", "must be at least 1");
+  if (options.batch_size < 1) throw ConfigError("--batch-size", "must be at least 1");
+  if (o.checkpoint_every && *o.checkpoint_every > 0 && options.checkpoint_file.empty())
+    throw ConfigError("--checkpoint-every",
+                      "needs a checkpoint file: add --checkpoint FILE (or training.checkpoint.path)");
+  return options;
 }
 
 void TrainingRun::hold_out(int64_t samples, const std::string& key) {

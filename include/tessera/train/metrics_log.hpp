@@ -22,4 +22,8 @@ class MetricsLog {
   int fd_ = -1;
 };
 
+/// The path of a log kept beside the log `path`: `tag` before its extension
+/// ("run.jsonl", ".trainer2" → "run.trainer2.jsonl"; "run", ".x" → "run.x").
+std::string log_beside(const std::string& path, const std::string& tag);
+
 }  // namespace tessera::train

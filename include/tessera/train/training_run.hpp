@@ -38,6 +38,9 @@ class TrainingRun {
   model::Model& model() { return *model_; }
   Trainer& trainer() { return *trainer_; }
   const TrainingOptions& options() const { return options_; }
+  /// The "training" section with the command line's overrides applied and checked, as a run
+  /// reads it (a population reads it too, before it builds its trainers).
+  static TrainingOptions training_options(ConfigObject& training, const RunOverrides& overrides);
   /// A few lines describing model, data, optimizer and threads, for the console.
   std::string describe() const;
   /// The samples held out of the training set (RunOverrides::held_out_samples), else null.
