@@ -33,13 +33,13 @@ void PopulationCheckpointHook::save(Trainer& trainer, int64_t step) {
   m.step = step;
   m.trainers = layout_.trainers();
   m.seed = seed_;
-  const auto hp = trainer.optimizer().hyperparameters();
-  for (const auto& [key, value] : hp) m.hyperparameter_keys.push_back(key);
-  const size_t width = hp.size();
-  std::vector<double> all(width * static_cast<size_t>(m.trainers), 0.0);
-  size_t k = width * static_cast<size_t>(layout_.trainer());
-  for (const auto& [key, value] : hp) all[k++] = value;
-  layout_.peers().allreduce_sum(all.data(), static_cast<int64_t>(all.size()));
+  std::vector<double> values;
+  for (const auto& [key, value] : trainer.optimizer().hyperparameters()) {
+    m.hyperparameter_keys.push_back(key);
+    values.push_back(value);
+  }
+  const size_t width = values.size();
+  const std::vector<double> all = layout_.share(values);
   if (layout_.job().rank() != 0) return;
   for (int64_t t = 0; t < m.trainers; ++t) {
     m.files.push_back(PopulationManifest::trainer_file(path_, step, t));

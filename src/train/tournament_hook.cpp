@@ -16,16 +16,6 @@
 namespace tessera::train {
 namespace {
 
-/// Every trainer's `values` (`values.size()` each, the same count on all), in trainer order,
-/// on every rank: each trainer fills its own slot and the peers sum.
-std::vector<double> share(const PopulationLayout& layout, const std::vector<double>& values) {
-  const size_t width = values.size();
-  std::vector<double> all(width * static_cast<size_t>(layout.trainers()), 0.0);
-  std::copy(values.begin(), values.end(), all.begin() + static_cast<std::ptrdiff_t>(width * layout.trainer()));
-  layout.peers().allreduce_sum(all.data(), static_cast<int64_t>(all.size()));
-  return all;
-}
-
 std::string format(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
@@ -123,7 +113,7 @@ TournamentHook::Outcome TournamentHook::pairwise_round(Trainer& trainer, int64_t
 TournamentHook::Outcome TournamentHook::truncation_round(Trainer& trainer, int64_t round) {
   Outcome o;
   o.metric = metric_of(trainer);
-  const std::vector<double> metrics = share(layout_, {o.metric});
+  const std::vector<double> metrics = layout_.share({o.metric});
   const int64_t me = layout_.trainer();
   for (const auto& [winner, loser] : truncation_pairs(metrics, options_.truncation_count, options_.higher_is_better)) {
     if (winner == me) {
@@ -182,7 +172,7 @@ void TournamentHook::report_round(Trainer& trainer, int64_t round, int64_t step,
                              mine.partner_score, static_cast<double>(mine.winner),  seconds};
   for (const auto& [key, value] : trainer.optimizer().hyperparameters()) values.push_back(value);
   const size_t width = values.size();
-  const std::vector<double> all = share(layout_, values);
+  const std::vector<double> all = layout_.share(values);
   if (layout_.job().rank() != 0) return;
   auto at = [&](int64_t t, size_t k) { return all[static_cast<size_t>(t) * width + k]; };
   const int64_t trainers = layout_.trainers();
@@ -224,7 +214,7 @@ void TournamentHook::on_run_end(Trainer& trainer, const RunEnd& /*end*/) {
   std::vector<double> values{trainer.report().validation_loss};
   for (const auto& [key, value] : trainer.optimizer().hyperparameters()) values.push_back(value);
   const size_t width = values.size();
-  const std::vector<double> all = share(layout_, values);
+  const std::vector<double> all = layout_.share(values);
   summary_.validation_loss.clear();
   summary_.hyperparameters.clear();
   for (int64_t t = 0; t < layout_.trainers(); ++t) {

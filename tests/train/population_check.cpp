@@ -87,9 +87,7 @@ class StateProbe final : public train::TrainerHook {
   void on_step_end(train::Trainer& trainer, const train::StepEnd& step) override {
     if (step.step != step_) return;
     state = train::TrainerState::capture(trainer.model().parameters(), trainer.optimizer());
-    hashes.assign(static_cast<size_t>(layout_.trainers()), 0.0);
-    hashes[static_cast<size_t>(layout_.trainer())] = state_hash(state);
-    layout_.peers().allreduce_sum(hashes.data(), static_cast<int64_t>(hashes.size()));
+    hashes = layout_.share({state_hash(state)});
   }
   train::TrainerState state;
   std::vector<double> hashes;
@@ -182,9 +180,7 @@ int main(int argc, char* argv[]) {
       train::TrainerState model_only = a->state;
       model_only.hyperparameters.clear();
       model_only.optimizer_steps = 0;
-      std::vector<double> model_hashes(static_cast<size_t>(trainers), 0.0);
-      model_hashes[static_cast<size_t>(run.layout().trainer())] = state_hash(model_only);
-      run.layout().peers().allreduce_sum(model_hashes.data(), trainers);
+      const std::vector<double> model_hashes = run.layout().share({state_hash(model_only)});
       std::set<double> distinct_models(model_hashes.begin(), model_hashes.end());
       log.check(static_cast<int64_t>(distinct_models.size()) == trainers - 1,
                 "truncation: " + std::to_string(distinct_models.size()) +

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tessera/parallel/communicator.hpp"
 
@@ -26,6 +27,10 @@ class PopulationLayout {
   const parallel::Communicator& trainer_group() const { return trainer_group_; }
   /// This rank's peers, one per trainer, ranked by trainer.
   const parallel::Communicator& peers() const { return peers_; }
+  /// Every trainer's `values` (the same count on all), in trainer order, on every rank of
+  /// the peer group: each trainer fills its own slot and the peers sum (collective over
+  /// peers()).
+  std::vector<double> share(const std::vector<double>& values) const;
 
  private:
   int64_t trainers_, trainer_ = 0, ranks_per_trainer_ = 1;
