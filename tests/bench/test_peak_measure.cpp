@@ -20,10 +20,11 @@ TEST_CASE("the measured FMA peak is positive and grows with the threads", "[benc
 }
 
 TEST_CASE("the measured triad bandwidth is positive on one and all threads", "[bench]") {
-  const double one = measure_triad_gbs(1, 24 << 20, 3);
+  const double one = measure_triad_gbs(1, 24 << 20, 5);
   CHECK(one > 0.1);
   const int64_t threads = std::min<int64_t>(2, std::max(1u, std::thread::hardware_concurrency()));
-  CHECK(measure_triad_gbs(threads, 24 << 20, 3) >= 0.8 * one);
+  // Best of five, as for the FMA peak: a single slow pass must not decide.
+  CHECK(measure_triad_gbs(threads, 24 << 20, 5) >= 0.8 * one);
 }
 
 TEST_CASE("a thread count out of range is refused", "[bench]") {
