@@ -67,7 +67,8 @@ void move_sub_box(const char* label, const Array5& src, const Index5& src_offset
 Index5 extents5_of(const Shape& a) {
   if (a.rank() == 5) return {a[0], a[1], a[2], a[3], a[4]};
   if (a.rank() == 4) return {a[0], 1, a[1], a[2], a[3]};
-  throw ShapeError("activation " + a.str() + " is neither [N, H, W, C] nor [N, D, H, W, C]");
+  if (a.rank() == 2) return {a[0], 1, 1, 1, a[1]};
+  throw ShapeError("activation " + a.str() + " is neither [N, C], [N, H, W, C] nor [N, D, H, W, C]");
 }
 
 Array5 Array5::of(const Tensor& activation) { return Array5{activation.view(), extents5_of(activation.shape())}; }

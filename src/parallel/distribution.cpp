@@ -10,6 +10,7 @@ std::string Distribution::str() const {
   };
   add("sample", sample);
   add("channel", channel);
+  add("filter", filter);
   add("depth", depth);
   add("height", height);
   add("width", width);

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "tessera/core/stop_request.hpp"
+#include "tessera/parallel/traffic_counter.hpp"
 
 namespace tessera::parallel {
 namespace {
@@ -18,16 +19,27 @@ void scale(const Tensor& t, float factor) {
 // short enough that a shared-memory all-reduce's rounds do not wait on it.
 constexpr auto poll_interval = std::chrono::microseconds(100);
 
+/// A ring all-reduce's share of B bytes over P ranks: 2(P − 1)/P · B.
+void count_allreduce(const Communicator& group, int64_t elements) {
+  const double p = group.size();
+  TrafficCounter::add(TrafficCounter::gradients, 2.0 * (p - 1.0) / p * 4.0 * static_cast<double>(elements));
+}
+
 }  // namespace
 
-std::vector<int64_t> plan_gradient_buckets(const std::vector<int64_t>& offsets, int64_t bucket_elements) {
+std::vector<int64_t> plan_gradient_buckets(const std::vector<int64_t>& offsets, int64_t bucket_elements,
+                                           const std::vector<int>& group_of) {
   if (offsets.size() < 2) return {0};
+  if (!group_of.empty() && group_of.size() + 1 != offsets.size())
+    throw Error("gradient buckets: " + std::to_string(group_of.size()) + " tensor groups for " +
+                std::to_string(offsets.size() - 1) + " tensors");
   bucket_elements = std::max<int64_t>(bucket_elements, 1);
   std::vector<int64_t> begin;
   int64_t end = offsets.back();
   for (size_t t = offsets.size() - 1; t-- > 0;) {
-    // Tensor t joins the open bucket [.., end) unless that would make it too large.
-    if (end - offsets[t] > bucket_elements && offsets[t + 1] < end) {
+    const bool other_group = !group_of.empty() && t + 1 < group_of.size() && group_of[t] != group_of[t + 1];
+    // Tensor t joins the open bucket [.., end) unless that would make it too large or mix groups.
+    if ((other_group || end - offsets[t] > bucket_elements) && offsets[t + 1] < end) {
       begin.push_back(offsets[t + 1]);
       end = offsets[t + 1];
     }
@@ -39,12 +51,35 @@ std::vector<int64_t> plan_gradient_buckets(const std::vector<int64_t>& offsets, 
 
 GradientReducer::GradientReducer(Communicator group, Tensor grads, const std::vector<int64_t>& offsets,
                                  int64_t bucket_elements, bool progress_thread)
+    : GradientReducer(group, std::move(grads), offsets, bucket_elements, {}, progress_thread) {}
+
+GradientReducer::GradientReducer(Communicator group, Tensor grads, const std::vector<int64_t>& offsets,
+                                 int64_t bucket_elements, const std::vector<Communicator>& tensor_groups,
+                                 bool progress_thread)
     : group_(group), grads_(std::move(grads)) {
   if (offsets.empty() || offsets.front() != 0 || offsets.back() != grads_.numel() ||
       !std::is_sorted(offsets.begin(), offsets.end()))
     throw Error("gradient tensor offsets must run from 0 to the buffer's " + std::to_string(grads_.numel()) +
                 " elements in ascending order");
-  if (grads_.numel() > 0) begin_ = plan_gradient_buckets(offsets, bucket_elements);
+  if (!tensor_groups.empty() && tensor_groups.size() + 1 != offsets.size())
+    throw Error("gradient reducer: " + std::to_string(tensor_groups.size()) + " tensor groups for " +
+                std::to_string(offsets.size() - 1) + " tensors");
+  // Tensors of one communicator share an id; every rank numbers them alike because they
+  // come from the same layers' grids in the same order.
+  groups_.push_back(group_);
+  std::vector<int> group_of;
+  for (const auto& g : tensor_groups) {
+    size_t id = 0;
+    while (id < groups_.size() && groups_[id].handle() != g.handle()) ++id;
+    if (id == groups_.size()) groups_.push_back(g);
+    group_of.push_back(static_cast<int>(id));
+  }
+  if (grads_.numel() > 0) begin_ = plan_gradient_buckets(offsets, bucket_elements, group_of);
+  bucket_group_.assign(begin_.size(), 0);
+  for (size_t b = 0, t = 0; b < begin_.size() && !group_of.empty(); ++b) {
+    while (offsets[t + 1] <= begin_[b]) ++t;  // the first tensor of bucket b
+    bucket_group_[b] = static_cast<size_t>(group_of[t]);
+  }
   requests_.assign(begin_.size(), MPI_REQUEST_NULL);
   // Device buffers need a CUDA-aware MPI to be reduced in place asynchronously; without one
   // the whole buffer is staged and reduced in finish().
@@ -107,7 +142,9 @@ bool GradientReducer::in_flight() {
 
 void GradientReducer::start(size_t bucket) {
   const int64_t end = bucket + 1 < begin_.size() ? begin_[bucket + 1] : grads_.numel();
-  group_.start_allreduce_sum(grads_.data() + begin_[bucket], end - begin_[bucket], &requests_[bucket]);
+  count_allreduce(groups_[bucket_group_[bucket]], end - begin_[bucket]);
+  groups_[bucket_group_[bucket]].start_allreduce_sum(grads_.data() + begin_[bucket], end - begin_[bucket],
+                                                     &requests_[bucket]);
   in_flight_ = true;
 }
 
@@ -138,8 +175,15 @@ void GradientReducer::finish() {
     // the scaling is exact.
     if (!group_.is_serial()) scale(grads_, static_cast<float>(group_.size()));
     adasum_->allreduce(grads_);
-  } else if (!overlap_) {
+  } else if (!overlap_ && groups_.size() == 1) {
+    count_allreduce(group_, grads_.numel());
     group_.allreduce_sum(grads_);
+  } else if (!overlap_) {
+    for (size_t b = 0; b < begin_.size(); ++b) {
+      const int64_t end = b + 1 < begin_.size() ? begin_[b + 1] : grads_.numel();
+      count_allreduce(groups_[bucket_group_[b]], end - begin_[b]);
+      groups_[bucket_group_[b]].allreduce_sum(grads_.slice(begin_[b], Shape{end - begin_[b]}));
+    }
   } else {
     ready_from(0);
     std::lock_guard<std::mutex> lock(mutex_);  // the progress thread waits until the next step

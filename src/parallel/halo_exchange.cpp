@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "tessera/core/error.hpp"
+#include "tessera/parallel/traffic_counter.hpp"
 
 namespace tessera::parallel {
 namespace {
@@ -171,6 +172,7 @@ void HaloExchange::post(const std::vector<Message>& incoming, const DeviceView<f
                         spatial_.handle(), &requests[r++]),
               "MPI_Isend");
     bytes_sent_ += m.count * static_cast<int64_t>(sizeof(float));
+    TrafficCounter::add(TrafficCounter::halo, static_cast<double>(m.count) * sizeof(float));
   }
 }
 

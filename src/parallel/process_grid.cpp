@@ -16,30 +16,55 @@ std::string Box::str() const {
 ProcessGrid::ProcessGrid(const Distribution& distribution, Communicator group, const std::string& where)
     : distribution_(distribution), all_(std::move(group)) {
   const Distribution& d = distribution_;
-  if (d.sample < 1 || d.channel < 1 || d.depth < 1 || d.height < 1 || d.width < 1)
+  if (d.sample < 1 || d.channel < 1 || d.filter < 1 || d.depth < 1 || d.height < 1 || d.width < 1)
     throw ConfigError(where, "distribution " + d.str() + " has a count below 1");
-  if (d.channel != 1)
-    throw ConfigError(where, "distribution " + d.str() + " splits channels; only sample and spatial splits exist");
+  if (d.channel > 1 && d.filter > 1)
+    throw ConfigError(where, "distribution " + d.str() +
+                                 " splits channels both by input channel and by filter; choose one of \"channel\" "
+                                 "and \"filter\"");
   if (d.ranks() != all_.size())
     throw ConfigError(where, "distribution " + d.str() + " needs " + std::to_string(d.ranks()) +
                                  " ranks but the job has " + std::to_string(all_.size()) + "; launch with mpirun -np " +
                                  std::to_string(d.ranks()) + " or change the distribution so its counts multiply to " +
                                  std::to_string(all_.size()));
-  const int spatial_ranks = d.depth * d.height * d.width;
+  const int spatial_ranks = d.depth * d.height * d.width, parts = d.channel_parts();
   const int r = all_.rank();
-  sample_index_ = r / spatial_ranks;
-  const int s = r % spatial_ranks;
+  channel_index_ = r % parts;
+  sample_index_ = r / (parts * spatial_ranks);
+  const int s = (r / parts) % spatial_ranks;
   spatial_index_ = {s / (d.height * d.width), (s / d.width) % d.height, s % d.width};
-  spatial_ = all_.split(sample_index_, s);
-  samples_ = all_.split(s, sample_index_);
+  spatial_ = all_.split(sample_index_ * parts + channel_index_, s);
+  samples_ = all_.split(s * parts + channel_index_, sample_index_);
+  // Every rank builds the same grids in the same order, so skipping these splits when the
+  // channels are whole is decided alike on all ranks of the group.
+  if (parts > 1) {
+    channels_ = all_.split(sample_index_ * spatial_ranks + s, channel_index_);
+    replicas_ = all_.split(channel_index_, r);
+  } else {
+    replicas_ = all_;
+  }
 }
 
 int ProcessGrid::spatial_rank_of(const std::array<int, 3>& i) const {
   return (i[0] * distribution_.height + i[1]) * distribution_.width + i[2];
 }
 
-int ProcessGrid::rank_of(int sample_index, const std::array<int, 3>& i) const {
-  return sample_index * distribution_.depth * distribution_.height * distribution_.width + spatial_rank_of(i);
+int ProcessGrid::rank_of(int sample_index, const std::array<int, 3>& i, int channel_index) const {
+  const int spatial_ranks = distribution_.depth * distribution_.height * distribution_.width;
+  return (sample_index * spatial_ranks + spatial_rank_of(i)) * distribution_.channel_parts() + channel_index;
+}
+
+int64_t ProcessGrid::local_channels(int64_t channels, const std::string& where) const {
+  const int parts = distribution_.channel_parts();
+  if (channels % parts != 0)
+    throw ShapeError(where + ": " + std::to_string(channels) + " channels do not split evenly over " +
+                     std::to_string(parts) + " ranks (" + (distribution_.filter > 1 ? "filter" : "channel") + " " +
+                     std::to_string(parts) + ", distribution " + distribution_.str() + ")");
+  return channels / parts;
+}
+
+int64_t ProcessGrid::first_channel(int64_t channels, const std::string& where) const {
+  return local_channels(channels, where) * channel_index_;
 }
 
 Box ProcessGrid::local_box(const std::array<int64_t, 3>& size, const std::string& where) const {
@@ -71,7 +96,8 @@ int64_t ProcessGrid::first_sample(int64_t batch, const std::string& where) const
 Shape ProcessGrid::local_shape(const Shape& global, const std::string& where) const {
   Shape local = global;
   local[0] = local_batch(global[0], where);
-  // Features have no space to split: every rank of a spatial group holds its samples' whole
+  if (global.rank() >= 2) local[global.rank() - 1] = local_channels(global[global.rank() - 1], where);
+  // Features have no space to split: every rank of a spatial group holds its samples'
   // features (the layers on them run replicated).
   if (global.rank() == 2) return local;
   if (global.rank() == 4 && distribution_.depth != 1)
@@ -89,6 +115,7 @@ Shape ProcessGrid::global_shape(const Shape& local) const {
   Shape global = local;
   if (global.rank() == 0) return global;
   global[0] *= d.sample;
+  if (global.rank() >= 2) global[global.rank() - 1] *= d.channel_parts();
   if (local.rank() == 5) {
     global[1] *= d.depth;
     global[2] *= d.height;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "tessera/core/error.hpp"
+#include "tessera/parallel/traffic_counter.hpp"
 
 namespace tessera::parallel {
 namespace {
@@ -26,8 +27,9 @@ std::vector<Block> blocks_of(const ProcessGrid& grid, const Shape& global, const
     for (int i = 0; i < d.depth; ++i)
       for (int j = 0; j < d.height; ++j)
         for (int k = 0; k < d.width; ++k)
-          blocks[static_cast<size_t>(grid.rank_of(s, {i, j, k}))] = {
-              {s * extent[0], i * extent[1], j * extent[2], k * extent[3], 0}, extent};
+          for (int c = 0; c < d.channel_parts(); ++c)
+            blocks[static_cast<size_t>(grid.rank_of(s, {i, j, k}, c))] = {
+                {s * extent[0], i * extent[1], j * extent[2], k * extent[3], c * extent[4]}, extent};
   return blocks;
 }
 
@@ -55,8 +57,15 @@ Redistribution::Redistribution(const ProcessGrid& from, const ProcessGrid& to, c
     throw ConfigError(where, "cannot redistribute from " + from.distribution().str() + " over " +
                                  std::to_string(from.all().size()) + " ranks to " + to.distribution().str() + " over " +
                                  std::to_string(to.all().size()) + " ranks: both must span the same ranks");
-  require_shape(global.rank() == 4 || global.rank() == 5,
-                where + ": redistribution needs an activation [N, H, W, C] or [N, D, H, W, C], not " + global.str());
+  require_shape(
+      global.rank() == 2 || global.rank() == 4 || global.rank() == 5,
+      where + ": redistribution needs an activation [N, C], [N, H, W, C] or [N, D, H, W, C], not " + global.str());
+  // Features are copies on every rank of a spatial group, each carrying a share of their
+  // gradient: moving them is not a permutation of blocks.
+  require_shape(global.rank() != 2 || (!from.distribution().is_spatial() && !to.distribution().is_spatial()),
+                where + ": features " + global.str() +
+                    " can be redistributed only between sample and channel splits, not " + from.distribution().str() +
+                    " to " + to.distribution().str());
   from_shape_ = from.local_shape(global, where);
   to_shape_ = to.local_shape(global, where);
   const auto from_blocks = blocks_of(from, global, where), to_blocks = blocks_of(to, global, where);
@@ -119,6 +128,9 @@ void Redistribution::move(const Tensor& src, Side& src_side, const Index5& self_
                  Array5::in_buffer(src_side.buffer, p.buffer_offset, p.extent), origin, p.extent);
   if (exchange_) {
     Kokkos::fence();
+    double sent = 0;
+    for (const int c : src_side.counts) sent += c;
+    TrafficCounter::add(TrafficCounter::redistribution, 4.0 * sent);
     float* send = src_side.buffer.data();
     float* receive = dst_side.buffer.data();
     if constexpr (!host_accessible) {

@@ -9,7 +9,8 @@ namespace tessera::parallel {
 /// An index or extent of an activation viewed as [N, D, H, W, C] (a 2D activation has D = 1).
 using Index5 = std::array<int64_t, 5>;
 
-/// The [N, D, H, W, C] extents of a channels-last activation of rank 4 ([N, H, W, C]) or 5.
+/// The [N, D, H, W, C] extents of a channels-last activation of rank 4 ([N, H, W, C]) or 5, or
+/// of features [N, C] (D = H = W = 1).
 Index5 extents5_of(const Shape& activation);
 
 /// A row-major [N, D, H, W, C] array in the default memory space: an activation, or a message
@@ -19,7 +20,7 @@ struct Array5 {
   DeviceView<float> data;
   Index5 extents{1, 1, 1, 1, 1};
 
-  /// A rank-4 or rank-5 activation tensor as [N, D, H, W, C].
+  /// A rank-2, rank-4 or rank-5 activation tensor as [N, D, H, W, C].
   static Array5 of(const Tensor& activation);
   /// `count` elements of `buffer` from `offset` on, as a dense array of the given extents.
   static Array5 in_buffer(const DeviceView<float>& buffer, int64_t offset, const Index5& extents);

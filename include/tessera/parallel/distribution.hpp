@@ -6,15 +6,25 @@ namespace tessera::parallel {
 /// How a layer's activations are split over a process grid: the number of ranks along the
 /// sample, channel, depth, height and width dimensions. A layer learns its place in the
 /// grid only from this (and, with MPI, from the communicators of its ProcessGrid).
+///
+/// `channel` and `filter` both split the activations' channel dimension over a group of ranks
+/// (model parallelism, Dryden et al., SC'19); they differ in how a layer with weights computes:
+/// under `filter` each rank holds the weights of its share of the output channels and gathers
+/// the whole input, under `channel` each rank holds the weights of its share of the input
+/// channels and the ranks sum their partial outputs. At most one of them is above 1.
 struct Distribution {
-  int sample = 1, channel = 1, depth = 1, height = 1, width = 1;
+  int sample = 1, channel = 1, filter = 1, depth = 1, height = 1, width = 1;
 
-  int ranks() const { return sample * channel * depth * height * width; }
+  int ranks() const { return sample * channel * filter * depth * height * width; }
   bool is_serial() const { return ranks() == 1; }
   bool is_spatial() const { return depth * height * width > 1; }
+  /// Ranks that split the channel dimension (the model-parallel group).
+  int channel_parts() const { return channel * filter; }
+  bool splits_channels() const { return channel_parts() > 1; }
   std::string str() const;
   bool operator==(const Distribution& o) const {
-    return sample == o.sample && channel == o.channel && depth == o.depth && height == o.height && width == o.width;
+    return sample == o.sample && channel == o.channel && filter == o.filter && depth == o.depth && height == o.height &&
+           width == o.width;
   }
 };
 

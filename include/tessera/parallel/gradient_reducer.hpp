@@ -21,8 +21,10 @@ enum class GradientCombination {
 /// into all-reduce buckets of whole tensors, at most `bucket_elements` each unless one tensor
 /// alone is larger. Buckets are filled from the end of the buffer, the order in which backprop
 /// finishes them, so the bucket finished last (the first layers') is only as large as what is
-/// left over: it is the one no overlap can hide. Returns each bucket's first element, ascending.
-std::vector<int64_t> plan_gradient_buckets(const std::vector<int64_t>& offsets, int64_t bucket_elements);
+/// left over: it is the one no overlap can hide. With `group_of` (one entry per tensor), a
+/// bucket never holds tensors of two groups. Returns each bucket's first element, ascending.
+std::vector<int64_t> plan_gradient_buckets(const std::vector<int64_t>& offsets, int64_t bucket_elements,
+                                           const std::vector<int>& group_of = {});
 
 /// Combines a flat gradient buffer over a group. Each rank's buffer holds its contribution:
 /// the mean gradient of its own samples divided by the group's size (the trainer divides the
@@ -40,6 +42,10 @@ std::vector<int64_t> plan_gradient_buckets(const std::vector<int64_t>& offsets, 
 /// (sleeping between polls, so it takes little from the compute threads); otherwise they are
 /// advanced only between layers.
 ///
+/// Under model parallelism a tensor may be a shard that only some ranks hold: then it is summed
+/// over its own group (the ranks holding that shard) instead of the whole group, in buckets
+/// of its own.
+///
 /// Adasum instead combines the ranks' own mean gradients (size × contribution, Horovod's
 /// convention: equal gradients give that gradient back, orthogonal ones their sum). It runs
 /// whole in finish(), after backprop: it does not overlap backprop.
@@ -50,6 +56,10 @@ class GradientReducer {
   /// if `progress_thread` and MPI allows one.
   GradientReducer(Communicator group, Tensor grads, const std::vector<int64_t>& offsets, int64_t bucket_elements,
                   bool progress_thread = true);
+  /// As above, tensor t summed over tensor_groups[t] (a sub-group of `group`: the ranks that
+  /// hold the same tensor). Every rank must pass groups that match tensor for tensor.
+  GradientReducer(Communicator group, Tensor grads, const std::vector<int64_t>& offsets, int64_t bucket_elements,
+                  const std::vector<Communicator>& tensor_groups, bool progress_thread = true);
   /// Combines by `adasum` over its group (built for buffers of grads.numel() elements).
   GradientReducer(Tensor grads, Adasum adasum);
   ~GradientReducer();
@@ -76,6 +86,8 @@ class GradientReducer {
   Communicator group_;
   Tensor grads_;
   std::vector<int64_t> begin_;  // bucket b covers [begin_[b], begin_[b + 1]) (last: to the end)
+  std::vector<Communicator> groups_;  // distinct groups the buckets sum over
+  std::vector<size_t> bucket_group_;  // bucket b sums over groups_[bucket_group_[b]]
   std::vector<MPI_Request> requests_;
   size_t next_ = 0;  // buckets are started from the last one backwards
   double wait_seconds_ = 0.0;

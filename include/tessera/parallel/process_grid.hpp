@@ -10,36 +10,49 @@
 
 namespace tessera::parallel {
 
-/// The ranks of a group arranged as a grid over (sample, depth, height, width) for one
-/// Distribution. Ranks are numbered with width fastest and sample slowest, so the ranks that
-/// share a sample (a spatial group) are neighbours in the group's numbering, which on a
-/// cluster usually means the same node. Channel splits are not supported yet (refused).
+/// The ranks of a group arranged as a grid over (sample, depth, height, width, channel) for one
+/// Distribution. Ranks are numbered with the channel index fastest, then width, ..., sample
+/// slowest, so a model-parallel (channel) group is consecutive ranks, and the ranks that share a
+/// sample come next: launched with consecutive ranks per node, the groups that exchange the
+/// most stay inside a node.
 ///
-/// A rank's share of a global activation [N, D, H, W, C] is the contiguous block of samples
-/// of its sample index and the box of its spatial index; splits must be even.
+/// A rank's share of a global activation [N, D, H, W, C] is the contiguous block of samples of
+/// its sample index, the box of its spatial index and the contiguous range of channels of its
+/// channel index; splits must be even.
 class ProcessGrid {
  public:
   /// A grid of one rank.
   ProcessGrid() = default;
   /// Throws ConfigError naming `where` when the distribution does not use exactly the ranks
-  /// of `group` or splits channels.
+  /// of `group`, or splits channels both by `channel` and by `filter`.
   ProcessGrid(const Distribution& distribution, Communicator group, const std::string& where);
 
   const Distribution& distribution() const { return distribution_; }
   /// Every rank of the grid.
   const Communicator& all() const { return all_; }
-  /// The ranks with this rank's sample index: they share each sample (d*h*w ranks).
+  /// The ranks with this rank's sample and channel index: they share each sample (d*h*w ranks).
   const Communicator& spatial() const { return spatial_; }
-  /// The ranks with this rank's spatial index: they split the mini-batch (`sample` ranks).
+  /// The ranks with this rank's spatial and channel index: they split the mini-batch (`sample`
+  /// ranks).
   const Communicator& samples() const { return samples_; }
+  /// The ranks with this rank's sample and spatial index: they split the channels (the
+  /// model-parallel group, channel_parts() ranks, ordered by channel index).
+  const Communicator& channels() const { return channels_; }
+  /// The ranks with this rank's channel index: they hold the same shard of a channel-split
+  /// layer's weights, so they sum its gradients and agree on its statistics (all() when the
+  /// channels are not split).
+  const Communicator& replicas() const { return replicas_; }
 
   int sample_index() const { return sample_index_; }
+  /// This rank's position in its channel group, and the group's size.
+  int channel_index() const { return channel_index_; }
+  int channel_parts() const { return distribution_.channel_parts(); }
   /// This rank's position along depth, height and width.
   const std::array<int, 3>& spatial_index() const { return spatial_index_; }
   /// Ranks along depth, height and width.
   std::array<int, 3> spatial_parts() const { return {distribution_.depth, distribution_.height, distribution_.width}; }
   /// The rank in all() of the given grid position.
-  int rank_of(int sample_index, const std::array<int, 3>& spatial_index) const;
+  int rank_of(int sample_index, const std::array<int, 3>& spatial_index, int channel_index = 0) const;
   /// The rank in spatial() of a spatial position (the neighbour's rank for halo exchange).
   int spatial_rank_of(const std::array<int, 3>& spatial_index) const;
 
@@ -50,17 +63,21 @@ class ProcessGrid {
   /// `where` when the batch does not split evenly.
   int64_t local_batch(int64_t batch, const std::string& where) const;
   int64_t first_sample(int64_t batch, const std::string& where) const;
+  /// This rank's channels of `channels`: [first, first + count). Throws ShapeError naming
+  /// `where` when they do not split evenly over the channel group.
+  int64_t local_channels(int64_t channels, const std::string& where) const;
+  int64_t first_channel(int64_t channels, const std::string& where) const;
   /// The local shape of a global channels-last activation ([N, C], [N, H, W, C] or
   /// [N, D, H, W, C]); a 2D activation is split over height and width only, and features
-  /// ([N, C]) over samples only: the ranks of a spatial group hold copies of them.
+  /// ([N, C]) over samples and channels only: the ranks of a spatial group hold copies of them.
   Shape local_shape(const Shape& global, const std::string& where) const;
   /// The whole activation of which `local` is a block (the inverse of local_shape).
   Shape global_shape(const Shape& local) const;
 
  private:
   Distribution distribution_;
-  Communicator all_, spatial_, samples_;
-  int sample_index_ = 0;
+  Communicator all_, spatial_, samples_, channels_, replicas_;
+  int sample_index_ = 0, channel_index_ = 0;
   std::array<int, 3> spatial_index_{0, 0, 0};
 };
 

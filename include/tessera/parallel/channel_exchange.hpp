@@ -1,0 +1,42 @@
+#pragma once
+#include <string>
+
+#include "tessera/core/tensor.hpp"
+#include "tessera/parallel/communicator.hpp"
+#include "tessera/parallel/process_grid.hpp"
+
+namespace tessera::parallel {
+
+/// The two collectives of channel and filter parallelism inside one channel group: a rank's
+/// block of an activation with all C channels ("whole", channels-last [..., C]) against its
+/// own channel slice [..., C/P] (P = the group's size, slices in channel-index order).
+///  - gather: every rank receives the whole block from the group's slices (MPI_Allgather);
+///  - reduce_scatter: the ranks' whole blocks are summed and each keeps its slice of the sum
+///    (MPI_Reduce_scatter_block).
+/// MPI moves slices as contiguous [P][rows][C/P] messages; packing into and out of the
+/// channels-last layout runs as sub-box copies. Buffers are allocated at construction, so a
+/// step allocates nothing. With a group of one both are copies.
+class ChannelExchange {
+ public:
+  ChannelExchange() = default;
+  /// `whole`: this rank's block with all channels (rank 2, 4 or 5). Throws ShapeError naming
+  /// `where` when its channels do not split evenly over grid.channels().
+  ChannelExchange(const ProcessGrid& grid, const Shape& whole, const std::string& where);
+
+  const Shape& whole_shape() const { return whole_; }
+  const Shape& slice_shape() const { return slice_; }
+  /// whole ← the group's slices side by side along channels.
+  void gather(const Tensor& slice, const Tensor& whole);
+  /// slice ← this rank's channels of Σ over the group of `whole` (`whole` is left unchanged).
+  void reduce_scatter(const Tensor& whole, const Tensor& slice);
+
+ private:
+  void require(const Tensor& t, const Shape& expected, const char* what) const;
+  Communicator group_;
+  Shape whole_, slice_;
+  std::string where_;
+  DeviceView<float> buffer_;            // [P][rows][C/P]
+  DeviceView<float>::HostMirror host_;  // when MPI cannot read device memory
+};
+
+}  // namespace tessera::parallel
