@@ -28,12 +28,13 @@ Shape BatchNorm::output_shape(const std::vector<Shape>& inputs) const {
 
 void BatchNorm::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
   const Shape s = output_shape(inputs);
-  channels_ = s[s.rank() - 1];
-  const Shape per_channel{channels_};
-  gamma_ = params.declare(name() + ".gamma", per_channel, Init::ones, channels_, channels_);
-  beta_ = params.declare(name() + ".beta", per_channel, Init::zeros, channels_, channels_);
-  running_mean_ = params.declare_buffer(name() + ".running_mean", per_channel, Init::zeros);
-  running_var_ = params.declare_buffer(name() + ".running_var", per_channel, Init::ones);
+  channels_ = s[s.rank() - 1];  // this rank's channels (a slice of them under a channel split)
+  const int64_t all = channels_ * grid().channel_parts();
+  const ParameterShard shard = ParameterShard::of(grid(), Shape{all}, 0);
+  gamma_ = declare_shard(params, name() + ".gamma", shard, Init::ones, all, all);
+  beta_ = declare_shard(params, name() + ".beta", shard, Init::zeros, all, all);
+  running_mean_ = declare_shard(params, name() + ".running_mean", shard, Init::zeros, 1, 1, true);
+  running_var_ = declare_shard(params, name() + ".running_var", shard, Init::ones, 1, 1, true);
 }
 
 void BatchNorm::reshape(const std::vector<Shape>& inputs) {
@@ -56,8 +57,9 @@ std::string BatchNorm::backend() const { return op_ ? op_->backend() : ""; }
 
 const parallel::Communicator& BatchNorm::statistics_group() const {
   // A spatial group shares each sample, so its statistics always cover the whole group;
-  // "sync" widens them to every sample of the mini-batch.
-  return sync_ ? grid().all() : grid().spatial();
+  // "sync" widens them to every sample of the mini-batch. Channels are independent: the
+  // ranks of a channel group never share statistics.
+  return sync_ ? grid().replicas() : grid().spatial();
 }
 
 double BatchNorm::group_rows() const {

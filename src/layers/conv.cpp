@@ -52,24 +52,32 @@ Shape Conv::output_shape(const std::vector<Shape>& inputs) const {
 }
 
 void Conv::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
-  const ops::ConvGeometry g = geometry(single_input(inputs));
+  const ops::ConvGeometry g = geometry(whole_channels(single_input(inputs), grid()));
   in_channels_ = g.in_channels;
   const int64_t taps = g.kernel_volume();
-  weight_ = params.declare(name() + ".weight", g.weight_shape(), Init::weight, taps * g.in_channels,
-                           taps * g.out_channels);
+  const Shape w = g.weight_shape();
+  weight_ = declare_shard(params, name() + ".weight", ChannelSplit::weight_shard(grid(), w, 0, w.rank() - 1),
+                          Init::weight, taps * g.in_channels, taps * g.out_channels);
   if (options_.bias)
-    bias_ = params.declare(name() + ".bias", Shape{g.out_channels}, Init::bias, taps * g.in_channels,
-                           taps * g.out_channels);
+    bias_ = declare_shard(params, name() + ".bias", ChannelSplit::bias_shard(grid(), Shape{g.out_channels}), Init::bias,
+                          taps * g.in_channels, taps * g.out_channels);
 }
 
 void Conv::reshape(const std::vector<Shape>& inputs) {
   const Shape& input = single_input(inputs);
-  const ops::ConvGeometry g = geometry(input);
-  require_shape(g.in_channels == in_channels_, where() + ": input " + input.str() + " does not have the " +
+  const Shape whole_input = whole_channels(input, grid());
+  ops::ConvGeometry g = geometry(whole_input);
+  require_shape(g.in_channels == in_channels_, where() + ": input " + whole_input.str() + " does not have the " +
                                                    std::to_string(in_channels_) + " channels it was set up with");
   if (op_ && input == op_input_) return;  // keep the op and its workspace
+  split_.reshape(grid(), whole_input, g.output_shape(), where());
+  // The op sees what this rank computes: its filters of the whole input, or all filters of
+  // its input channels.
+  if (split_.kind() == ChannelSplit::Kind::filter) g.out_channels /= grid().channel_parts();
+  if (split_.kind() == ChannelSplit::Kind::channel) g.in_channels /= grid().channel_parts();
+  const Shape& op_input = split_.kind() == ChannelSplit::Kind::filter ? whole_input : input;
   if (grid().distribution().is_spatial()) {
-    halo_.reshape(grid(), input, Window{options_.kernel, options_.stride, options_.padding, options_.dilation}, 0.0f,
+    halo_.reshape(grid(), op_input, Window{options_.kernel, options_.stride, options_.padding, options_.dilation}, 0.0f,
                   where());
     const ops::ConvGeometry local = halo_.op_geometry(g, where());
     op_ = op_factory().conv(local, name());
@@ -114,15 +122,14 @@ void Conv::make_overlap_pieces(const ops::ConvGeometry& local) {
   if (last + 1 < outputs) boundary_.push_back(piece(last + 1, outputs));
 }
 
-void Conv::forward_piece(const DepthPiece& piece, const Tensor& x, const Tensor& y) {
+void Conv::forward_piece(const DepthPiece& piece, const Tensor& x, const Tensor& bias, const Tensor& y) {
   const ActivationDims in = ActivationDims::of(x.shape()), out = ActivationDims::of(y.shape());
   const int64_t in_row = in.h * in.w * in.c, out_row = out.h * out.w * out.c;
   const Shape in_shape{1, (piece.outputs - 1) * options_.stride[0] +
                               (options_.kernel[0] - 1) * options_.dilation[0] + 1, in.h, in.w, in.c};
   const Shape out_shape{1, piece.outputs, out.h, out.w, out.c};
   for (int64_t n = 0; n < in.n; ++n) {
-    piece.op->forward(x.slice((n * in.d + piece.first_input) * in_row, in_shape), weight_->value,
-                      bias_ ? bias_->value : Tensor(),
+    piece.op->forward(x.slice((n * in.d + piece.first_input) * in_row, in_shape), weight_->value, bias,
                       y.slice((n * out.d + piece.first_output) * out_row, out_shape));
     halo_.progress();
   }
@@ -144,32 +151,40 @@ double Conv::forward_flops(const std::vector<Shape>& inputs) const {
 }
 
 void Conv::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
+  const Tensor& x = split_.op_input(inputs.at(0));
+  const Tensor& y = split_.op_output(output);
+  const Tensor bias = bias_ && ChannelSplit::owns_bias(grid()) ? bias_->value : Tensor();
   if (interior_.empty()) {
-    op_->forward(halo_.gather(inputs.at(0)), weight_->value, bias_ ? bias_->value : Tensor(), output);
-    return;
+    op_->forward(halo_.gather(x), weight_->value, bias, y);
+  } else {
+    halo_.start_gather(x);
+    const Tensor& haloed = halo_.gathered(x);
+    for (const auto& piece : interior_) forward_piece(piece, haloed, bias, y);
+    halo_.finish_gather();
+    for (const auto& piece : boundary_) forward_piece(piece, haloed, bias, y);
   }
-  halo_.start_gather(inputs.at(0));
-  const Tensor& x = halo_.gathered(inputs.at(0));
-  for (const auto& piece : interior_) forward_piece(piece, x, output);
-  halo_.finish_gather();
-  for (const auto& piece : boundary_) forward_piece(piece, x, output);
+  split_.finish_output(output);
 }
 
 void Conv::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
                     const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
-  const Tensor& x = halo_.gathered(inputs.at(0));
-  const Tensor& dx = grad_inputs.at(0);
+  const Tensor& x = halo_.gathered(split_.saved_input(inputs.at(0)));
+  const Tensor& dy = split_.op_grad_output(grad_output);
+  const Tensor& dx = split_.op_grad_input(grad_inputs.at(0));
+  const Tensor dbias = bias_ ? bias_->grad : Tensor();
   if (dx.empty()) {
-    op_->backward_weights(x, grad_output, weight_->grad, bias_ ? bias_->grad : Tensor());
-    return;
+    op_->backward_weights(x, dy, weight_->grad, dbias);
+  } else {
+    // The input gradient goes first so its halo travels back to the neighbours while the
+    // weight gradient is computed.
+    op_->backward_data(dy, weight_->value, halo_.grad_buffer(dx));
+    halo_.start_scatter(dx);
+    if (!context().overlap_halos) halo_.finish_scatter();
+    op_->backward_weights(x, dy, weight_->grad, dbias);
+    if (context().overlap_halos) halo_.finish_scatter();
+    split_.finish_grad_input(grad_inputs.at(0));
   }
-  // The input gradient goes first so its halo travels back to the neighbours while the
-  // weight gradient is computed.
-  op_->backward_data(grad_output, weight_->value, halo_.grad_buffer(dx));
-  halo_.start_scatter(dx);
-  if (!context().overlap_halos) halo_.finish_scatter();
-  op_->backward_weights(x, grad_output, weight_->grad, bias_ ? bias_->grad : Tensor());
-  if (context().overlap_halos) halo_.finish_scatter();
+  if (bias_ && !ChannelSplit::owns_bias(grid())) bias_->grad.zero();
 }
 
 }  // namespace tessera::layers

@@ -79,7 +79,7 @@ Shape ConvTranspose::output_shape(const std::vector<Shape>& inputs) const {
 }
 
 void ConvTranspose::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
-  const ops::ConvGeometry g = adjoint_geometry(single_input(inputs));
+  const ops::ConvGeometry g = adjoint_geometry(whole_channels(single_input(inputs), grid()));
   in_channels_ = g.out_channels;
   // Each output sums about ceil(k/s) taps per axis of every input channel: that, not the
   // kernel volume, is the fan-in that keeps He initialisation variance-preserving.
@@ -87,24 +87,37 @@ void ConvTranspose::declare_parameters(const std::vector<Shape>& inputs, Paramet
   for (size_t i = 0; i < 3; ++i) taps_per_output *= (options_.kernel[i] + options_.stride[i] - 1) / options_.stride[i];
   const int64_t fan_in = in_channels_ * taps_per_output;
   const int64_t fan_out = options_.filters * g.kernel_volume();
-  weight_ = params.declare(name() + ".weight", g.weight_shape(), Init::weight, fan_in, fan_out);
-  if (options_.bias) bias_ = params.declare(name() + ".bias", Shape{options_.filters}, Init::bias, fan_in, fan_out);
+  const Shape w = g.weight_shape();
+  weight_ = declare_shard(params, name() + ".weight", ChannelSplit::weight_shard(grid(), w, w.rank() - 1, 0),
+                          Init::weight, fan_in, fan_out);
+  if (options_.bias)
+    bias_ = declare_shard(params, name() + ".bias", ChannelSplit::bias_shard(grid(), Shape{options_.filters}),
+                          Init::bias, fan_in, fan_out);
 }
 
 void ConvTranspose::reshape(const std::vector<Shape>& inputs) {
   const Shape& input = single_input(inputs);
-  const ops::ConvGeometry g = adjoint_geometry(input);
-  require_shape(g.out_channels == in_channels_, where() + ": input " + input.str() + " does not have the " +
+  const Shape whole_input = whole_channels(input, grid());
+  ops::ConvGeometry g = adjoint_geometry(whole_input);
+  require_shape(g.out_channels == in_channels_, where() + ": input " + whole_input.str() + " does not have the " +
                                                     std::to_string(in_channels_) + " channels it was set up with");
   if (op_ && input == op_input_) return;
+  const Shape whole_output = g.input_shape();
+  split_.reshape(grid(), whole_input, whole_output, where());
+  // The adjoint convolution of this rank's share: its filters from the whole input, or all
+  // filters from its input channels.
+  if (split_.kind() == ChannelSplit::Kind::filter) g.in_channels /= grid().channel_parts();
+  if (split_.kind() == ChannelSplit::Kind::channel) g.out_channels /= grid().channel_parts();
   if (grid().distribution().is_spatial()) {
     // The adjoint convolution reads this layer's output: under a spatial split its window
     // reaches into the neighbours' output blocks, so the output gets the halo.
-    const Shape output = grid().local_shape(output_shape({global_shape(input)}), where());
+    const Shape output = split_.kind() == ChannelSplit::Kind::channel
+                             ? whole_output
+                             : grid().local_shape(output_shape({global_shape(input)}), where());
     halo_.reshape(grid(), output, Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}}, 0.0f,
                   where());
     const ops::ConvGeometry local = halo_.op_geometry(g, where());
-    const ActivationDims in = ActivationDims::of(input);
+    const ActivationDims in = ActivationDims::of(whole_input);
     require_shape(local.out_size() == std::array<int64_t, 3>{in.d, in.h, in.w},
                   where() + ": the block " + input.str() + " of the input does not map onto the output block " +
                       output.str() + " under distribution " + grid().distribution().str());
@@ -123,23 +136,38 @@ double ConvTranspose::forward_flops(const std::vector<Shape>& inputs) const {
   return g.forward_flops();
 }
 
+Tensor ConvTranspose::own_bias(const Tensor& bias) const {
+  if (split_.kind() != ChannelSplit::Kind::channel) return bias;
+  const int64_t count = options_.filters / grid().channel_parts();
+  return bias.slice(count * grid().channel_index(), Shape{count});
+}
+
 void ConvTranspose::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
   // Under a spatial split the adjoint writes into the output block and its halo; the halo
   // part belongs to the neighbours and is added into their blocks.
-  op_->backward_data(inputs.at(0), weight_->value, halo_.grad_buffer(output));
-  halo_.start_scatter(output);
+  const Tensor& y = split_.op_output(output);
+  op_->backward_data(split_.op_input(inputs.at(0)), weight_->value, halo_.grad_buffer(y));
+  halo_.start_scatter(y);
   halo_.finish_scatter();
-  if (bias_) kokkos_backend::add_channel_bias(bias_->value, output);
+  split_.finish_output(output);
+  if (bias_) kokkos_backend::add_channel_bias(own_bias(bias_->value), output);
 }
 
 void ConvTranspose::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
                              const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
   // In the adjoint convolution this layer's output gradient plays the input and its input
   // plays the output gradient.
-  const Tensor& dy = halo_.gather(grad_output);
-  op_->backward_weights(dy, inputs.at(0), weight_->grad, Tensor());
-  if (bias_) kokkos_backend::sum_channels(grad_output, bias_->grad, bias_workspace_);
-  if (!grad_inputs.at(0).empty()) op_->forward(dy, weight_->value, Tensor(), grad_inputs[0]);
+  const Tensor& dy = halo_.gather(split_.op_grad_output(grad_output));
+  op_->backward_weights(dy, split_.saved_input(inputs.at(0)), weight_->grad, Tensor());
+  if (bias_) {
+    // Under a channel split each rank writes the gradient of its slice of the whole bias.
+    if (split_.kind() == ChannelSplit::Kind::channel) bias_->grad.zero();
+    kokkos_backend::sum_channels(grad_output, own_bias(bias_->grad), bias_workspace_);
+  }
+  const Tensor& dx = split_.op_grad_input(grad_inputs.at(0));
+  if (dx.empty()) return;
+  op_->forward(dy, weight_->value, Tensor(), dx);
+  split_.finish_grad_input(grad_inputs.at(0));
 }
 
 }  // namespace tessera::layers

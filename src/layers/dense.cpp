@@ -23,19 +23,28 @@ Shape Dense::output_shape(const std::vector<Shape>& inputs) const {
 
 void Dense::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
   output_shape(inputs);
-  in_features_ = inputs[0][1];
-  weight_ = params.declare(name() + ".weight", Shape{units_, in_features_}, Init::weight, in_features_, units_);
-  if (bias_enabled_) bias_ = params.declare(name() + ".bias", Shape{units_}, Init::bias, in_features_, units_);
+  in_features_ = whole_channels(inputs[0], grid())[1];
+  weight_ =
+      declare_shard(params, name() + ".weight", ChannelSplit::weight_shard(grid(), Shape{units_, in_features_}, 0, 1),
+                    Init::weight, in_features_, units_);
+  if (bias_enabled_)
+    bias_ = declare_shard(params, name() + ".bias", ChannelSplit::bias_shard(grid(), Shape{units_}), Init::bias,
+                          in_features_, units_);
 }
 
 void Dense::reshape(const std::vector<Shape>& inputs) {
   output_shape(inputs);
-  require_shape(inputs[0][1] == in_features_, where() + ": input " + inputs[0].str() + " does not have the " +
-                                                  std::to_string(in_features_) + " features it was set up with");
+  const Shape whole = whole_channels(inputs[0], grid());
+  require_shape(whole[1] == in_features_, where() + ": input " + whole.str() + " does not have the " +
+                                              std::to_string(in_features_) + " features it was set up with");
+  split_.reshape(grid(), whole, Shape{whole[0], units_}, where());
   ops::InnerProductGeometry g;
   g.batch = inputs[0][0];
   g.in_features = in_features_;
   g.out_features = units_;
+  // The op computes this rank's share: its units of all features, or all units of its features.
+  if (split_.kind() == ChannelSplit::Kind::filter) g.out_features /= grid().channel_parts();
+  if (split_.kind() == ChannelSplit::Kind::channel) g.in_features /= grid().channel_parts();
   op_ = op_factory().inner_product(g, name());
 }
 
@@ -47,13 +56,19 @@ double Dense::forward_flops(const std::vector<Shape>& inputs) const {
 }
 
 void Dense::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
-  op_->forward(inputs.at(0), weight_->value, bias_ ? bias_->value : Tensor(), output);
+  const Tensor bias = bias_ && ChannelSplit::owns_bias(grid()) ? bias_->value : Tensor();
+  op_->forward(split_.op_input(inputs.at(0)), weight_->value, bias, split_.op_output(output));
+  split_.finish_output(output);
 }
 
 void Dense::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
                      const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
-  op_->backward_weights(inputs.at(0), grad_output, weight_->grad, bias_ ? bias_->grad : Tensor());
-  if (!grad_inputs.at(0).empty()) op_->backward_data(grad_output, weight_->value, grad_inputs[0]);
+  const Tensor& dy = split_.op_grad_output(grad_output);
+  op_->backward_weights(split_.saved_input(inputs.at(0)), dy, weight_->grad, bias_ ? bias_->grad : Tensor());
+  if (bias_ && !ChannelSplit::owns_bias(grid())) bias_->grad.zero();
+  if (grad_inputs.at(0).empty()) return;
+  op_->backward_data(dy, weight_->value, split_.op_grad_input(grad_inputs[0]));
+  split_.finish_grad_input(grad_inputs[0]);
 }
 
 }  // namespace tessera::layers

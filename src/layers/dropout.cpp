@@ -26,6 +26,13 @@ kokkos_backend::BlockPlacement Dropout::placement(const Tensor& t, const StepInf
     placed.sample = parallel::spatial_size_of(global_shape(t.shape()));
     placed.offset = grid().local_box(placed.sample, where()).offset;
   }
+  if (grid().distribution().splits_channels()) {
+    // Whole samples, but a slice of their channels: place the block by sample and channel.
+    if (placed.sample[0] == 0)
+      placed.sample = t.shape().rank() > 2 ? parallel::spatial_size_of(t.shape()) : std::array<int64_t, 3>{1, 1, 1};
+    placed.channels = global_shape(t.shape())[t.shape().rank() - 1];
+    placed.first_channel = grid().first_channel(placed.channels, where());
+  }
   return placed;
 }
 

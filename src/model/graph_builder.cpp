@@ -109,6 +109,11 @@ void Builder::check_layer(const GraphNode& node, const LayerSpec& ls, size_t inp
                           "(distribution " + d.str() +
                           "); give it a distribution without depth/height/width splits, e.g. {\"sample\": " +
                           std::to_string(options_.group.size()) + "}");
+  if (d.splits_channels() && !node.layer->supports_channel_split())
+    throw ConfigError(ls.distribution ? ls.distribution_path : spec_.distribution_path,
+                      "layer '" + ls.name + "' (" + ls.type + ") cannot run with its channels split (distribution " +
+                          d.str() + "); give it a distribution without \"channel\"/\"filter\" splits, e.g. " +
+                          "{\"sample\": " + std::to_string(d.sample * d.channel_parts()) + "}");
 }
 
 void Builder::add_layer(const LayerSpec& ls) {
@@ -139,6 +144,13 @@ Graph Builder::build() {
   parallel::Distribution data_parallel;
   data_parallel.sample = options_.group.size();
   g_.input_grid = grid_for(spec_.distribution.value_or(data_parallel), spec_.distribution_path);
+  // Data sets deliver whole samples' channels; a channel split starts at a layer.
+  if (g_.input_grid.distribution().splits_channels())
+    throw ConfigError(spec_.distribution_path,
+                      "the model's distribution " + g_.input_grid.distribution().str() +
+                          " splits the input's channels; put \"channel\"/\"filter\" on the layers that should split "
+                          "(a \"distribution\" per layer) and keep the model's own distribution to sample and "
+                          "spatial splits");
   for (const auto& ls : spec_.layers) add_layer(ls);
   for (size_t i = 0; i + 1 < g_.nodes.size(); ++i)
     if (g_.nodes[i].consumers == 0)

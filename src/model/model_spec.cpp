@@ -69,6 +69,7 @@ parallel::Distribution read_distribution(ConfigObject cfg) {
   parallel::Distribution d;
   d.sample = static_cast<int>(cfg.integer_in("sample", 1, 1 << 20, 1));
   d.channel = static_cast<int>(cfg.integer_in("channel", 1, 1 << 20, 1));
+  d.filter = static_cast<int>(cfg.integer_in("filter", 1, 1 << 20, 1));
   d.depth = static_cast<int>(cfg.integer_in("depth", 1, 1 << 20, 1));
   d.height = static_cast<int>(cfg.integer_in("height", 1, 1 << 20, 1));
   d.width = static_cast<int>(cfg.integer_in("width", 1, 1 << 20, 1));

@@ -122,11 +122,12 @@ void apply_dropout_mask(const char* label, const Tensor& in, float p, uint64_t s
                 w0 = placement.offset[2];
   const int64_t gd = placement.sample[0], gh = placement.sample[1], gw = placement.sample[2];
   const int64_t d = a.d, h = a.h, w = a.w, c = a.c;
+  const int64_t gc = placement.channels > 0 ? placement.channels : c, c0 = placement.first_channel;
   Kokkos::parallel_for(
       label, MDPolicy<4>({0, 0, 0, 0}, {a.n, d, h, w}),
       KOKKOS_LAMBDA(const int64_t n, const int64_t z, const int64_t y, const int64_t x) {
         const int64_t local = (((n * d + z) * h + y) * w + x) * c;
-        const int64_t global = ((((n0 + n) * gd + d0 + z) * gh + h0 + y) * gw + w0 + x) * c;
+        const int64_t global = ((((n0 + n) * gd + d0 + z) * gh + h0 + y) * gw + w0 + x) * gc + c0;
         for (int64_t k = 0; k < c; ++k) {
           const bool keep = rng::uniform(seed, stream, static_cast<uint64_t>(global + k)) >= p;
           ov(local + k) = keep ? iv(local + k) * keep_scale : 0.0f;

@@ -21,6 +21,8 @@ class Activation final : public Layer {
   std::string type() const override;
   /// Pointwise: each rank works on its own block.
   bool supports_spatial_split() const override { return true; }
+  /// Per channel: a slice of the channels runs alone.
+  bool supports_channel_split() const override { return true; }
   const ops::EltwiseDesc& desc() const { return desc_; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void reshape(const std::vector<Shape>& inputs) override;

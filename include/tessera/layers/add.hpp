@@ -18,6 +18,8 @@ class Add final : public Layer {
   std::string type() const override { return "add"; }
   /// Blocks of equally distributed inputs line up.
   bool supports_spatial_split() const override { return true; }
+  /// Elementwise: a slice of the channels runs alone.
+  bool supports_channel_split() const override { return true; }
   int num_inputs() const override { return -1; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;

@@ -22,6 +22,8 @@ class BatchNorm final : public Layer {
   std::string type() const override { return "batch_norm"; }
   /// Statistics are reduced over the spatial group.
   bool supports_spatial_split() const override { return true; }
+  /// Per channel: a slice of the channels runs alone.
+  bool supports_channel_split() const override { return true; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void reshape(const std::vector<Shape>& inputs) override;
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;

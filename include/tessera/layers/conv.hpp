@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tessera/core/config.hpp"
+#include "tessera/layers/channel_split.hpp"
 #include "tessera/layers/haloed_input.hpp"
 #include "tessera/layers/layer.hpp"
 #include "tessera/ops/conv.hpp"
@@ -26,6 +27,9 @@ struct ConvOptions {
 /// "filters" (required), "kernel" (3), "stride" (1), "padding" (0), "dilation" (1), each one
 /// integer or a list per axis, and "bias" (true). Parameters `<name>.weight`
 /// [filters, (kD,) kH, kW, C] (ODHWI / OHWI) and `<name>.bias` [filters].
+/// Split in space it exchanges halos (overlapping them with the interior under a depth
+/// split); split over channels it holds a shard of the weights and communicates within its
+/// channel group as ChannelSplit describes (filter: output channels, channel: input channels).
 class Conv final : public Layer {
  public:
   Conv(std::string name, const ConvOptions& options);
@@ -48,6 +52,7 @@ class Conv final : public Layer {
   /// 2·kD·kH·kW·C·filters per output position of one sample.
   double forward_flops(const std::vector<Shape>& inputs) const override;
   bool supports_spatial_split() const override { return true; }
+  bool supports_channel_split() const override { return true; }
   /// A ConvMaxPool where ConvMaxPool::can_fuse and ConvMaxPool::pays_off.
   std::unique_ptr<Layer> fused_with_max_pool(const std::string& pool_name, const PoolOptions& pool,
                                              const Shape& input) const override;
@@ -59,7 +64,7 @@ class Conv final : public Layer {
   const Shape& single_input(const std::vector<Shape>& inputs) const;
 
   ConvOptions options_;
-  int64_t in_channels_ = 0;
+  int64_t in_channels_ = 0;  // all input channels, also under a channel split
   Parameter* weight_ = nullptr;
   Parameter* bias_ = nullptr;
   Shape op_input_;  // the input shape op_ was made for
@@ -70,8 +75,9 @@ class Conv final : public Layer {
     std::unique_ptr<ops::ConvOp> op;                          // for one sample
   };
   void make_overlap_pieces(const ops::ConvGeometry& local);
-  void forward_piece(const DepthPiece& piece, const Tensor& x, const Tensor& y);
+  void forward_piece(const DepthPiece& piece, const Tensor& x, const Tensor& bias, const Tensor& y);
 
+  ChannelSplit split_;
   HaloedInput halo_;
   std::vector<DepthPiece> interior_, boundary_;  // empty: no overlap
   std::unique_ptr<ops::ConvOp> op_;

@@ -6,6 +6,7 @@
 
 #include "tessera/backends/kokkos/conv_kernels.hpp"
 #include "tessera/core/config.hpp"
+#include "tessera/layers/channel_split.hpp"
 #include "tessera/layers/haloed_input.hpp"
 #include "tessera/layers/layer.hpp"
 #include "tessera/ops/conv.hpp"
@@ -32,7 +33,10 @@ struct ConvTransposeOptions {
 /// convolution's ConvOp (any backend): forward = conv backward-data, backward-data = conv
 /// forward, weight gradient = conv backward-weights with the roles of x and dy swapped.
 /// Parameters `<name>.weight` [C, (kD,) kH, kW, filters] (that convolution's ODHWI weights,
-/// C the input channels) and `<name>.bias` [filters].
+/// C the input channels) and `<name>.bias` [filters]. Split over channels it holds the
+/// weights of its filters ("filter") or of its input channels ("channel") as ChannelSplit
+/// describes; under "channel" each rank adds its slice of the whole bias after the partial
+/// outputs are summed.
 class ConvTranspose final : public Layer {
  public:
   ConvTranspose(std::string name, const ConvTransposeOptions& options);
@@ -51,6 +55,7 @@ class ConvTranspose final : public Layer {
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   std::string backend() const override;
   bool supports_spatial_split() const override { return true; }
+  bool supports_channel_split() const override { return true; }
   /// The same multiply-adds as the adjoint convolution: 2·kD·kH·kW·C·filters per input position.
   double forward_flops(const std::vector<Shape>& inputs) const override;
 
@@ -65,6 +70,9 @@ class ConvTranspose final : public Layer {
   Parameter* weight_ = nullptr;
   Parameter* bias_ = nullptr;
   Shape op_input_;
+  /// The bias (or its gradient) for this rank's output channels.
+  Tensor own_bias(const Tensor& bias) const;
+  ChannelSplit split_;
   HaloedInput halo_;  // around the output: the adjoint convolution's input
   std::unique_ptr<ops::ConvOp> op_;
   kokkos_backend::ConvWorkspace<float> bias_workspace_;  // the bias-gradient reduction's partial sums

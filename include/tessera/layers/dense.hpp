@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tessera/core/config.hpp"
+#include "tessera/layers/channel_split.hpp"
 #include "tessera/layers/layer.hpp"
 
 namespace tessera::layers {
@@ -11,6 +12,9 @@ namespace tessera::layers {
 /// Fully connected layer ("dense"; keys "units" (required), "bias" true): y = x·wᵀ + b for an
 /// input [N, features]; a spatial input needs a "flatten" layer first. Parameters
 /// `<name>.weight` [units, features] (the PyTorch Linear layout) and `<name>.bias` [units].
+/// Split over channels its features are split over the channel group: under "filter" each
+/// rank holds the rows of its units, under "channel" the columns of its input features
+/// (ChannelSplit).
 class Dense final : public Layer {
  public:
   Dense(std::string name, int64_t units, bool bias);
@@ -19,6 +23,7 @@ class Dense final : public Layer {
   std::string type() const override { return "dense"; }
   /// Features are whole on every rank of a spatial group: it runs replicated there.
   bool supports_spatial_split() const override { return true; }
+  bool supports_channel_split() const override { return true; }
   int64_t units() const { return units_; }
   bool has_bias() const { return bias_enabled_; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
@@ -39,6 +44,7 @@ class Dense final : public Layer {
   int64_t in_features_ = 0;
   Parameter* weight_ = nullptr;
   Parameter* bias_ = nullptr;
+  ChannelSplit split_;
   std::unique_ptr<ops::InnerProductOp> op_;
 };
 

@@ -21,6 +21,8 @@ class Dropout final : public Layer {
   std::string type() const override { return "dropout"; }
   /// Masks follow each element's global index.
   bool supports_spatial_split() const override { return true; }
+  /// Per channel: a slice of the channels runs alone.
+  bool supports_channel_split() const override { return true; }
   float rate() const { return rate_; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;

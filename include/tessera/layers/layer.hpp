@@ -90,6 +90,10 @@ class Layer {
   /// True when the layer computes the same result with each sample split over depth, height
   /// and width (it exchanges halos or reduces over the spatial group as it needs to).
   virtual bool supports_spatial_split() const { return false; }
+  /// True when the layer computes the same result with its activations' channels split over
+  /// the channel group of its grid (Distribution::channel or ::filter): per-channel layers run
+  /// locally, layers with weights hold their shard and communicate within the group.
+  virtual bool supports_channel_split() const { return false; }
 
  protected:
   virtual void declare_parameters(const std::vector<Shape>& /*inputs*/, ParameterRegistry& /*params*/) {}

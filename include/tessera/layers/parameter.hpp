@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tessera/core/tensor.hpp"
+#include "tessera/layers/parameter_shard.hpp"
 
 namespace tessera::layers {
 
@@ -27,12 +28,14 @@ enum class InitScheme { he_normal, uniform_fan_in };
 /// `value` and `grad` are valid once the owning store is finalised; buffers have no grad.
 struct Parameter {
   std::string name;  // "<layer>.<param>", unique in a model
-  Shape shape;
+  Shape shape;       // this rank's part (the whole parameter unless shard.split())
   Init init = Init::zeros;
   int64_t fan_in = 1, fan_out = 1;
   bool trainable = true;
   Tensor value;
   Tensor grad;
+  /// Which slice of the whole parameter this rank holds (set by declare_shard).
+  ParameterShard shard;
 };
 
 /// Where layers declare their parameters; the model's ParameterStore implements it and lays
@@ -46,5 +49,17 @@ class ParameterRegistry {
   /// Non-trainable state saved in checkpoints (e.g. batch-norm running mean).
   virtual Parameter* declare_buffer(const std::string& name, const Shape& shape, Init init) = 0;
 };
+
+/// Declares this rank's slice `shard` of a parameter (trainable unless `buffer`): the registry
+/// holds the slice's shape, and the whole shape and slice are recorded on the parameter, so
+/// it is initialised as the matching part of the whole one and gradients sum over
+/// shard.replicas. Without a split it is a plain declaration.
+inline Parameter* declare_shard(ParameterRegistry& params, const std::string& name, const ParameterShard& shard,
+                                Init init, int64_t fan_in, int64_t fan_out, bool buffer = false) {
+  const Shape local = shard.local_shape("parameter '" + name + "'");
+  Parameter* p = buffer ? params.declare_buffer(name, local, init) : params.declare(name, local, init, fan_in, fan_out);
+  p->shard = shard;
+  return p;
+}
 
 }  // namespace tessera::layers

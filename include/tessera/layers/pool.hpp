@@ -42,6 +42,8 @@ class Pool final : public Layer {
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   std::string backend() const override;
   bool supports_spatial_split() const override { return true; }
+  /// Per channel: a slice of the channels runs alone.
+  bool supports_channel_split() const override { return true; }
   const PoolOptions* max_pool_options() const override {
     return options_.kind == ops::PoolKind::max ? &options_ : nullptr;
   }

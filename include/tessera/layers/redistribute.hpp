@@ -23,6 +23,7 @@ class Redistribute final : public Layer {
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   bool supports_spatial_split() const override { return true; }
+  bool supports_channel_split() const override { return true; }
   const parallel::ProcessGrid& source_grid() const { return from_; }
 
  private:

@@ -31,6 +31,8 @@ class ParameterStore final : public layers::ParameterRegistry {
   int64_t buffer_count() const { return buffer_count_; }
   const std::vector<std::unique_ptr<layers::Parameter>>& all() const { return params_; }
   const layers::Parameter* find(const std::string& name) const;
+  /// Whether some parameter is a shard of a channel-split layer (ParameterShard).
+  bool has_shards() const;
   /// Where each trainable tensor starts in values()/grads(), then their total size.
   std::vector<int64_t> trainable_offsets() const;
 
@@ -45,8 +47,9 @@ class ParameterStore final : public layers::ParameterRegistry {
 
 /// Init::weight and Init::bias resolved under `scheme`; other kinds unchanged.
 layers::Init resolve(layers::Init init, layers::InitScheme scheme);
-/// Fills `t` following `init` (a concrete kind) from the counter-based RNG stream of `name`.
+/// Fills `t` following `init` (a concrete kind) from the counter-based RNG stream of `name`;
+/// a shard gets the values of its slice of the whole parameter.
 void initialize(const Tensor& t, layers::Init init, int64_t fan_in, int64_t fan_out, uint64_t seed,
-                const std::string& name);
+                const std::string& name, const layers::ParameterShard& shard = {});
 
 }  // namespace tessera::model

@@ -31,7 +31,9 @@ void copy_channels(const Tensor& src, const Tensor& dst, int64_t channel_offset,
 struct BlockPlacement {
   int64_t first_sample = 0;                // global index of the block's first sample
   std::array<int64_t, 3> offset{0, 0, 0};  // of the block within a sample (D, H, W)
-  std::array<int64_t, 3> sample{0, 0, 0};  // whole-sample extent (D, H, W); 0: not split in space
+  std::array<int64_t, 3> sample{0, 0, 0};  // whole-sample extent (D, H, W); 0: whole samples
+  int64_t first_channel = 0;               // of the block's channels, under a channel split
+  int64_t channels = 0;                    // whole channel count; 0: the block has all channels
 };
 
 /// Inverted dropout: y = x·mask/(1−p), keeping element i iff rng::uniform(seed, stream, i) >= p,

@@ -1,0 +1,78 @@
+#include "tessera/layers/channel_split.hpp"
+
+namespace tessera::layers {
+
+Shape whole_channels(const Shape& slice, const parallel::ProcessGrid& grid) {
+  Shape whole = slice;
+  if (whole.rank() > 0) whole[whole.rank() - 1] *= grid.channel_parts();
+  return whole;
+}
+
+ChannelSplit::Kind ChannelSplit::kind_of(const parallel::ProcessGrid& grid) {
+  const auto& d = grid.distribution();
+  if (d.filter > 1) return Kind::filter;
+  if (d.channel > 1) return Kind::channel;
+  return Kind::none;
+}
+
+void ChannelSplit::reshape(const parallel::ProcessGrid& grid, const Shape& whole_input, const Shape& whole_output,
+                           const std::string& where) {
+  kind_ = kind_of(grid);
+  if (kind_ == Kind::none) return;
+  const Shape& whole = kind_ == Kind::filter ? whole_input : whole_output;
+  if (exchange_.whole_shape() == whole && !whole_.empty()) return;
+  exchange_ = parallel::ChannelExchange(grid, whole, where);
+  whole_ = Tensor(whole, "tessera::channel_split_whole");
+  whole_grad_ = Tensor(whole, "tessera::channel_split_whole_grad");
+}
+
+ParameterShard ChannelSplit::weight_shard(const parallel::ProcessGrid& grid, const Shape& whole, int out_axis,
+                                          int in_axis) {
+  switch (kind_of(grid)) {
+    case Kind::filter: return ParameterShard::of(grid, whole, out_axis);
+    case Kind::channel: return ParameterShard::of(grid, whole, in_axis);
+    case Kind::none: break;
+  }
+  return ParameterShard::of(grid, whole, -1);
+}
+
+ParameterShard ChannelSplit::bias_shard(const parallel::ProcessGrid& grid, const Shape& whole) {
+  if (kind_of(grid) == Kind::filter) return ParameterShard::of(grid, whole, 0);
+  ParameterShard whole_bias;
+  whole_bias.whole = whole;
+  return whole_bias;
+}
+
+bool ChannelSplit::owns_bias(const parallel::ProcessGrid& grid) {
+  return kind_of(grid) != Kind::channel || grid.channel_index() == 0;
+}
+
+const Tensor& ChannelSplit::op_input(const Tensor& input) {
+  if (kind_ != Kind::filter) return input;
+  exchange_.gather(input, whole_);
+  return whole_;
+}
+
+const Tensor& ChannelSplit::op_output(const Tensor& output) const { return kind_ == Kind::channel ? whole_ : output; }
+
+void ChannelSplit::finish_output(const Tensor& output) {
+  if (kind_ == Kind::channel) exchange_.reduce_scatter(whole_, output);
+}
+
+const Tensor& ChannelSplit::saved_input(const Tensor& input) const { return kind_ == Kind::filter ? whole_ : input; }
+
+const Tensor& ChannelSplit::op_grad_output(const Tensor& grad_output) {
+  if (kind_ != Kind::channel) return grad_output;
+  exchange_.gather(grad_output, whole_grad_);
+  return whole_grad_;
+}
+
+const Tensor& ChannelSplit::op_grad_input(const Tensor& grad_input) const {
+  return kind_ == Kind::filter && !grad_input.empty() ? whole_grad_ : grad_input;
+}
+
+void ChannelSplit::finish_grad_input(const Tensor& grad_input) {
+  if (kind_ == Kind::filter && !grad_input.empty()) exchange_.reduce_scatter(whole_grad_, grad_input);
+}
+
+}  // namespace tessera::layers

@@ -1,0 +1,62 @@
+#include "tessera/layers/parameter_shard.hpp"
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::layers {
+
+ParameterShard ParameterShard::of(const parallel::ProcessGrid& grid, const Shape& whole, int axis) {
+  ParameterShard s;
+  s.whole = whole;
+  if (grid.channel_parts() > 1) {
+    s.axis = axis;
+    s.parts = grid.channel_parts();
+    s.index = grid.channel_index();
+    s.group = grid.channels();
+    s.replicas = grid.replicas();
+  }
+  return s;
+}
+
+Shape ParameterShard::local_shape(const std::string& where) const {
+  if (!split()) return whole;
+  const auto a = static_cast<size_t>(axis);
+  std::vector<int64_t> dims = whole.dims();
+  if (a >= dims.size() || dims[a] % parts != 0)
+    throw ShapeError(where + ": a parameter " + whole.str() + " does not split evenly into " + std::to_string(parts) +
+                     " parts along dimension " + std::to_string(axis));
+  dims[a] /= parts;
+  return Shape(dims);
+}
+
+int64_t ParameterShard::whole_index(int64_t i) const {
+  if (!split()) return i;
+  int64_t inner = 1;
+  for (int k = axis + 1; k < whole.rank(); ++k) inner *= whole[k];
+  const int64_t extent = whole[axis], local = extent / parts;
+  const int64_t outer = i / (local * inner), along = (i / inner) % local, within = i % inner;
+  return (outer * extent + index * local + along) * inner + within;
+}
+
+std::vector<float> ParameterShard::gather_whole(const std::vector<float>& slice) const {
+  if (!split()) return slice;
+  const auto count = static_cast<int>(slice.size());
+  std::vector<float> all(slice.size() * static_cast<size_t>(parts)), whole(all.size());
+  parallel::check_mpi(MPI_Allgather(slice.data(), count, MPI_FLOAT, all.data(), count, MPI_FLOAT, group.handle()),
+                      "MPI_Allgather (parameter shards)");
+  ParameterShard other = *this;
+  for (int q = 0; q < parts; ++q) {
+    other.index = q;
+    for (int64_t i = 0; i < count; ++i)
+      whole[static_cast<size_t>(other.whole_index(i))] = all[static_cast<size_t>(q * count + i)];
+  }
+  return whole;
+}
+
+std::vector<float> ParameterShard::slice_of(const std::vector<float>& whole) const {
+  if (!split()) return whole;
+  std::vector<float> slice(whole.size() / static_cast<size_t>(parts));
+  for (size_t i = 0; i < slice.size(); ++i) slice[i] = whole[static_cast<size_t>(whole_index(static_cast<int64_t>(i)))];
+  return slice;
+}
+
+}  // namespace tessera::layers
