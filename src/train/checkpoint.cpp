@@ -76,21 +76,77 @@ TensorEntry header_tensor(const nlohmann::json& entry, size_t index, const std::
   return {std::move(name), Shape(dims)};
 }
 
+/// One tensor of the file: this rank's tensor, and how the file's whole tensor relates to it.
+/// A checkpoint holds whole parameters whatever the layout that wrote it, so a shard of a
+/// channel-split layer is gathered on save and cut out again on load.
 struct Block {
   std::string name;
   Tensor tensor;
+  /// The parameters whose shards make up the tensor: the parameter itself, or for optimizer
+  /// state laid out like the trainable values, every trainable parameter in order (empty:
+  /// the tensor is the same on every rank).
+  std::vector<const layers::Parameter*> parts;
+  Shape whole;
+
+  std::vector<float> gather() const {
+    const auto local = tensor.to_host();
+    if (parts.empty()) return local;
+    std::vector<float> whole_data;
+    size_t offset = 0;
+    for (const auto* p : parts) {
+      const auto n = static_cast<size_t>(p->shape.numel());
+      const auto piece = p->shard.gather_whole(std::vector<float>(local.begin() + offset, local.begin() + offset + n));
+      whole_data.insert(whole_data.end(), piece.begin(), piece.end());
+      offset += n;
+    }
+    return whole_data;
+  }
+  std::vector<float> slice(const std::vector<float>& whole_data) const {
+    if (parts.empty()) return whole_data;
+    std::vector<float> local;
+    size_t offset = 0;
+    for (const auto* p : parts) {
+      const auto n = static_cast<size_t>(p->shard.split() ? p->shard.whole.numel() : p->shape.numel());
+      const auto piece =
+          p->shard.slice_of(std::vector<float>(whole_data.begin() + offset, whole_data.begin() + offset + n));
+      local.insert(local.end(), piece.begin(), piece.end());
+      offset += n;
+    }
+    return local;
+  }
 };
 
 std::vector<Block> blocks_of(const model::ParameterStore& params, optim::Optimizer& optimizer) {
+  const bool sharded = params.has_shards();
   std::vector<Block> blocks;
-  for (const auto& p : params.all()) blocks.push_back({(p->trainable ? "param:" : "buffer:") + p->name, p->value});
-  for (auto& [name, t] : optimizer.state()) blocks.push_back({"optimizer:" + name, t});
+  std::vector<const layers::Parameter*> trainable;
+  int64_t whole_trainable = 0;
+  for (const auto& p : params.all()) {
+    Block b{(p->trainable ? "param:" : "buffer:") + p->name, p->value, {}, p->value.shape()};
+    if (p->shard.split()) {
+      b.parts = {p.get()};
+      b.whole = p->shard.whole;
+    }
+    if (p->trainable) {
+      trainable.push_back(p.get());
+      whole_trainable += b.whole.numel();
+    }
+    blocks.push_back(std::move(b));
+  }
+  for (auto& [name, t] : optimizer.state()) {
+    Block b{"optimizer:" + name, t, {}, t.shape()};
+    if (sharded && t.numel() == params.trainable_count()) {  // laid out like the values
+      b.parts = trainable;
+      b.whole = Shape{whole_trainable};
+    }
+    blocks.push_back(std::move(b));
+  }
   return blocks;
 }
 }  // namespace
 
 void save_checkpoint(const std::string& path, const model::ParameterStore& params, optim::Optimizer& optimizer,
-                     const TrainingProgress& progress) {
+                     const TrainingProgress& progress, bool write) {
   const auto blocks = blocks_of(params, optimizer);
   std::vector<std::vector<float>> host;
   uint64_t checksum = 0xcbf29ce484222325ull;
@@ -103,10 +159,11 @@ void save_checkpoint(const std::string& path, const model::ParameterStore& param
   header["optimizer_steps"] = optimizer.steps();
   header["tensors"] = nlohmann::json::array();
   for (const auto& b : blocks) {
-    host.push_back(b.tensor.to_host());
+    host.push_back(b.gather());
     checksum = fnv1a(host.back(), checksum);
-    header["tensors"].push_back({{"name", b.name}, {"shape", b.tensor.shape().dims()}});
+    header["tensors"].push_back({{"name", b.name}, {"shape", b.whole.dims()}});
   }
+  if (!write) return;
   header["checksum"] = checksum;
   const std::string text = header.dump();
   const uint64_t length = text.size();
@@ -171,9 +228,9 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
   uint64_t checksum = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const auto [name, shape] = header_tensor(tensors[i], i, path);
-    if (name != blocks[i].name || shape != blocks[i].tensor.shape())
+    if (name != blocks[i].name || shape != blocks[i].whole)
       throw Error(path + ": checkpoint tensor " + std::to_string(i) + " is '" + name + "' " + shape.str() +
-                  ", the model expects '" + blocks[i].name + "' " + blocks[i].tensor.shape().str());
+                  ", the model expects '" + blocks[i].name + "' " + blocks[i].whole.str());
     std::vector<float> data(static_cast<size_t>(shape.numel()));
     if (!in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float))))
       throw IoError(path + ": truncated checkpoint (payload of '" + name + "' is incomplete)");
@@ -190,7 +247,7 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
   // Only now, with everything read and verified, overwrite the live tensors.
   for (size_t i = 0; i < blocks.size(); ++i) {
     Tensor t = blocks[i].tensor;
-    t.copy_from_host(host[i]);
+    t.copy_from_host(blocks[i].slice(host[i]));
   }
   optimizer.set_steps(optimizer_steps);
   return progress;

@@ -5,13 +5,15 @@
 namespace tessera::train {
 namespace {
 
-bool writes(const Trainer& trainer) {
-  return !trainer.options().checkpoint_file.empty() && trainer.group().rank() == 0;
+/// Rank 0 writes; the other ranks take part only when shards must be gathered.
+bool writes(Trainer& trainer) {
+  return !trainer.options().checkpoint_file.empty() &&
+         (trainer.group().rank() == 0 || trainer.model().parameters().has_shards());
 }
 
 void save(Trainer& trainer, int64_t steps) {
   save_checkpoint(trainer.options().checkpoint_file, trainer.model().parameters(), trainer.optimizer(),
-                  {steps, trainer.options().seed});
+                  {steps, trainer.options().seed}, trainer.group().rank() == 0);
 }
 
 }  // namespace

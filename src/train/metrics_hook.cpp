@@ -1,9 +1,34 @@
 #include "tessera/train/metrics_hook.hpp"
 
 #include "tessera/core/stop_request.hpp"
+#include "tessera/parallel/traffic_counter.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
+namespace {
+
+/// What this rank holds of the model's parameters, and of those split over channel groups
+/// (elements; optimizer state counted apart), beside the whole model's.
+nlohmann::json parameter_record(const model::ParameterStore& params, optim::Optimizer& optimizer) {
+  int64_t whole = 0, shards = 0, shards_whole = 0;
+  for (const auto& p : params.all()) {
+    if (!p->trainable) continue;
+    whole += p->shard.split() ? p->shard.whole.numel() : p->shape.numel();
+    if (p->shard.split()) {
+      shards += p->shape.numel();
+      shards_whole += p->shard.whole.numel();
+    }
+  }
+  int64_t state = 0;
+  for (auto& [name, t] : optimizer.state()) state += t.numel();
+  return {{"trainable_per_rank", params.trainable_count()},
+          {"trainable_whole", whole},
+          {"sharded_per_rank", shards},
+          {"sharded_whole", shards_whole},
+          {"optimizer_state_per_rank", state}};
+}
+
+}  // namespace
 
 void MetricsHook::on_run_start(Trainer& trainer, const RunStart& start) {
   trainer.metrics().write({{"event", "start"},
@@ -15,7 +40,11 @@ void MetricsHook::on_run_start(Trainer& trainer, const RunStart& start) {
                            {"optimizer", trainer.optimizer().str()},
                            {"schedule", trainer.schedule().str()},
                            {"lr_factor", trainer.lr_factor()},
-                           {"threads", ExecSpace().concurrency()}});
+                           {"threads", ExecSpace().concurrency()},
+                           {"parameters", parameter_record(trainer.model().parameters(), trainer.optimizer())}});
+  for (int k = 0; k < parallel::TrafficCounter::kinds; ++k)
+    sent_at_start_[static_cast<size_t>(k)] =
+        parallel::TrafficCounter::bytes(static_cast<parallel::TrafficCounter::Kind>(k));
   run_start_ = std::chrono::steady_clock::now();
 }
 
@@ -43,6 +72,13 @@ void MetricsHook::on_run_end(Trainer& trainer, const RunEnd& end) {
                         {"samples_per_s", report.samples_per_second},
                         {"peak_rss_mb", peak_rss_mb()},
                         {"peak_rss_mb_max_rank", report.peak_rss_mb_max_rank}};
+  nlohmann::json sent;
+  for (int k = 0; k < parallel::TrafficCounter::kinds; ++k) {
+    const auto kind = static_cast<parallel::TrafficCounter::Kind>(k);
+    sent[parallel::TrafficCounter::name(kind)] =
+        parallel::TrafficCounter::bytes(kind) - sent_at_start_[static_cast<size_t>(k)];
+  }
+  record["sent_bytes"] = sent;  // this rank's, over the run
   if (report.stop_signal != 0) record["stopped_by"] = signal_name(report.stop_signal);
   trainer.metrics().write(record);
 }

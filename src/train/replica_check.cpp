@@ -47,11 +47,24 @@ void check_replicas(const parallel::Communicator& group, const model::ParameterS
     }
   const std::vector<uint64_t> mine = lowest;
   highest = lowest;
-  const int count = static_cast<int>(lowest.size());
-  parallel::check_mpi(MPI_Allreduce(MPI_IN_PLACE, lowest.data(), count, MPI_UINT64_T, MPI_MIN, group.handle()),
-                      "MPI_Allreduce (replica check)");
-  parallel::check_mpi(MPI_Allreduce(MPI_IN_PLACE, highest.data(), count, MPI_UINT64_T, MPI_MAX, group.handle()),
-                      "MPI_Allreduce (replica check)");
+  // A shard of a channel-split layer is compared only among the ranks that hold it.
+  const auto reduce = [](uint64_t* values, int count, MPI_Op op, const parallel::Communicator& over) {
+    if (over.is_serial()) return;
+    parallel::check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_UINT64_T, op, over.handle()),
+                        "MPI_Allreduce (replica check)");
+  };
+  if (!parameters.has_shards()) {
+    const int count = static_cast<int>(lowest.size());
+    reduce(lowest.data(), count, MPI_MIN, group);
+    reduce(highest.data(), count, MPI_MAX, group);
+  } else {
+    for (size_t i = 0; i < trainable.size(); ++i) {
+      const auto& shard = trainable[i]->shard;
+      const parallel::Communicator& over = shard.split() ? shard.replicas : group;
+      reduce(&lowest[i], 1, MPI_MIN, over);
+      reduce(&highest[i], 1, MPI_MAX, over);
+    }
+  }
   size_t differing = 0, first = 0;
   for (size_t i = trainable.size(); i-- > 0;)
     if (lowest[i] != highest[i]) {

@@ -30,10 +30,23 @@ namespace {
 /// holds what every rank holds, so a resumed run continues the uninterrupted one. The sum is
 /// the same on every rank, and so is its scaling. Ranks of a spatial group already agree;
 /// their average changes nothing.
-void average_over_replicas(const parallel::Communicator& group, const Tensor& buffers) {
+/// A buffer that is a shard of a channel-split layer is averaged over the ranks holding that
+/// shard only.
+void average_over_replicas(const parallel::Communicator& group, const model::ParameterStore& parameters) {
+  const Tensor& buffers = parameters.buffers();
   if (group.is_serial() || buffers.numel() == 0) return;
-  group.allreduce_sum(buffers);
-  kokkos_backend::axpby(1.0f / static_cast<float>(group.size()), buffers, 0.0f, buffers);
+  if (!parameters.has_shards()) {
+    group.allreduce_sum(buffers);
+    kokkos_backend::axpby(1.0f / static_cast<float>(group.size()), buffers, 0.0f, buffers);
+    return;
+  }
+  for (const auto& p : parameters.all()) {
+    if (p->trainable) continue;
+    const parallel::Communicator& replicas = p->shard.split() ? p->shard.replicas : group;
+    if (replicas.is_serial()) continue;
+    replicas.allreduce_sum(p->value);
+    kokkos_backend::axpby(1.0f / static_cast<float>(replicas.size()), p->value, 0.0f, p->value);
+  }
 }
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -198,9 +211,16 @@ void Trainer::check_distributions() const {
                                               " splits the batch into fewer sample groups than the input's " +
                                               in_grid.distribution().str() + "; its targets would live on other ranks");
   }
+  if (out_grid.distribution().splits_channels())
+    throw ConfigError("$.model.layers", "the last layer's distribution " + out_grid.distribution().str() +
+                                            " splits the model output's channels; the loss needs whole outputs, so "
+                                            "give the last layer a distribution without \"channel\"/\"filter\"");
   if (options_.gradient_combination == parallel::GradientCombination::adasum && model_.has_spatial_split())
     throw ConfigError("$.training.gradient_combination",
                       "adasum combines whole-sample gradients of sample groups; this model splits samples in space");
+  if (options_.gradient_combination == parallel::GradientCombination::adasum && model_.parameters().has_shards())
+    throw ConfigError("$.training.gradient_combination",
+                      "adasum combines whole models; this model splits some layers' weights over channel groups");
 }
 
 void Trainer::make_reducer() {
@@ -210,9 +230,13 @@ void Trainer::make_reducer() {
         model_.parameters().grads(),
         parallel::Adasum(group_, model_.parameters().trainable_offsets(), "$.training.gradient_combination"));
   } else {
+    // A shard's gradient sums over the ranks holding that shard, every other one over all.
+    std::vector<parallel::Communicator> tensor_groups;
+    for (const auto& p : model_.parameters().all())
+      if (p->trainable) tensor_groups.push_back(p->shard.split() ? p->shard.replicas : group_);
     reducer_ = std::make_unique<parallel::GradientReducer>(
         group_, model_.parameters().grads(), model_.parameters().trainable_offsets(),
-        options_.allreduce_bucket_kb * 1024 / 4, options_.allreduce_progress_thread);
+        options_.allreduce_bucket_kb * 1024 / 4, tensor_groups, options_.allreduce_progress_thread);
   }
 }
 
@@ -429,7 +453,7 @@ double Trainer::train_step(int64_t step, int64_t last_step, float lr) {
   {
     ProfileRegion r("optimizer");
     optimizer_.step(lr);
-    average_over_replicas(group_, model_.parameters().buffers());
+    average_over_replicas(group_, model_.parameters());
     if (options_.check_replicas) check_replicas(group_, model_.parameters(), step + 1);
   }
   if (!std::isfinite(loss_value))

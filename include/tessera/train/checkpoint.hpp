@@ -20,13 +20,16 @@ struct TrainingProgress {
 /// payload), then the raw float32 payload: trainable parameters, buffers, optimizer state.
 /// Numbers are in the writer's byte order (little-endian on every platform Tessera targets).
 /// Written atomically (temporary file, fsync, rename), so the previous checkpoint survives a
-/// crash mid-write.
+/// crash mid-write. Parameters are saved whole: when the store holds shards of channel-split
+/// layers they are gathered, so every rank of the trainer must call this (a collective) and
+/// only those passing `write` write the file; the file is the same as one rank would write.
 void save_checkpoint(const std::string& path, const model::ParameterStore& params, optim::Optimizer& optimizer,
-                     const TrainingProgress& progress);
+                     const TrainingProgress& progress, bool write = true);
 
 /// Restores parameters, buffers and optimizer state. Throws IoError naming the file for a
 /// missing, truncated or corrupt file, and Error naming the first mismatching tensor when the
-/// checkpoint belongs to another model or optimizer.
+/// checkpoint belongs to another model or optimizer. A shard takes its slice of the whole
+/// parameter, so a checkpoint resumes under any layout of the same model.
 TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore& params, optim::Optimizer& optimizer);
 
 }  // namespace tessera::train

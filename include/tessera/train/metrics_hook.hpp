@@ -1,6 +1,8 @@
 #pragma once
+#include <array>
 #include <chrono>
 
+#include "tessera/parallel/traffic_counter.hpp"
 #include "tessera/train/trainer_hook.hpp"
 
 namespace tessera::train {
@@ -17,6 +19,7 @@ class MetricsHook final : public TrainerHook {
 
  private:
   std::chrono::steady_clock::time_point run_start_;
+  std::array<double, parallel::TrafficCounter::kinds> sent_at_start_{};  // bytes sent before the run
 };
 
 }  // namespace tessera::train
