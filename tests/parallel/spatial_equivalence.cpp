@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "support/activation_blocks.hpp"
 #include "support/mpi_program.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/model/model.hpp"
@@ -24,6 +25,7 @@
 
 using namespace tessera;
 using nlohmann::json;
+using testing::block_of;
 
 namespace {
 
@@ -31,23 +33,6 @@ namespace {
 float value_at(int64_t i, uint64_t salt) {
   const uint64_t h = (static_cast<uint64_t>(i) + salt) * 0x9e3779b97f4a7c15ull;
   return static_cast<float>((h >> 40) % 2001) / 1000.0f - 1.0f;
-}
-
-/// This rank's block of a global channels-last tensor given as a host vector.
-std::vector<float> block_of(const std::vector<float>& global, const Shape& global_shape,
-                            const parallel::ProcessGrid& grid) {
-  const ActivationDims g = ActivationDims::of(global_shape);
-  const int64_t n0 = grid.first_sample(g.n, "test"), nl = grid.local_batch(g.n, "test");
-  parallel::Box box = parallel::Box::whole({g.d, g.h, g.w});
-  if (global_shape.rank() > 2) box = grid.local_box({g.d, g.h, g.w}, "test");
-  std::vector<float> out;
-  for (int64_t n = n0; n < n0 + nl; ++n)
-    for (int64_t d = box.offset[0]; d < box.offset[0] + box.extent[0]; ++d)
-      for (int64_t h = box.offset[1]; h < box.offset[1] + box.extent[1]; ++h)
-        for (int64_t w = box.offset[2]; w < box.offset[2] + box.extent[2]; ++w)
-          for (int64_t c = 0; c < g.c; ++c)
-            out.push_back(global[static_cast<size_t>((((n * g.d + d) * g.h + h) * g.w + w) * g.c + c)]);
-  return out;
 }
 
 struct Outcome {

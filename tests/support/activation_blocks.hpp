@@ -1,0 +1,30 @@
+#pragma once
+// This rank's block of a global channels-last activation, cut on the host the way a
+// ProcessGrid cuts it (samples, spatial box, channel range): the reference the MPI
+// equivalence programs compare each rank's tensors with.
+#include <vector>
+
+#include "tessera/core/shape.hpp"
+#include "tessera/core/tensor.hpp"
+#include "tessera/parallel/process_grid.hpp"
+
+namespace tessera::testing {
+
+inline std::vector<float> block_of(const std::vector<float>& global, const Shape& global_shape,
+                                   const parallel::ProcessGrid& grid) {
+  const ActivationDims g = ActivationDims::of(global_shape);
+  const int64_t n0 = grid.first_sample(g.n, "test"), nl = grid.local_batch(g.n, "test");
+  const int64_t c0 = grid.first_channel(g.c, "test"), cl = grid.local_channels(g.c, "test");
+  parallel::Box box = parallel::Box::whole({g.d, g.h, g.w});
+  if (global_shape.rank() > 2) box = grid.local_box({g.d, g.h, g.w}, "test");
+  std::vector<float> out;
+  for (int64_t n = n0; n < n0 + nl; ++n)
+    for (int64_t d = box.offset[0]; d < box.offset[0] + box.extent[0]; ++d)
+      for (int64_t h = box.offset[1]; h < box.offset[1] + box.extent[1]; ++h)
+        for (int64_t w = box.offset[2]; w < box.offset[2] + box.extent[2]; ++w)
+          for (int64_t c = c0; c < c0 + cl; ++c)
+            out.push_back(global[static_cast<size_t>((((n * g.d + d) * g.h + h) * g.w + w) * g.c + c)]);
+  return out;
+}
+
+}  // namespace tessera::testing
