@@ -20,6 +20,15 @@ TEST_CASE("Gradient buckets hold whole tensors, filled from the end of the buffe
   CHECK(parallel::plan_gradient_buckets({0}, 4) == std::vector<int64_t>{0});
 }
 
+TEST_CASE("Gradient buckets never mix tensors summed over different groups", "[parallel]") {
+  // Tensors of 4, 4, 4 and 4 elements; the middle two are shards summed over another group.
+  const std::vector<int64_t> offsets{0, 4, 8, 12, 16};
+  CHECK(parallel::plan_gradient_buckets(offsets, 100) == std::vector<int64_t>{0});
+  CHECK(parallel::plan_gradient_buckets(offsets, 100, {0, 1, 1, 0}) == std::vector<int64_t>{0, 4, 12});
+  CHECK(parallel::plan_gradient_buckets(offsets, 4, {0, 1, 1, 0}) == std::vector<int64_t>{0, 4, 8, 12});
+  CHECK_THROWS_AS(parallel::plan_gradient_buckets(offsets, 100, {0, 1}), Error);
+}
+
 TEST_CASE("A gradient reducer on one rank leaves the gradients as they are", "[parallel]") {
   Tensor grads(Shape{6});
   grads.copy_from_host({1, 2, 3, 4, 5, 6});

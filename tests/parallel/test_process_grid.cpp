@@ -38,7 +38,10 @@ TEST_CASE("A distribution that does not match the job's ranks is a ConfigError",
       Catch::Contains("model.layers[1].distribution") && Catch::Contains("needs 2 ranks but the job has 1"));
   parallel::Distribution channels;
   channels.channel = 2;
-  CHECK_THROWS_WITH(parallel::ProcessGrid(channels, world, "d"), Catch::Contains("splits channels"));
+  CHECK_THROWS_WITH(parallel::ProcessGrid(channels, world, "d"), Catch::Contains("needs 2 ranks"));
+  channels.filter = 2;
+  CHECK_THROWS_WITH(parallel::ProcessGrid(channels, world, "d"),
+                    Catch::Contains("both by input channel and by filter"));
   parallel::Distribution none;
   none.sample = 0;
   CHECK_THROWS_WITH(parallel::ProcessGrid(none, world, "d"), Catch::Contains("count below 1"));

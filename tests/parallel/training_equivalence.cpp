@@ -1,11 +1,12 @@
 // Run under mpirun: trains an example model (cosmoflow-small, unet3d-small) for a few steps
 // with its layers split as given, and the same model on this rank alone, then checks that
-// every step's loss and the final weights agree.
+// every step's loss and the final weights (each shard against its slice) agree.
 //
-//   spatial_training_equivalence CONFIG SIZE BATCH STEPS DISTRIBUTION [FIRST_LAYERS REST_DISTRIBUTION]
+//   training_equivalence CONFIG SIZE BATCH STEPS DISTRIBUTION [LAYERS REST_DISTRIBUTION]
 //
-// DISTRIBUTION (JSON) is the model-wide one; when FIRST_LAYERS is given, the layers from that
-// index on get REST_DISTRIBUTION instead (e.g. CosmoFlow's deep layers over samples).
+// DISTRIBUTION (JSON) is the model-wide one; LAYERS, an index or a comma-separated list of
+// layer names, gives REST_DISTRIBUTION to the layers from that index on or to the named ones
+// (e.g. CosmoFlow's deep layers over samples, or its deep layers split by filter).
 #include <Kokkos_Core.hpp>
 
 #include <cstdio>
@@ -27,7 +28,7 @@ int main(int argc, char* argv[]) {
   int failed = 0;
   try {
     if (argc != 6 && argc != 8)
-      throw Error("usage: spatial_training_equivalence CONFIG SIZE BATCH STEPS DISTRIBUTION [FIRST_LAYERS REST]");
+      throw Error("usage: training_equivalence CONFIG SIZE BATCH STEPS DISTRIBUTION [LAYERS REST]");
     std::ifstream in(argv[1]);
     if (!in) throw IoError(std::string("cannot read ") + argv[1]);
     json config = json::parse(in);
@@ -50,8 +51,14 @@ int main(int argc, char* argv[]) {
     json serial = config;
     model["distribution"] = json::parse(argv[5]);
     if (argc == 8) {
-      const size_t first = std::stoul(argv[6]);
-      for (size_t i = first; i < model["layers"].size(); ++i) model["layers"][i]["distribution"] = json::parse(argv[7]);
+      const std::string layers = argv[6];
+      const bool by_index = layers.find_first_not_of("0123456789") == std::string::npos;
+      const std::string names = "," + layers + ",";
+      for (size_t i = 0; i < model["layers"].size(); ++i) {
+        json& l = model["layers"][i];
+        const bool named = names.find("," + l.value("name", std::string()) + ",") != std::string::npos;
+        if (by_index ? i >= std::stoul(layers) : named) l["distribution"] = json::parse(argv[7]);
+      }
     }
     const testing::RunComparison c(config, serial);
     const auto& rs = c.serial_report();

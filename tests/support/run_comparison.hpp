@@ -24,11 +24,15 @@ class RunComparison {
     const auto& ls = serial_report_.step_losses;
     for (size_t i = 0; i < ls.size(); ++i)
       loss_diff = std::max(loss_diff, std::abs(lp.at(i) - ls[i]) / std::abs(ls[i]));
-    const auto wp = parallel_.model().parameters().values().to_host();
-    const auto ws = serial_.model().parameters().values().to_host();
-    for (size_t i = 0; i < ws.size(); ++i) {
-      weight_diff = std::max(weight_diff, static_cast<double>(std::abs(wp[i] - ws[i])));
-      weight_scale = std::max(weight_scale, static_cast<double>(std::abs(ws[i])));
+    // Parameter by parameter: a shard of a channel-split layer is compared with its slice.
+    for (const auto& p : parallel_.model().parameters().all()) {
+      const auto wp = p->value.to_host();
+      const auto ws = serial_.model().parameters().find(p->name)->value.to_host();
+      for (size_t i = 0; i < wp.size(); ++i) {
+        const float w = ws[static_cast<size_t>(p->shard.whole_index(static_cast<int64_t>(i)))];
+        weight_diff = std::max(weight_diff, static_cast<double>(std::abs(wp[i] - w)));
+        weight_scale = std::max(weight_scale, static_cast<double>(std::abs(w)));
+      }
     }
     validation_diff =
         std::abs(parallel_report_.validation_loss - serial_report_.validation_loss) / serial_report_.validation_loss;

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Model parallelism on this machine with cosmoflow-small (2 warm-up steps, then the median of
+# the timed steps, as in docs/benchmarks.md), three layouts of the same global batch:
+#  * filter: conv4, conv5 and the hidden dense layers split by filter over 2 ranks, the rest
+#    over samples (2 ranks x 1 thread);
+#  * sample: data parallel over 2 ranks (2 ranks x 1 thread);
+#  * single: 1 rank x 2 threads.
+# Figures:
+#  * param_state_mb_ratio: parameters + optimizer state of the split layers held per rank under
+#    "filter" over the same on one rank (whole_model_ratio: the same for the whole model);
+#  * step_time_ratio_vs_sample: median step time of "filter" over that of "sample";
+#  * comm_bytes_ratio_vs_model: bytes rank 0 handed to MPI per step (counted by the run) over
+#    the formulas of docs/parallelism.md (perf/channel_split_traffic.py).
+# Usage: perf/model_parallel.sh [--steps N] [--size S] [--batch B] [--build DIR]
+# Last line: param_state_mb_ratio=R whole_model_ratio=W step_time_ratio_vs_sample=T comm_bytes_ratio_vs_model=C
+set -euo pipefail
+cd "$(dirname "$0")/.."
+steps=8 size=64 batch=4 build=build/perf
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --steps) steps=$2; shift ;;
+    --size) size=$2; shift ;;
+    --batch) batch=$2; shift ;;
+    --build) build=$2; shift ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "model_parallel.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+source perf/common.sh
+build_perf "$build" tessera_cli
+export OMP_PROC_BIND=false
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+/usr/bin/python3 perf/cosmoflow_run.py config "$size" "$batch" "$((steps + 2))" "$work/sample.json"
+# The filter layout: the deep blocks and the hidden dense layers split by output channel; the
+# flatten and the output layer keep whole channels (the loss needs whole outputs).
+/usr/bin/python3 - "$work/sample.json" "$work/filter.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+split = {"conv4", "act4", "pool4", "conv5", "act5", "pool5", "fc1", "act6", "fc2", "act7"}
+for layer in c["model"]["layers"]:
+    layer["distribution"] = {"filter": 2} if layer["name"] in split else {"sample": 2}
+json.dump(c, open(sys.argv[2], "w"))
+PY
+
+# run RANKS THREADS CONFIG NAME
+run() {
+  local bind=()
+  [[ $1 -eq 1 ]] && bind=(--bind-to none)
+  OMP_NUM_THREADS=$2 mpirun "${bind[@]}" -np "$1" "$build/tessera" train "$3" --metrics "$work/$4.jsonl" --quiet \
+    --kokkos-threads="$2" --kokkos-disable-warnings >/dev/null
+}
+run 2 1 "$work/filter.json" filter
+run 2 1 "$work/sample.json" sample
+run 1 2 "$work/sample.json" single
+/usr/bin/python3 perf/channel_split_traffic.py "$work/filter.json" 2 0 >"$work/model_bytes.json"
+
+/usr/bin/python3 - "$work" "$batch" "$steps" <<'PY'
+import json, statistics, sys
+work, batch, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def events(name):
+    return [json.loads(l) for l in open(f"{work}/{name}.jsonl")]
+def step_time(name):
+    timed = [e for e in events(name) if e["event"] == "train"][2:]
+    return statistics.median(batch / e["samples_per_s"] for e in timed)
+def start(name):
+    return next(e for e in events(name) if e["event"] == "start")
+def end(name):
+    return next(e for e in events(name) if e["event"] == "end")
+p_filter, p_single = start("filter")["parameters"], start("single")["parameters"]
+state_per_value = p_filter["optimizer_state_per_rank"] / p_filter["trainable_per_rank"]
+split_rank = p_filter["sharded_per_rank"] * (1 + state_per_value)
+split_one = p_filter["sharded_whole"] * (1 + state_per_value)
+whole_rank = p_filter["trainable_per_rank"] + p_filter["optimizer_state_per_rank"]
+whole_one = p_single["trainable_per_rank"] + p_single["optimizer_state_per_rank"]
+mb = 4 / 2**20
+total_steps = end("filter")["steps"]
+sent = end("filter")["sent_bytes"]
+model = json.load(open(f"{work}/model_bytes.json"))
+t_filter, t_sample, t_single = step_time("filter"), step_time("sample"), step_time("single")
+print(f"split layers' parameters + optimizer state: {split_rank * mb:.1f} MB per rank under filter 2, "
+      f"{split_one * mb:.1f} MB on one rank; whole model {whole_rank * mb:.1f} MB per rank against {whole_one * mb:.1f} MB")
+print(f"median step time: filter {t_filter:.3f} s, sample {t_sample:.3f} s (2 ranks x 1 thread), "
+      f"single {t_single:.3f} s (1 rank x 2 threads)")
+sample_sent = end("sample")["sent_bytes"]
+print("bytes sent per step by rank 0 under filter (counted / model): " + ", ".join(
+    f"{k} {sent[k] / total_steps / 1e6:.3f}/{model[k] / 1e6:.3f} MB" for k in ("channel", "redistribution", "gradients")) +
+    f"; under sample: gradients {sample_sent['gradients'] / end('sample')['steps'] / 1e6:.3f} MB")
+counted = sum(sent[k] for k in ("channel", "redistribution", "gradients", "halo")) / total_steps
+print(f"param_state_mb_ratio={split_rank / split_one:.3f} whole_model_ratio={whole_rank / whole_one:.3f} "
+      f"step_time_ratio_vs_sample={t_filter / t_sample:.3f} comm_bytes_ratio_vs_model={counted / model['total']:.3f}")
+PY

@@ -1,0 +1,65 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "tessera/core/error.hpp"
+#include "tessera/layers/parameter_shard.hpp"
+
+using namespace tessera;
+
+namespace {
+
+layers::ParameterShard shard(const Shape& whole, int axis, int parts, int index) {
+  layers::ParameterShard s;
+  s.whole = whole;
+  s.axis = axis;
+  s.parts = parts;
+  s.index = index;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("A parameter shard is its slice of the whole along its axis", "[layers][shard]") {
+  // A dense weight [units 4, features 6]: a filter split slices rows, a channel split columns.
+  const Shape whole{4, 6};
+  const auto rows = shard(whole, 0, 2, 1), columns = shard(whole, 1, 3, 2);
+  CHECK(rows.local_shape("w") == Shape{2, 6});
+  CHECK(columns.local_shape("w") == Shape{4, 2});
+  CHECK(rows.whole_index(0) == 12);     // row 2, column 0
+  CHECK(rows.whole_index(7) == 19);     // row 3, column 1
+  CHECK(columns.whole_index(0) == 4);   // row 0, column 4
+  CHECK(columns.whole_index(3) == 11);  // row 1, column 5
+  std::vector<float> values(24);
+  std::iota(values.begin(), values.end(), 0.0f);
+  CHECK(columns.slice_of(values) == std::vector<float>{4, 5, 10, 11, 16, 17, 22, 23});
+  CHECK(rows.slice_of(values) == std::vector<float>{12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23});
+}
+
+TEST_CASE("Every element of a whole parameter belongs to exactly one shard", "[layers][shard]") {
+  // A conv weight [filters 4, 3, 3, 3, channels 2] split by input channel over 2 ranks.
+  const Shape whole{4, 3, 3, 3, 2};
+  std::vector<int> seen(static_cast<size_t>(whole.numel()), 0);
+  for (int index = 0; index < 2; ++index) {
+    const auto s = shard(whole, 4, 2, index);
+    for (int64_t i = 0; i < s.local_shape("w").numel(); ++i) ++seen[static_cast<size_t>(s.whole_index(i))];
+  }
+  CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+}
+
+TEST_CASE("A parameter that does not divide into its shards is a ShapeError naming it", "[layers][shard]") {
+  CHECK_THROWS_WITH(shard(Shape{3, 2}, 0, 2, 0).local_shape("parameter 'fc.weight'"),
+                    Catch::Contains("parameter 'fc.weight'") && Catch::Contains("does not split evenly into 2 parts"));
+}
+
+TEST_CASE("An unsplit parameter is its whole self, gathering and slicing nothing", "[layers][shard]") {
+  layers::ParameterShard whole;
+  whole.whole = Shape{3};
+  CHECK_FALSE(whole.split());
+  CHECK(whole.local_shape("b") == Shape{3});
+  CHECK(whole.whole_index(2) == 2);
+  CHECK(whole.gather_whole({1, 2, 3}) == std::vector<float>{1, 2, 3});
+  CHECK(whole.slice_of({1, 2, 3}) == std::vector<float>{1, 2, 3});
+}
