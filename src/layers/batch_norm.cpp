@@ -30,7 +30,7 @@ void BatchNorm::declare_parameters(const std::vector<Shape>& inputs, ParameterRe
   const Shape s = output_shape(inputs);
   channels_ = s[s.rank() - 1];  // this rank's channels (a slice of them under a channel split)
   const int64_t all = channels_ * grid().channel_parts();
-  const ParameterShard shard = ParameterShard::of(grid(), Shape{all}, 0);
+  const ParameterShard shard = ParameterShard::of(grid(), Shape{all}, 0, where());
   gamma_ = declare_shard(params, name() + ".gamma", shard, Init::ones, all, all);
   beta_ = declare_shard(params, name() + ".beta", shard, Init::zeros, all, all);
   running_mean_ = declare_shard(params, name() + ".running_mean", shard, Init::zeros, 1, 1, true);

@@ -27,17 +27,18 @@ void ChannelSplit::reshape(const parallel::ProcessGrid& grid, const Shape& whole
 }
 
 ParameterShard ChannelSplit::weight_shard(const parallel::ProcessGrid& grid, const Shape& whole, int out_axis,
-                                          int in_axis) {
+                                          int in_axis, const std::string& where) {
   switch (kind_of(grid)) {
-    case Kind::filter: return ParameterShard::of(grid, whole, out_axis);
-    case Kind::channel: return ParameterShard::of(grid, whole, in_axis);
+    case Kind::filter: return ParameterShard::of(grid, whole, out_axis, where);
+    case Kind::channel: return ParameterShard::of(grid, whole, in_axis, where);
     case Kind::none: break;
   }
-  return ParameterShard::of(grid, whole, -1);
+  return ParameterShard::of(grid, whole, -1, where);
 }
 
-ParameterShard ChannelSplit::bias_shard(const parallel::ProcessGrid& grid, const Shape& whole) {
-  if (kind_of(grid) == Kind::filter) return ParameterShard::of(grid, whole, 0);
+ParameterShard ChannelSplit::bias_shard(const parallel::ProcessGrid& grid, const Shape& whole,
+                                        const std::string& where) {
+  if (kind_of(grid) == Kind::filter) return ParameterShard::of(grid, whole, 0, where);
   ParameterShard whole_bias;
   whole_bias.whole = whole;
   return whole_bias;

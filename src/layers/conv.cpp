@@ -56,11 +56,11 @@ void Conv::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistr
   in_channels_ = g.in_channels;
   const int64_t taps = g.kernel_volume();
   const Shape w = g.weight_shape();
-  weight_ = declare_shard(params, name() + ".weight", ChannelSplit::weight_shard(grid(), w, 0, w.rank() - 1),
+  weight_ = declare_shard(params, name() + ".weight", ChannelSplit::weight_shard(grid(), w, 0, w.rank() - 1, where()),
                           Init::weight, taps * g.in_channels, taps * g.out_channels);
   if (options_.bias)
-    bias_ = declare_shard(params, name() + ".bias", ChannelSplit::bias_shard(grid(), Shape{g.out_channels}), Init::bias,
-                          taps * g.in_channels, taps * g.out_channels);
+    bias_ = declare_shard(params, name() + ".bias", ChannelSplit::bias_shard(grid(), Shape{g.out_channels}, where()),
+                          Init::bias, taps * g.in_channels, taps * g.out_channels);
 }
 
 void Conv::reshape(const std::vector<Shape>& inputs) {
@@ -125,8 +125,9 @@ void Conv::make_overlap_pieces(const ops::ConvGeometry& local) {
 void Conv::forward_piece(const DepthPiece& piece, const Tensor& x, const Tensor& bias, const Tensor& y) {
   const ActivationDims in = ActivationDims::of(x.shape()), out = ActivationDims::of(y.shape());
   const int64_t in_row = in.h * in.w * in.c, out_row = out.h * out.w * out.c;
-  const Shape in_shape{1, (piece.outputs - 1) * options_.stride[0] +
-                              (options_.kernel[0] - 1) * options_.dilation[0] + 1, in.h, in.w, in.c};
+  const Shape in_shape{1,
+                       (piece.outputs - 1) * options_.stride[0] + (options_.kernel[0] - 1) * options_.dilation[0] + 1,
+                       in.h, in.w, in.c};
   const Shape out_shape{1, piece.outputs, out.h, out.w, out.c};
   for (int64_t n = 0; n < in.n; ++n) {
     piece.op->forward(x.slice((n * in.d + piece.first_input) * in_row, in_shape), weight_->value, bias,

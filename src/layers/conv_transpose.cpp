@@ -88,10 +88,10 @@ void ConvTranspose::declare_parameters(const std::vector<Shape>& inputs, Paramet
   const int64_t fan_in = in_channels_ * taps_per_output;
   const int64_t fan_out = options_.filters * g.kernel_volume();
   const Shape w = g.weight_shape();
-  weight_ = declare_shard(params, name() + ".weight", ChannelSplit::weight_shard(grid(), w, w.rank() - 1, 0),
+  weight_ = declare_shard(params, name() + ".weight", ChannelSplit::weight_shard(grid(), w, w.rank() - 1, 0, where()),
                           Init::weight, fan_in, fan_out);
   if (options_.bias)
-    bias_ = declare_shard(params, name() + ".bias", ChannelSplit::bias_shard(grid(), Shape{options_.filters}),
+    bias_ = declare_shard(params, name() + ".bias", ChannelSplit::bias_shard(grid(), Shape{options_.filters}, where()),
                           Init::bias, fan_in, fan_out);
 }
 
@@ -114,8 +114,7 @@ void ConvTranspose::reshape(const std::vector<Shape>& inputs) {
     const Shape output = split_.kind() == ChannelSplit::Kind::channel
                              ? whole_output
                              : grid().local_shape(output_shape({global_shape(input)}), where());
-    halo_.reshape(grid(), output, Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}}, 0.0f,
-                  where());
+    halo_.reshape(grid(), output, Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}}, 0.0f, where());
     const ops::ConvGeometry local = halo_.op_geometry(g, where());
     const ActivationDims in = ActivationDims::of(whole_input);
     require_shape(local.out_size() == std::array<int64_t, 3>{in.d, in.h, in.w},

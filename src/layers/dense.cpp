@@ -24,12 +24,12 @@ Shape Dense::output_shape(const std::vector<Shape>& inputs) const {
 void Dense::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
   output_shape(inputs);
   in_features_ = whole_channels(inputs[0], grid())[1];
-  weight_ =
-      declare_shard(params, name() + ".weight", ChannelSplit::weight_shard(grid(), Shape{units_, in_features_}, 0, 1),
-                    Init::weight, in_features_, units_);
-  if (bias_enabled_)
-    bias_ = declare_shard(params, name() + ".bias", ChannelSplit::bias_shard(grid(), Shape{units_}), Init::bias,
+  weight_ = declare_shard(params, name() + ".weight",
+                          ChannelSplit::weight_shard(grid(), Shape{units_, in_features_}, 0, 1, where()), Init::weight,
                           in_features_, units_);
+  if (bias_enabled_)
+    bias_ = declare_shard(params, name() + ".bias", ChannelSplit::bias_shard(grid(), Shape{units_}, where()),
+                          Init::bias, in_features_, units_);
 }
 
 void Dense::reshape(const std::vector<Shape>& inputs) {

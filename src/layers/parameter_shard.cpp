@@ -4,10 +4,17 @@
 
 namespace tessera::layers {
 
-ParameterShard ParameterShard::of(const parallel::ProcessGrid& grid, const Shape& whole, int axis) {
+ParameterShard ParameterShard::of(const parallel::ProcessGrid& grid, const Shape& whole, int axis,
+                                  const std::string& where) {
   ParameterShard s;
   s.whole = whole;
-  if (grid.channel_parts() > 1) {
+  if (grid.channel_parts() > 1 && axis >= 0) {
+    const auto& d = grid.distribution();
+    if (axis >= whole.rank() || whole[axis] % grid.channel_parts() != 0)
+      throw ShapeError(where + ": " + std::to_string(axis < whole.rank() ? whole[axis] : 0) +
+                       " channels do not split evenly over " + std::to_string(grid.channel_parts()) + " ranks (" +
+                       (d.filter > 1 ? "filter " : "channel ") + std::to_string(grid.channel_parts()) +
+                       ", distribution " + d.str() + "; its weights " + whole.str() + ")");
     s.axis = axis;
     s.parts = grid.channel_parts();
     s.index = grid.channel_index();

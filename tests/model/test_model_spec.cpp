@@ -76,18 +76,16 @@ TEST_CASE("Model spec errors name the JSON path and the problem", "[model][spec]
   fails_with(R"({"type": "conv2d", "filters": 4})", "$.model.layers[0]", "[1, 8, 8, 8, 2]");
   fails_with(R"({"type": "relu"}, {"type": "add", "inputs": ["relu0", "nope"]})", "$.model.layers[1].inputs",
              "\"nope\" is not the name of an earlier layer");
-  fails_with(R"({"name": "x", "type": "relu"}, {"name": "x", "type": "relu"})", "$.model.layers[1].name",
-             "used twice");
+  fails_with(R"({"name": "x", "type": "relu"}, {"name": "x", "type": "relu"})", "$.model.layers[1].name", "used twice");
   fails_with(R"({"name": "x", "type": "relu"}, {"type": "relu", "inputs": "input"})", "$.model.layers[0]",
              "used by no later layer");
   fails_with(R"({"type": "add"})", "$.model.layers[0].inputs", "two or more");
   fails_with(R"({"type": "relu"}, {"type": "dense", "units": 3})", "$.model.layers[1]", "flatten");
   fails_with(R"({"type": "relu", "distribution": {"depth": 2}})", "$.model.layers[0].distribution",
              "needs 2 ranks but the job has 1");
-  fails_with(R"({"type": "relu", "distribution": {"sample": 2}})", "$.model.layers[0].distribution",
-             "mpirun -np 2");
+  fails_with(R"({"type": "relu", "distribution": {"sample": 2}})", "$.model.layers[0].distribution", "mpirun -np 2");
   fails_with(R"({"type": "relu", "distribution": {"channel": 2}})", "$.model.layers[0].distribution",
-             "splits channels");
+             "needs 2 ranks but the job has 1");
   fails_with(R"({"type": "relu", "backend": "fpga"})", "$.model.layers[0].backend", "not compiled into this build");
   CHECK_THROWS_WITH(build(R"({"input": {"channels": 2, "size": [8, 8, 8, 8]}, "layers": [{"type": "relu"}]})"),
                     Catch::Contains("$.model.input.size"));
@@ -128,7 +126,8 @@ TEST_CASE("An activation before a max pool runs after it, with identical results
   }
   // An activation whose output is also used elsewhere stays where it is.
   auto kept = build(head + R"({"name": "a", "type": "relu"}, {"name": "p", "type": "max_pool3d"},
-      {"name": "q", "type": "max_pool3d", "inputs": "a"}, {"name": "s", "type": "add", "inputs": ["p", "q"]},)" + tail);
+      {"name": "q", "type": "max_pool3d", "inputs": "a"}, {"name": "s", "type": "add", "inputs": ["p", "q"]},)" +
+                    tail);
   CHECK(kept->layer(1).name() == "a");
 }
 

@@ -11,10 +11,11 @@ using testing::for_each_index;
 using testing::linear;
 using testing::plus;
 
-TEST_CASE("extents5_of views 2D activations with a depth of one", "[parallel][block_copy]") {
+TEST_CASE("extents5_of views 2D activations with a depth of one, features as one voxel", "[parallel][block_copy]") {
   CHECK(parallel::extents5_of(Shape{2, 3, 4, 5, 6}) == Index5{2, 3, 4, 5, 6});
   CHECK(parallel::extents5_of(Shape{2, 4, 5, 6}) == Index5{2, 1, 4, 5, 6});
-  CHECK_THROWS_WITH(parallel::extents5_of(Shape{2, 6}), Catch::Contains("[2, 6]"));
+  CHECK(parallel::extents5_of(Shape{2, 6}) == Index5{2, 1, 1, 1, 6});
+  CHECK_THROWS_WITH(parallel::extents5_of(Shape{2, 3, 6}), Catch::Contains("[2, 3, 6]"));
 }
 
 TEST_CASE("Sub-boxes are copied, added and filled between 5D arrays", "[parallel][block_copy]") {

@@ -22,5 +22,12 @@ TEST_CASE("On one rank a redistribution copies the whole activation both ways", 
   CHECK(x.to_host() == v);
   Tensor wrong(Shape{1, 2});
   CHECK_THROWS_WITH(r.forward(wrong, y), Catch::Contains("flatten") && Catch::Contains("[1, 2]"));
-  CHECK_THROWS_AS(parallel::Redistribution(grid, grid, Shape{2, 5}, "dense"), ShapeError);
+  // Features move between sample and channel splits; on one rank that is a copy as well.
+  parallel::Redistribution features(grid, grid, Shape{2, 5}, "dense");
+  Tensor f(Shape{2, 5}), g(Shape{2, 5});
+  const std::vector<float> w{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  f.copy_from_host(w);
+  features.forward(f, g);
+  CHECK(g.to_host() == w);
+  CHECK_THROWS_AS(parallel::Redistribution(grid, grid, Shape{2, 3, 5}, "dense"), ShapeError);
 }

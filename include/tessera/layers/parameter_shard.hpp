@@ -21,8 +21,9 @@ struct ParameterShard {
   parallel::Communicator group, replicas;
 
   /// The slice of `whole` along `axis` that this rank holds under `grid`'s channel split
-  /// (the whole parameter when the grid does not split channels).
-  static ParameterShard of(const parallel::ProcessGrid& grid, const Shape& whole, int axis);
+  /// (the whole parameter when the grid does not split channels). Throws ShapeError naming
+  /// `where` (the layer), the channels and the split when they do not divide evenly.
+  static ParameterShard of(const parallel::ProcessGrid& grid, const Shape& whole, int axis, const std::string& where);
 
   bool split() const { return axis >= 0 && parts > 1; }
   /// The shape of this rank's slice of `whole` (throws ShapeError naming `where` when the
