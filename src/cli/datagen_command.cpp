@@ -244,10 +244,11 @@ int run_cells(const DatagenArgs& a) {
   const double spread = std::sqrt(std::max(moments[1] / moments[2] - mean * mean, 1e-12));
   // Predicting "interior" everywhere scores a foreground IoU of 1 − the membrane fraction: the
   // baseline a segmentation of these volumes must beat.
-  std::string summary = format("datagen: wrote %.0f volumes in %.0f files in %.1f s; membrane (class 0): %.1f%% of "
-                               "the training voxels",
-                               static_cast<double>(a.samples + a.validation_samples),
-                               static_cast<double>(all.size()), seconds, 100.0 * moments[4] / moments[3]);
+  std::string summary = format(
+      "datagen: wrote %.0f volumes in %.0f files in %.1f s; membrane (class 0): %.1f%% of "
+      "the training voxels",
+      static_cast<double>(a.samples + a.validation_samples), static_cast<double>(all.size()), seconds,
+      100.0 * moments[4] / moments[3]);
   if (a.validation_samples > 0) summary += format(", %.1f%% of the validation voxels", 100.0 * moments[6] / moments[5]);
   const std::string data_section =
       files_section(a) + ",\n         \"normalize\": {\"transform\": \"none\", \"mean\": " + format("%.4g", mean) +
