@@ -19,12 +19,14 @@ struct TrainArgs {
   std::vector<std::string> command_line;  // the whole command, for the resume hint of a stopped run
 };
 
-/// The flags of `tessera datagen cosmoflow`.
+/// The flags of `tessera datagen cosmoflow|cells`.
 struct DatagenArgs {
+  std::string generator = "cosmoflow";  // the subcommand given
   std::string output;
   int64_t samples = 1024, validation_samples = 128, size = 64, channels = 4, seed = 0, samples_per_file = 64;
   std::string layout = "sample-per-file", dtype = "int16";
   double mean_count = 64.0;
+  double cell_size = 14.0, membrane = 1.6, noise = 0.08;  // cells only
   bool checksum = false, no_progress = false, quiet = false;
 };
 
@@ -47,7 +49,7 @@ struct BenchArgs {
 
 CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
 int run_train(TrainArgs& args);
-/// Adds `datagen` (with its `cosmoflow` subcommand); returns `datagen`.
+/// Adds `datagen` (with its `cosmoflow` and `cells` subcommands); returns `datagen`.
 CLI::App* add_datagen_command(CLI::App& app, DatagenArgs& args);
 int run_datagen(DatagenArgs& args);
 int run_info();
