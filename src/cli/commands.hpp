@@ -31,6 +31,7 @@ struct DatagenArgs {
 /// The flags of `tessera datagen fashion-mnist`.
 struct FashionMnistArgs {
   std::string from = "/usr/share/datasets/fashion-mnist", output;
+  int64_t train_samples = 0, test_samples = 0;  // 0: all
   bool checksum = false;
 };
 

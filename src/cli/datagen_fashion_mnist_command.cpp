@@ -27,6 +27,12 @@ CLI::App* add_fashion_mnist_command(CLI::App& datagen, FashionMnistArgs& a) {
   cmd->add_option("--output,-o", a.output,
                   "Folder to write train.h5 and test.h5 into (created if missing; files are replaced atomically)")
       ->required();
+  cmd->add_option("--train-samples", a.train_samples, "Import only the first N training images (0: all 60000)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--test-samples", a.test_samples, "Import only the first N test images (0: all 10000)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_flag("--checksum", a.checksum,
                 "Store each image as a chunk with HDF5's Fletcher-32 checksum, so damaged data is refused when read");
   return cmd;
@@ -43,7 +49,7 @@ int run_fashion_mnist(FashionMnistArgs& a) {
   // The files are small: one rank writes them, the others wait until they are in place.
   if (world.rank() == 0) {
     const auto start = std::chrono::steady_clock::now();
-    const io::FashionMnistImport r = io::FashionMnistImport::run(a.from, a.output, a.checksum);
+    const io::FashionMnistImport r = io::FashionMnistImport::run(a.from, a.output, a.checksum, a.train_samples, a.test_samples);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     char line[512];
     std::snprintf(line, sizeof line,

@@ -20,9 +20,12 @@ struct FashionMnistImport {
   /// Mean and standard deviation of the training pixels (0-255), for the normalisation.
   double mean = 0.0, std = 0.0;
 
-  /// Throws IoError naming the file when one is missing or damaged, or when images and labels
-  /// disagree (counts, a label above 9, images not 28x28).
-  static FashionMnistImport run(const std::string& from, const std::string& output, bool checksum);
+  /// Imports the first `train_samples` training and `test_samples` test images (0: all of
+  /// them; fewer make a quick subset for trials and tests). Throws IoError naming the file when
+  /// one is missing or damaged, or when images and labels disagree (counts, a label above 9,
+  /// images not 28x28).
+  static FashionMnistImport run(const std::string& from, const std::string& output, bool checksum,
+                                int64_t train_samples = 0, int64_t test_samples = 0);
 };
 
 }  // namespace tessera::io
