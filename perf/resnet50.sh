@@ -47,6 +47,7 @@ with h5py.File(f"{work}/batch.h5", "w") as f:
 c = json.load(open("examples/resnet/resnet50.json"))
 c["model"]["input"]["size"] = [size, size]
 c["data"] = {"source": "hdf5", "files": f"{work}/batch.h5"}
+c["optimizer"].pop("schedule")  # a constant rate, as the peer's: a few steps cannot hold the warmup
 c["training"].update({"batch_size": batch, "epochs": epochs, "log_every": 1})
 json.dump(c, open(f"{work}/run.json", "w"))
 PY
