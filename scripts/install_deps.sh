@@ -38,6 +38,9 @@ apt_packages=(
   libdnnl-dev ocl-icd-opencl-dev libopenblas-dev libhwloc-dev
   catch2 nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
   python3-numpy python3-h5py python3-torch flake8
+  zlib1g-dev
+  # the images of examples/resnet, imported by `tessera datagen fashion-mnist`
+  dataset-fashion-mnist
 )
 
 # deb-src entries mirror the machine's own apt sources (deb822 *.sources and one-line

@@ -30,6 +30,13 @@ struct DatagenArgs {
   bool checksum = false, no_progress = false, quiet = false;
 };
 
+/// The flags of `tessera datagen fashion-mnist`.
+struct FashionMnistArgs {
+  std::string from = "/usr/share/datasets/fashion-mnist", output;
+  int64_t train_samples = 0, test_samples = 0;  // 0: all
+  bool checksum = false;
+};
+
 /// The flags of `tessera search`.
 struct SearchArgs {
   std::string space, output, backend = "auto";
@@ -52,6 +59,9 @@ int run_train(TrainArgs& args);
 /// Adds `datagen` (with its `cosmoflow` and `cells` subcommands); returns `datagen`.
 CLI::App* add_datagen_command(CLI::App& app, DatagenArgs& args);
 int run_datagen(DatagenArgs& args);
+/// Adds `fashion-mnist` (the importer) to `datagen`; returns it.
+CLI::App* add_fashion_mnist_command(CLI::App& datagen, FashionMnistArgs& args);
+int run_fashion_mnist(FashionMnistArgs& args);
 int run_info();
 CLI::App* add_search_command(CLI::App& app, SearchArgs& args);
 int run_search(SearchArgs& args);

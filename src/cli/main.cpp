@@ -94,6 +94,8 @@ int main(int argc, char* argv[]) {
   auto* train = tessera::cli::add_train_command(app, train_args);
   tessera::cli::DatagenArgs datagen_args;
   auto* datagen = tessera::cli::add_datagen_command(app, datagen_args);
+  tessera::cli::FashionMnistArgs fashion_args;
+  auto* fashion_mnist = tessera::cli::add_fashion_mnist_command(*datagen, fashion_args);
   auto* info = app.add_subcommand("info", "Print the build configuration: Kokkos execution space and threads, "
                                           "compiled-in backends and library versions.");
   tessera::cli::SearchArgs search_args;
@@ -119,7 +121,8 @@ int main(int argc, char* argv[]) {
   Kokkos::initialize(kokkos_argc, kokkos_args.data());
   try {
     if (*train) status = tessera::cli::run_train(train_args);
-    if (*datagen) status = tessera::cli::run_datagen(datagen_args);
+    if (*fashion_mnist) status = tessera::cli::run_fashion_mnist(fashion_args);
+    if (*datagen && !*fashion_mnist) status = tessera::cli::run_datagen(datagen_args);
     if (*info) status = tessera::cli::run_info();
     if (*search) status = tessera::cli::run_search(search_args);
     if (*bench) status = tessera::cli::run_bench(bench_args);

@@ -11,6 +11,7 @@
 #include "tessera/layers/dense.hpp"
 #include "tessera/layers/dropout.hpp"
 #include "tessera/layers/flatten.hpp"
+#include "tessera/layers/global_avg_pool.hpp"
 #include "tessera/layers/pool.hpp"
 #include "tessera/model/layer_registry.hpp"
 
@@ -34,6 +35,8 @@ const std::map<std::string, LayerType>& types() {
       {"max_pool3d", {&Pool::from_json<ops::PoolKind::max>, 3}},
       {"avg_pool2d", {&Pool::from_json<ops::PoolKind::average>, 2}},
       {"avg_pool3d", {&Pool::from_json<ops::PoolKind::average>, 3}},
+      {"global_avg_pool2d", {&GlobalAvgPool::from_json, 2}},
+      {"global_avg_pool3d", {&GlobalAvgPool::from_json, 3}},
       {"batch_norm", {&BatchNorm::from_json, 0}},
       {"relu", {&Activation::from_json<ops::EltwiseKind::relu>, 0}},
       {"leaky_relu", {&Activation::from_json<ops::EltwiseKind::leaky_relu>, 0}},

@@ -177,9 +177,16 @@ Trainer::~Trainer() = default;
 
 void Trainer::check_data_and_loss() const {
   if (!data_.train) throw Error("training needs a training dataset");
-  if (data_.train->sample_shape() != model_.sample_shape())
-    throw ConfigError("$.data", "samples have shape " + data_.train->sample_shape().str() +
-                                    " (D, H, W, C) but the model input is " + model_.sample_shape().str());
+  const Shape& data_sample = data_.train->sample_shape();
+  const Shape& model_sample = model_.sample_shape();
+  // Data files always hold [D, H, W, C]; a 2D model ([H, W, C]) reads samples of depth 1.
+  const bool depth_one_for_2d = model_sample.rank() == 3 && data_sample.rank() == 4 && data_sample[0] == 1 &&
+                                data_sample[1] == model_sample[0] && data_sample[2] == model_sample[1] &&
+                                data_sample[3] == model_sample[2];
+  if (data_sample != model_sample && !depth_one_for_2d)
+    throw ConfigError("$.data", "samples have shape " + data_sample.str() + " (D, H, W, C) but the model input is " +
+                                    model_sample.str() +
+                                    (model_sample.rank() == 3 ? " (a 2D model reads samples of depth 1)" : ""));
   const Shape out = model_.output_shape(1);
   const Shape want_target = loss_.target_shape(out);
   const Shape have_target = batch_shape(1, data_.train->target_shape());

@@ -6,7 +6,8 @@
 //
 // Models: a 3D U-Net-like DAG (conv with padding, stride 2 and dilation, batch norm, dropout,
 // max/avg pooling incl. a padded 3x3x3 max pool, transposed conv, concat, add), a 2D variant,
-// and a CosmoFlow-like net whose dense layers run over samples behind a redistribution.
+// a CosmoFlow-like net whose dense layers run over samples behind a redistribution, and 2D and
+// 3D ResNet-like blocks (strided 1x1 projection) ending in global average pooling.
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -170,7 +171,33 @@ int main(int argc, char* argv[]) {
         {"name": "out", "type": "dense", "units": 4}
       ])"),
                        4});
+      cases.push_back({"3d resnet-like block with global average pooling",
+                       {{"channels", 2}, {"size", {8, 8, 8}}},
+                       json::parse(R"([
+        {"name": "c1", "type": "conv3d", "filters": 4, "padding": 1},
+        {"name": "bn1", "type": "batch_norm"}, {"name": "r1", "type": "relu"},
+        {"name": "c2", "type": "conv3d", "filters": 6, "padding": 1, "stride": 2, "bias": false},
+        {"name": "bn2", "type": "batch_norm"},
+        {"name": "proj", "type": "conv3d", "filters": 6, "kernel": 1, "stride": 2, "inputs": ["r1"]},
+        {"name": "sum", "type": "add", "inputs": ["bn2", "proj"]}, {"type": "relu"},
+        {"name": "gap", "type": "global_avg_pool3d"},
+        {"name": "out", "type": "dense", "units": 3}
+      ])"),
+                       4});
     } else {
+      cases.push_back({"2d resnet-like block with global average pooling",
+                       {{"channels", 3}, {"size", {8, 8}}},
+                       json::parse(R"([
+        {"name": "c1", "type": "conv2d", "filters": 4, "padding": 1},
+        {"name": "bn1", "type": "batch_norm"}, {"name": "r1", "type": "relu"},
+        {"name": "c2", "type": "conv2d", "filters": 6, "padding": 1, "stride": 2, "bias": false},
+        {"name": "bn2", "type": "batch_norm"},
+        {"name": "proj", "type": "conv2d", "filters": 6, "kernel": 1, "stride": 2, "inputs": ["r1"]},
+        {"name": "sum", "type": "add", "inputs": ["bn2", "proj"]}, {"type": "relu"},
+        {"name": "gap", "type": "global_avg_pool2d"},
+        {"name": "out", "type": "dense", "units": 3}
+      ])"),
+                       4});
       cases.push_back({"2d net",
                        {{"channels", 3}, {"size", {8, 8}}},
                        json::parse(R"([

@@ -93,6 +93,7 @@ class Tessera(CMakePackage, CudaPackage):
 
     depends_on("onednn@2.6:2", when="+onednn")  # the backend targets the oneDNN 2.x API
     depends_on("hdf5@1.10:+mpi", when="+hdf5")  # parallel reads of hyperslabs
+    depends_on("zlib-api", when="+hdf5")  # the gzipped IDX files of datagen fashion-mnist
     depends_on("cudnn@9:", when="+cudnn")  # the backend is written to the cuDNN 9 API
     conflicts("+cudnn", when="~cuda", msg="the cuDNN backend needs +cuda cuda_arch=...")
 
