@@ -57,6 +57,10 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
   if (cfg.choice("gradient_combination", {"sum", "adasum"}, "sum") == "adasum")
     o.gradient_combination = parallel::GradientCombination::adasum;
   o.check_replicas = cfg.boolean("check_replicas", o.check_replicas);
+  if (cfg.has("metrics")) {
+    o.metrics = cfg.string_list("metrics", {});
+    MetricChoice::from_names(*o.metrics, cfg.path_of("metrics"));  // unknown names fail here, before any data is read
+  }
   if (cfg.has("checkpoint")) {
     auto ck = cfg.object("checkpoint");
     o.checkpoint_file = ck.string("path");
@@ -134,6 +138,7 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
       group_(group),
       stop_group_(group) {
   check_data_and_loss();
+  choose_metrics();
   // Found out now, not after hours of training when the first checkpoint is written.
   if (!options_.checkpoint_file.empty()) require_writable_location(options_.checkpoint_file, "checkpoints");
   check_batch();
@@ -168,6 +173,14 @@ void Trainer::check_data_and_loss() const {
   if (want_target.numel() != have_target.numel())
     throw ConfigError("$.loss", "loss '" + loss_.type() + "' on model output " + out.str() + " needs targets " +
                                     want_target.str() + " per sample, the data provides " + have_target.str());
+}
+
+void Trainer::choose_metrics() {
+  const Shape out = model_.output_shape(1);
+  const std::string path = "$.training.metrics";
+  metric_choice_ = options_.metrics ? MetricChoice::from_names(*options_.metrics, path)
+                                    : MetricChoice::defaults(loss_.type(), out.rank() > 2);
+  metric_choice_.check(loss_.type(), out[out.rank() - 1], path);
 }
 
 void Trainer::check_batch() const {
@@ -288,6 +301,13 @@ ValidationResult Trainer::evaluate_first(io::Dataset& ds, int64_t n) {
   const bool counts_targets = model_.output_grid().spatial().rank() == 0;
   const size_t moments = regression ? static_cast<size_t>(ds.target_shape().numel()) : 0;
   TargetMoments targets_seen{std::vector<double>(moments, 0.0), std::vector<double>(moments, 0.0)};
+  // Metrics sum counts over rows; a row of a per-sample output is counted by one rank of its
+  // spatial group, a voxel by the rank that holds it.
+  const Shape out_shape = model_.output_shape(1);
+  const bool per_voxel = out_shape.rank() > 2;
+  const bool classification = loss_.type() == "softmax_cross_entropy";
+  MetricSums metric_sums(metric_choice_, classification ? out_shape[out_shape.rank() - 1] : 0,
+                         regression ? static_cast<int64_t>(moments) : 0);
   Tensor inputs, targets, no_grad;
   // Global batches in order, each rank taking its block, as in training.
   for (int64_t j = 0; j < plan_->evaluation_batches(n); ++j) {
@@ -306,6 +326,13 @@ ValidationResult Trainer::evaluate_first(io::Dataset& ds, int64_t n) {
     counts[0] += sums.correct;
     counts[1] += sums.predictions;
     if (regression && counts_targets) targets_seen.add(mine.to_host());
+    if (!metric_choice_.empty() && (per_voxel || counts_targets)) {
+      const std::vector<float> predicted = out.to_host(), wanted = mine.to_host();
+      if (classification)
+        metric_sums.add_classification(predicted.data(), wanted.data(), static_cast<int64_t>(wanted.size()));
+      else
+        metric_sums.add_regression(predicted.data(), wanted.data(), static_cast<int64_t>(wanted.size()));
+    }
   }
   group_.allreduce_sum(&loss_sum, 1);
   group_.allreduce_sum(counts.data(), 2);
@@ -314,6 +341,7 @@ ValidationResult Trainer::evaluate_first(io::Dataset& ds, int64_t n) {
   v.loss = loss_sum / static_cast<double>(n);
   if (regression) v.baseline = targets_seen.baseline(n);
   if (counts[1] > 0) v.accuracy = static_cast<double>(counts[0]) / static_cast<double>(counts[1]);
+  v.metrics = metric_sums.reduce(group_);
   return v;
 }
 

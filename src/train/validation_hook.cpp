@@ -10,7 +10,8 @@
 namespace tessera::train {
 namespace {
 
-/// "epoch 3: validation loss 0.1234 (predicting the mean: 0.3375, ratio 0.366), accuracy 91.50%"
+/// "epoch 3: validation loss 0.1234 (predicting the mean: 0.3375, ratio 0.366), MAE 0.2510
+/// (predicting the mean: 0.4820)" or "epoch 3: validation loss 0.2500, accuracy 91.50%, top-5 99.10%"
 std::string console_line(int64_t epoch, const ValidationResult& v) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "%.4f", v.loss);
@@ -20,10 +21,13 @@ std::string console_line(int64_t epoch, const ValidationResult& v) {
                   v.loss / std::max(v.baseline, 1e-12));
     line += buf;
   }
-  if (v.accuracy >= 0) {
+  // The loss counts arg-max hits anyway; shown unless the chosen metrics show them.
+  if (v.accuracy >= 0 && v.metrics.accuracy < 0) {
     std::snprintf(buf, sizeof buf, ", accuracy %.2f%%", 100.0 * v.accuracy);
     line += buf;
   }
+  const std::string metrics = v.metrics.str();
+  if (!metrics.empty()) line += ", " + metrics;
   return line;
 }
 
@@ -37,11 +41,13 @@ void ValidationHook::on_step_end(Trainer& trainer, const StepEnd& step) {
   report.validation_loss = v.loss;
   report.validation_baseline = v.baseline;
   report.validation_accuracy = v.accuracy;
+  report.validation_metrics = v.metrics;
   trainer.progress().finish_line();
   log::info(console_line(step.epoch, v));
   nlohmann::json rec{{"event", "validation"}, {"step", step.step}, {"epoch", step.epoch}, {"loss", v.loss}};
   if (v.baseline >= 0) rec["baseline_loss"] = v.baseline;
   if (v.accuracy >= 0) rec["accuracy"] = v.accuracy;
+  v.metrics.add_to(rec);
   trainer.metrics().write(rec);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "tessera/train/progress.hpp"
 #include "tessera/train/replica_check.hpp"
 #include "tessera/train/trainer_hook.hpp"
+#include "tessera/train/validation_metrics.hpp"
 
 namespace tessera::train {
 
@@ -38,8 +40,10 @@ struct TrainingOptions {
   std::string resume_file;                            // checkpoint to start from, empty: fresh start
   bool progress = true;
   bool profile = false;
+  /// Validation metrics by name (MetricChoice); none given: the loss's defaults.
+  std::optional<std::vector<std::string>> metrics;
 
-  /// Reads {"epochs", "batch_size", "max_steps", "seed", "log_every", "checkpoint":
+  /// Reads {"epochs", "batch_size", "max_steps", "seed", "log_every", "metrics", "checkpoint":
   /// {"path", "every_steps"}}.
   static TrainingOptions from_json(ConfigObject& cfg);
 };
@@ -51,6 +55,7 @@ struct TrainingReport {
   double validation_loss = -1.0;      // last validation (−1: none)
   double validation_baseline = -1.0;  // loss of predicting the mean target (regression)
   double validation_accuracy = -1.0;  // classification only
+  ValidationMetrics validation_metrics;  // last validation's chosen metrics
   int64_t steps = 0;
   double samples_per_second = 0.0;
   double peak_rss_mb_max_rank = 0.0;  // peak resident memory of the rank that used the most
@@ -62,6 +67,7 @@ struct ValidationResult {
   double loss = 0.0;
   double baseline = -1.0;  // loss of predicting the mean target (regression), −1: none
   double accuracy = -1.0;  // classification only, −1: none
+  ValidationMetrics metrics;  // those the run chose (TrainingOptions::metrics)
 };
 
 /// Runs epochs of synchronous mini-batch training: shuffle (from seed and epoch), forward,
@@ -102,6 +108,8 @@ class Trainer {
   const parallel::Communicator& group() const { return group_; }
   const BatchPlan& plan() const { return *plan_; }
   const io::DataSplit& data() const { return data_; }
+  /// The validation metrics this run reports.
+  const MetricChoice& metric_choice() const { return metric_choice_; }
   const optim::LrSchedule& schedule() const { return *schedule_; }
   double lr_factor() const { return lr_factor_; }
   /// The learning rate of step `step`: the schedule's, scaled with the global batch
@@ -131,6 +139,7 @@ class Trainer {
 
  private:
   void check_data_and_loss() const;
+  void choose_metrics();
   void check_batch() const;
   void check_distributions() const;
   void make_reducer();
@@ -162,6 +171,7 @@ class Trainer {
   std::unique_ptr<parallel::GradientReducer> reducer_;
   std::unique_ptr<BatchPlan> plan_;
   int64_t sample_parts_ = 1;  // blocks each sample of the model output is split into
+  MetricChoice metric_choice_;
   std::unique_ptr<optim::LrSchedule> schedule_;
   double lr_factor_ = 1.0;  // linear scaling with the global batch ("optimizer.lr_scaling")
   Tensor inputs_, targets_, grad_;
