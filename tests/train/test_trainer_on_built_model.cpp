@@ -1,6 +1,6 @@
 // A run assembled in C++ (ModelBuilder, Loss::make, Sgd, SyntheticFields, Trainer) trains
 // exactly as the run config that says the same: the same loss at every step and the same
-// validation.
+// validation loss and metrics.
 #include <catch2/catch.hpp>
 
 #include "tessera/io/synthetic_fields.hpp"
@@ -67,7 +67,9 @@ TEST_CASE("A run built in C++ trains as the same run config does", "[train][buil
   CHECK(report.step_losses == expected.step_losses);
   CHECK(report.validation_loss == expected.validation_loss);
   CHECK(report.validation_baseline == expected.validation_baseline);
+  CHECK(report.validation_metrics.mae == expected.validation_metrics.mae);
   CHECK(report.validation_loss > 0.0);
+  CHECK(report.validation_metrics.mae > 0.0);
 }
 
 TEST_CASE("Loss::make names the losses it knows", "[train][builder]") {
