@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds Tessera, runs the whole test suite, checks the Spack recipe,
-# then installs Tessera and builds a small consumer project against it with
+# then installs Tessera and builds and runs examples/cpp against it with
 # find_package(Tessera). Where the CUDA toolkit is installed it also builds the CUDA
 # configuration (Kokkos CUDA for Ampere80) and, if a GPU is visible, runs the suite there too.
 # With TESSERA_TEST_SANITIZE=1 it also runs the tests of the input readers under ASan+UBSan

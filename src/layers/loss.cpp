@@ -77,11 +77,12 @@ class SoftmaxCrossEntropy final : public Loss {
 
 Loss::~Loss() = default;
 
-std::unique_ptr<Loss> Loss::from_json(ConfigObject& cfg) {
-  const std::string type = cfg.string("type");
+std::unique_ptr<Loss> Loss::from_json(ConfigObject& cfg) { return make(cfg.string("type"), cfg.path_of("type")); }
+
+std::unique_ptr<Loss> Loss::make(const std::string& type, const std::string& where) {
   if (type == "mse") return std::make_unique<MeanSquaredError>();
   if (type == "softmax_cross_entropy") return std::make_unique<SoftmaxCrossEntropy>();
-  throw ConfigError(cfg.path_of("type"), "unknown loss \"" + type + "\"; expected one of: mse, softmax_cross_entropy");
+  throw ConfigError(where, "unknown loss \"" + type + "\"; expected one of: mse, softmax_cross_entropy");
 }
 
 }  // namespace tessera::layers

@@ -39,6 +39,9 @@ class Loss {
                             const Tensor& grad, int64_t sample_parts = 1) = 0;
   /// Reads "type" ("mse" | "softmax_cross_entropy"); the caller calls cfg.finish().
   static std::unique_ptr<Loss> from_json(ConfigObject& cfg);
+  /// The loss of that type, for programs that build a run in C++; an unknown type is a
+  /// ConfigError naming `where`.
+  static std::unique_ptr<Loss> make(const std::string& type, const std::string& where = "loss type");
 };
 
 }  // namespace tessera::layers
