@@ -171,7 +171,10 @@ int main(int argc, char* argv[]) {
         {"name": "c2", "type": "conv2d", "filters": 4, "padding": 1, "stride": 2, "distribution": "@split"},
         {"name": "up", "type": "conv_transpose2d", "filters": 4, "kernel": 3, "stride": 2, "padding": 1,
          "output_padding": 1, "distribution": "@split"},
-        {"name": "c3", "type": "conv2d", "filters": 4, "kernel": 1}
+        {"name": "c3", "type": "conv2d", "filters": 4, "kernel": 1, "distribution": "@split"},
+        {"name": "gap", "type": "global_avg_pool2d", "distribution": "@dense"},
+        {"name": "fc", "type": "dense", "units": 4, "distribution": "@dense"},
+        {"name": "out", "type": "dense", "units": 3, "distribution": "@samples"}
       ])");
     }
     const Outcome o = compare(input, layers, split, batch, world);

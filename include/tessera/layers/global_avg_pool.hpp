@@ -22,6 +22,8 @@ class GlobalAvgPool final : public Layer {
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void reshape(const std::vector<Shape>& inputs) override;
   bool supports_spatial_split() const override { return true; }
+  /// Per channel: a slice of the channels pools alone, giving that slice of the features.
+  bool supports_channel_split() const override { return true; }
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
