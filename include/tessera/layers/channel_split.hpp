@@ -38,9 +38,11 @@ class ChannelSplit {
 
   /// The part of a weight `whole` this rank holds: output channels along `out_axis` under
   /// filter, input channels along `in_axis` under channel.
-  static ParameterShard weight_shard(const parallel::ProcessGrid& grid, const Shape& whole, int out_axis, int in_axis);
+  /// Throws ShapeError naming `where` (the layer) when the channels do not divide.
+  static ParameterShard weight_shard(const parallel::ProcessGrid& grid, const Shape& whole, int out_axis, int in_axis,
+                                     const std::string& where);
   /// The part of a bias [C_out] this rank holds (the whole bias under channel).
-  static ParameterShard bias_shard(const parallel::ProcessGrid& grid, const Shape& whole);
+  static ParameterShard bias_shard(const parallel::ProcessGrid& grid, const Shape& whole, const std::string& where);
   /// Whether this rank adds the bias and writes its gradient (all but channel's non-first ranks).
   static bool owns_bias(const parallel::ProcessGrid& grid);
 
