@@ -12,6 +12,7 @@ std::unique_ptr<Layer> Activation::from_json(const std::string& name, ConfigObje
   desc.kind = Kind;
   if (Kind == ops::EltwiseKind::leaky_relu) desc.alpha = static_cast<float>(cfg.number_in("alpha", 0.0, 1.0, 0.01));
   if (Kind == ops::EltwiseKind::elu) desc.alpha = static_cast<float>(cfg.number_in("alpha", 0.0, 1e6, 1.0));
+  if (Kind == ops::EltwiseKind::scale) desc.alpha = static_cast<float>(cfg.number_in("factor", -1e6, 1e6, 1.0));
   return std::make_unique<Activation>(name, desc);
 }
 
@@ -19,6 +20,8 @@ template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::relu>(co
 template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::leaky_relu>(const std::string&, ConfigObject&,
                                                                                     int);
 template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::elu>(const std::string&, ConfigObject&, int);
+template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::tanh>(const std::string&, ConfigObject&, int);
+template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::scale>(const std::string&, ConfigObject&, int);
 
 std::string Activation::type() const {
   switch (desc_.kind) {
@@ -26,6 +29,8 @@ std::string Activation::type() const {
       return "leaky_relu";
     case ops::EltwiseKind::elu:
       return "elu";
+    case ops::EltwiseKind::tanh: return "tanh";
+    case ops::EltwiseKind::scale: return "scale";
     default:
       return "relu";
   }

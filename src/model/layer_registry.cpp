@@ -41,6 +41,8 @@ const std::map<std::string, LayerType>& types() {
       {"relu", {&Activation::from_json<ops::EltwiseKind::relu>, 0}},
       {"leaky_relu", {&Activation::from_json<ops::EltwiseKind::leaky_relu>, 0}},
       {"elu", {&Activation::from_json<ops::EltwiseKind::elu>, 0}},
+      {"tanh", {&Activation::from_json<ops::EltwiseKind::tanh>, 0}},
+      {"scale", {&Activation::from_json<ops::EltwiseKind::scale>, 0}},
       {"dropout", {&Dropout::from_json, 0}},
       {"dense", {&Dense::from_json, 0}},
       {"flatten", {&Flatten::from_json, 0}},

@@ -10,6 +10,8 @@ std::string EltwiseDesc::str() const {
     case EltwiseKind::relu: return "relu";
     case EltwiseKind::leaky_relu: s << "leaky_relu(alpha=" << alpha << ")"; break;
     case EltwiseKind::elu: s << "elu(alpha=" << alpha << ")"; break;
+    case EltwiseKind::tanh: return "tanh";
+    case EltwiseKind::scale: s << "scale(factor=" << alpha << ")"; break;
   }
   return s.str();
 }

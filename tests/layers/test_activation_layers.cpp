@@ -1,4 +1,4 @@
-// The activation layers ("relu", "leaky_relu", "elu"): configuration, values and gradients.
+// The activation layers ("relu", "leaky_relu", "elu", "tanh", "scale"): configuration, values and gradients.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +24,8 @@ std::unique_ptr<Layer> from_json(const std::string& type, const nlohmann::json& 
   if (type == "relu") layer = Activation::from_json<EltwiseKind::relu>("act", cfg, 3);
   if (type == "leaky_relu") layer = Activation::from_json<EltwiseKind::leaky_relu>("act", cfg, 3);
   if (type == "elu") layer = Activation::from_json<EltwiseKind::elu>("act", cfg, 3);
+  if (type == "tanh") layer = Activation::from_json<EltwiseKind::tanh>("act", cfg, 3);
+  if (type == "scale") layer = Activation::from_json<EltwiseKind::scale>("act", cfg, 3);
   cfg.finish();
   return layer;
 }
@@ -43,11 +45,10 @@ TEST_CASE("activation layers read their alpha and compute their function", "[act
     const char* type;
     nlohmann::json json;
     float alpha;
-  } cases[] = {{"relu", nlohmann::json::object(), 0.0f},
-               {"leaky_relu", nlohmann::json::object(), 0.01f},
-               {"leaky_relu", {{"alpha", 0.2}}, 0.2f},
-               {"elu", nlohmann::json::object(), 1.0f},
-               {"elu", {{"alpha", 0.5}}, 0.5f}};
+  } cases[] = {{"relu", nlohmann::json::object(), 0.0f},  {"leaky_relu", nlohmann::json::object(), 0.01f},
+               {"leaky_relu", {{"alpha", 0.2}}, 0.2f},    {"elu", nlohmann::json::object(), 1.0f},
+               {"elu", {{"alpha", 0.5}}, 0.5f},           {"tanh", nlohmann::json::object(), 0.0f},
+               {"scale", nlohmann::json::object(), 1.0f}, {"scale", {{"factor", 1.2}}, 1.2f}};
   for (const auto& c : cases) {
     auto layer = from_json(c.type, c.json);
     const auto& act = dynamic_cast<const Activation&>(*layer);
@@ -64,8 +65,13 @@ TEST_CASE("activation layers read their alpha and compute their function", "[act
     double worst = 0.0;
     for (size_t i = 0; i < x.size(); ++i) {
       const double v = x[i];
+      const std::string kind = c.type;
       double expected = v;
-      if (v <= 0) {
+      if (kind == "tanh") {
+        expected = std::tanh(v);
+      } else if (kind == "scale") {
+        expected = c.alpha * v;
+      } else if (v <= 0) {
         const std::string type = c.type;
         expected = type == "relu" ? 0.0 : type == "leaky_relu" ? c.alpha * v : c.alpha * (std::exp(v) - 1.0);
       }
@@ -86,6 +92,8 @@ TEST_CASE("activation layers reject keys they do not have and bad alphas", "[act
   CHECK_THROWS_AS(from_json("relu", {{"alpha", 0.1}}), ConfigError);
   CHECK_THROWS_AS(from_json("leaky_relu", {{"alpha", -0.1}}), ConfigError);
   CHECK_THROWS_AS(from_json("elu", {{"alpha", "big"}}), ConfigError);
+  CHECK_THROWS_AS(from_json("tanh", {{"alpha", 0.1}}), ConfigError);
+  CHECK_THROWS_AS(from_json("scale", {{"factor", "twice"}}), ConfigError);
 }
 
 TEST_CASE("activation backward skips an input whose gradient is not wanted", "[activation][layer]") {

@@ -28,6 +28,8 @@ std::vector<double> inputs_away_from_zero(size_t n, unsigned seed) {
 }
 
 double reference(EltwiseKind kind, double alpha, double x) {
+  if (kind == EltwiseKind::tanh) return std::tanh(x);
+  if (kind == EltwiseKind::scale) return alpha * x;
   if (x > 0) return x;
   switch (kind) {
     case EltwiseKind::leaky_relu:
@@ -56,7 +58,10 @@ TEST_CASE("activation kernels match their formulas and finite differences in dou
                {EltwiseKind::leaky_relu, 0.01, "leaky_relu(0.01)"},
                {EltwiseKind::leaky_relu, 0.3, "leaky_relu(0.3)"},
                {EltwiseKind::elu, 1.0, "elu(1)"},
-               {EltwiseKind::elu, 0.5, "elu(0.5)"}};
+               {EltwiseKind::elu, 0.5, "elu(0.5)"},
+               {EltwiseKind::tanh, 0.0, "tanh"},
+               {EltwiseKind::scale, 1.2, "scale(1.2)"},
+               {EltwiseKind::scale, -0.5, "scale(-0.5)"}};
   for (const auto& c : cases) {
     const kb::ActivationFunction<double> f{c.kind, c.alpha};
     const auto x = inputs_away_from_zero(200, 31u);

@@ -163,10 +163,9 @@ TEST_CASE("onednn pooling backward before forward is an error for max pooling", 
 
 TEST_CASE("onednn activations match kokkos forward and backward", "[onednn][eltwise]") {
   ErrorLog log("onednn", tolerance);
-  const std::vector<ops::EltwiseDesc> descs{{ops::EltwiseKind::relu, 0.0f},
-                                            {ops::EltwiseKind::leaky_relu, 0.1f},
-                                            {ops::EltwiseKind::elu, 1.0f},
-                                            {ops::EltwiseKind::elu, 0.5f}};
+  const std::vector<ops::EltwiseDesc> descs{{ops::EltwiseKind::relu, 0.0f}, {ops::EltwiseKind::leaky_relu, 0.1f},
+                                            {ops::EltwiseKind::elu, 1.0f},  {ops::EltwiseKind::elu, 0.5f},
+                                            {ops::EltwiseKind::tanh, 0.0f}, {ops::EltwiseKind::scale, 1.2f}};
   uint32_t seed = 500;
   for (const auto& d : descs) {
     INFO(d.str());

@@ -1,4 +1,4 @@
-// ReLU, LeakyReLU and ELU through oneDNN's eltwise primitives over the flat tensor.
+// ReLU, LeakyReLU, ELU, tanh and scale through oneDNN's eltwise primitives over the flat tensor.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -77,11 +77,19 @@ class OnednnEltwiseOp final : public ops::EltwiseOp {
   }
 
   // oneDNN's relu with a negative slope alpha is LeakyReLU; its elu is alpha·(eˣ − 1) for
-  // x ≤ 0, as ours. Both take the negative branch at 0, as the Kokkos reference does.
+  // x ≤ 0, as ours. Both take the negative branch at 0, as the Kokkos reference does. Its
+  // linear is alpha·x + beta, our scale with beta = 0.
   dnnl::algorithm algorithm() const {
-    return desc_.kind == ops::EltwiseKind::elu ? dnnl::algorithm::eltwise_elu : dnnl::algorithm::eltwise_relu;
+    switch (desc_.kind) {
+      case ops::EltwiseKind::elu: return dnnl::algorithm::eltwise_elu;
+      case ops::EltwiseKind::tanh: return dnnl::algorithm::eltwise_tanh;
+      case ops::EltwiseKind::scale: return dnnl::algorithm::eltwise_linear;
+      default: return dnnl::algorithm::eltwise_relu;
+    }
   }
-  float alpha() const { return desc_.kind == ops::EltwiseKind::relu ? 0.0f : desc_.alpha; }
+  float alpha() const {
+    return desc_.kind == ops::EltwiseKind::relu || desc_.kind == ops::EltwiseKind::tanh ? 0.0f : desc_.alpha;
+  }
 
   dnnl::eltwise_forward::primitive_desc forward_pd(const memory::desc& md) const {
     const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, algorithm(), md, alpha(), 0.0f);

@@ -10,7 +10,8 @@
 namespace tessera::layers {
 
 /// A pointwise activation of any shape: "relu", "leaky_relu" (key "alpha", the negative
-/// slope, 0.01) or "elu" (key "alpha", 1.0). Backward uses the forward input.
+/// slope, 0.01), "elu" (key "alpha", 1.0), "tanh", or "scale" (key "factor", 1.0: y = factor·x,
+/// a fixed output scale such as CosmoFlow's 1.2 after tanh). Backward uses the forward input.
 class Activation final : public Layer {
  public:
   Activation(std::string name, ops::EltwiseDesc desc);
@@ -30,7 +31,8 @@ class Activation final : public Layer {
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   std::string backend() const override;
-  /// ReLU, LeakyReLU and ELU with alpha >= 0 (what from_json accepts) are monotone.
+  /// ReLU, LeakyReLU and ELU with alpha >= 0 (what from_json accepts), tanh and a scale by
+  /// factor >= 0 are non-decreasing.
   bool commutes_with_max_pool() const override { return desc_.alpha >= 0.0f; }
 
  private:
@@ -44,5 +46,9 @@ extern template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::l
                                                                                            ConfigObject&, int);
 extern template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::elu>(const std::string&, ConfigObject&,
                                                                                     int);
+extern template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::tanh>(const std::string&, ConfigObject&,
+                                                                                     int);
+extern template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::scale>(const std::string&, ConfigObject&,
+                                                                                      int);
 
 }  // namespace tessera::layers

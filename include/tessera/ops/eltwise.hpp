@@ -5,9 +5,10 @@
 
 namespace tessera::ops {
 
-enum class EltwiseKind { relu, leaky_relu, elu };
+enum class EltwiseKind { relu, leaky_relu, elu, tanh, scale };
 
-/// A pointwise activation; `alpha` is LeakyReLU's negative slope or ELU's scale.
+/// A pointwise activation; `alpha` is LeakyReLU's negative slope, ELU's scale or the factor
+/// of "scale" (y = alpha·x); tanh has none.
 struct EltwiseDesc {
   EltwiseKind kind = EltwiseKind::relu;
   float alpha = 0.0f;

@@ -7,15 +7,21 @@
 
 namespace tessera::kokkos_backend {
 
-/// f and f' of one activation, evaluated on device. x = 0 takes the negative branch, so the
-/// derivative there is 0 for ReLU, alpha for LeakyReLU and alpha for ELU (the one-sided
-/// values on the left, as PyTorch uses).
+// Here rather than in core/kokkos_compat.hpp, which every tensor user includes.
+KOKKOS_INLINE_FUNCTION float tanh_of(float x) { return ::tanhf(x); }
+KOKKOS_INLINE_FUNCTION double tanh_of(double x) { return ::tanh(x); }
+
+/// f and f' of one activation, evaluated on device. For the piecewise ones x = 0 takes the
+/// negative branch, so the derivative there is 0 for ReLU, alpha for LeakyReLU and alpha for
+/// ELU (the one-sided values on the left, as PyTorch uses). tanh' = 1 − tanh², from x.
 template <class T>
 struct ActivationFunction {
   ops::EltwiseKind kind;
   T alpha;
 
   KOKKOS_INLINE_FUNCTION T value(T x) const {
+    if (kind == ops::EltwiseKind::tanh) return tanh_of(x);
+    if (kind == ops::EltwiseKind::scale) return alpha * x;
     if (x > T(0)) return x;
     switch (kind) {
       case ops::EltwiseKind::leaky_relu:
@@ -27,6 +33,11 @@ struct ActivationFunction {
     }
   }
   KOKKOS_INLINE_FUNCTION T derivative(T x) const {
+    if (kind == ops::EltwiseKind::tanh) {
+      const T t = tanh_of(x);
+      return T(1) - t * t;
+    }
+    if (kind == ops::EltwiseKind::scale) return alpha;
     if (x > T(0)) return T(1);
     switch (kind) {
       case ops::EltwiseKind::leaky_relu:
