@@ -1,6 +1,9 @@
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -164,7 +167,10 @@ TEST_CASE("A segmentation run reports IoU and Dice by default, and what \"metric
   }
   json config = segmentation_run();
   config["training"]["metrics"] = {"accuracy", "iou"};
-  const std::string log = "validation_metrics_test.jsonl";
+  // In the temporary folder: a test must not leave files where it is run from.
+  const std::string log =
+      (std::filesystem::temp_directory_path() / ("validation_metrics_test." + std::to_string(::getpid()) + ".jsonl"))
+          .string();
   train::RunOverrides o = quiet();
   o.metrics_file = log;
   train::TrainingRun run(config, o);
@@ -181,6 +187,7 @@ TEST_CASE("A segmentation run reports IoU and Dice by default, and what \"metric
   CHECK(rec["foreground_iou"].get<double>() == Approx(m.foreground_iou));
   CHECK(rec.contains("mean_iou"));
   CHECK_FALSE(rec.contains("dice"));
+  std::filesystem::remove(log);
 }
 
 TEST_CASE("A metric the loss cannot give is refused naming the key", "[train][metrics]") {
