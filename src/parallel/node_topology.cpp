@@ -137,9 +137,9 @@ NodeTopology convert(const Topology& t) {
 
 bool NodeTopology::supported() { return true; }
 
-NodeTopology NodeTopology::this_node() {
+NodeTopology NodeTopology::this_node(bool gpus) {
   Topology t = make_topology();
-  hwloc_topology_set_io_types_filter(t.get(), HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  if (gpus) hwloc_topology_set_io_types_filter(t.get(), HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
   load(t, "this node");
   return convert(t);
 }
@@ -179,7 +179,7 @@ Error no_hwloc() { return Error("this build reads no node topology (built with T
 }  // namespace
 
 bool NodeTopology::supported() { return false; }
-NodeTopology NodeTopology::this_node() { throw no_hwloc(); }
+NodeTopology NodeTopology::this_node(bool) { throw no_hwloc(); }
 NodeTopology NodeTopology::from_synthetic(const std::string&, const std::string&) { throw no_hwloc(); }
 NodeTopology NodeTopology::from_xml_file(const std::string&) { throw no_hwloc(); }
 CpuSet this_process_binding() { throw no_hwloc(); }

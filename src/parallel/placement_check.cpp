@@ -95,7 +95,10 @@ std::string binding_warning(const NodeTopology& node, const std::vector<RankBind
   std::vector<int> sharing;
   std::string example;
   std::map<int, int> owner;  // core -> the first rank found on it
-  for (const auto& r : ranks)
+  // With more ranks than cores (an oversubscribed test launch) sharing is unavoidable.
+  const bool can_avoid_sharing = ranks.size() <= node.cores().size();
+  for (size_t i = 0; can_avoid_sharing && i < ranks.size(); ++i) {
+    const RankBinding& r = ranks[i];
     for (int core : node.cores_of(r.cpus)) {
       auto [it, fresh] = owner.emplace(core, r.rank);
       if (fresh || it->second == r.rank) continue;
@@ -104,6 +107,7 @@ std::string binding_warning(const NodeTopology& node, const std::vector<RankBind
         example = " (ranks " + std::to_string(it->second) + " and " + std::to_string(r.rank) + " both on CPUs " +
                   node.cores()[static_cast<size_t>(core)].str() + ")";
     }
+  }
   if (!sharing.empty())
     problems.push_back("rank(s) " + ranks_str(sharing) + " share cores with other ranks of the node" + example +
                        ", so their threads compete for them");
@@ -116,9 +120,7 @@ std::string binding_warning(const NodeTopology& node, const std::vector<RankBind
 
 void check_channel_group_placement(const ProcessGrid& grid, const std::string& where) {
   if (!grid.distribution().splits_channels()) return;
-  std::vector<int> node_of_rank;
-  for (const auto& p : gather_rank_placements(grid.all())) node_of_rank.push_back(p.node);
-  check_channel_groups_within_nodes(grid.distribution(), node_of_rank, where);
+  check_channel_groups_within_nodes(grid.distribution(), gather_node_ids(grid.all()), where);
 }
 
 void warn_about_rank_bindings(const std::vector<RankPlacement>& ranks, int this_rank) {
@@ -128,7 +130,7 @@ void warn_about_rank_bindings(const std::vector<RankPlacement>& ranks, int this_
     if (p.node == this_rank)
       mine.push_back({p.rank, CpuSet::parse(p.cpus, "binding of rank " + std::to_string(p.rank))});
   if (mine.empty()) return;  // not the first rank of its node
-  const std::string warning = binding_warning(NodeTopology::this_node(), mine);
+  const std::string warning = binding_warning(NodeTopology::this_node(false), mine);
   if (warning.empty()) return;
   std::fprintf(stderr, "tessera: warning: node %s (ranks %s): %s\n", ranks[static_cast<size_t>(this_rank)].host.c_str(),
                ranks_str([&] {

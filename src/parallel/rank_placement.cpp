@@ -48,6 +48,14 @@ int node_leader(const Communicator& group) {
 
 }  // namespace
 
+std::vector<int> gather_node_ids(const Communicator& group) {
+  const int mine = node_leader(group);
+  if (group.handle() == MPI_COMM_NULL) return {mine};
+  std::vector<int> out(static_cast<size_t>(group.size()));
+  check_mpi(MPI_Allgather(&mine, 1, MPI_INT, out.data(), 1, MPI_INT, group.handle()), "MPI_Allgather");
+  return out;
+}
+
 std::vector<RankPlacement> gather_rank_placements(const Communicator& group) {
   RankPlacement me;
   me.rank = group.rank();
@@ -56,7 +64,7 @@ std::vector<RankPlacement> gather_rank_placements(const Communicator& group) {
   if (gethostname(host, sizeof host - 1) == 0) me.host = host;
   if (NodeTopology::supported()) {
     const CpuSet cpus = this_process_binding();
-    const NodeTopology node = NodeTopology::this_node();
+    const NodeTopology node = NodeTopology::this_node(false);
     me.cpus = cpus.str();
     std::vector<int> numa;
     for (int i : node.numa_domains_of(cpus)) numa.push_back(node.numa_domains()[static_cast<size_t>(i)].os_index);

@@ -98,6 +98,8 @@ TEST_CASE("Ranks spanning NUMA domains or sharing cores are warned about with th
     const std::string w = parallel::binding_warning(one, bound({"0-15", "0-15"}));
     CHECK_THAT(w, !Catch::Contains("NUMA domains"));
     CHECK_THAT(w, Catch::Contains("rank(s) 1 share cores"));
+    // Nine ranks on eight cores must share: nothing to warn about.
+    CHECK(parallel::binding_warning(one, bound(std::vector<std::string>(9, "0-15"))) == "");
     CHECK_THAT(w, Catch::Contains("mpirun --map-by ppr:2:numa:PE=4 --bind-to core; "
                                   "Slurm: srun --ntasks-per-node=2 --cpus-per-task=8 --cpu-bind=cores"));
   }

@@ -31,8 +31,8 @@ class NodeTopology {
   /// Whether this build reads topologies (TESSERA_ENABLE_HWLOC); without it every loader
   /// throws Error saying so.
   static bool supported();
-  /// This node, GPUs included.
-  static NodeTopology this_node();
+  /// This node; its GPUs only with `gpus` (they take a scan of the PCI devices).
+  static NodeTopology this_node(bool gpus = true);
   /// A node described in hwloc's synthetic syntax; ConfigError naming `where` when hwloc
   /// refuses the description.
   static NodeTopology from_synthetic(const std::string& description, const std::string& where);

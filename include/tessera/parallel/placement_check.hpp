@@ -25,7 +25,8 @@ struct RankBinding {
 
 /// What is wrong with the bindings of the ranks of one node, or "" when nothing is: a rank
 /// whose CPUs span NUMA domains (its threads reach much of its memory across the
-/// interconnect), ranks that share cores (their threads compete for them). The text ends with
+/// interconnect), ranks that share cores (their threads compete for them; not reported when
+/// the node has fewer cores than ranks, where it cannot be helped). The text ends with
 /// the launch that fixes it (recommended_launch for this many ranks).
 std::string binding_warning(const NodeTopology& node, const std::vector<RankBinding>& ranks);
 

@@ -15,6 +15,10 @@ struct RankPlacement {
   std::string host, cpus, numa;
 };
 
+/// Each rank's node (the lowest rank of `group` that shares its memory), on every rank, in
+/// rank order. Collective over `group`; needs no hwloc.
+std::vector<int> gather_node_ids(const Communicator& group);
+
 /// Every rank's placement, on every rank, in rank order. Collective over `group`.
 std::vector<RankPlacement> gather_rank_placements(const Communicator& group);
 
