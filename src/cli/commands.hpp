@@ -28,6 +28,12 @@ struct DatagenArgs {
   bool checksum = false, no_progress = false, quiet = false;
 };
 
+/// The flags of `tessera info`.
+struct InfoArgs {
+  bool topology = false;
+  std::string topology_of;  // an hwloc XML file or synthetic description ("": this node)
+};
+
 /// The flags of `tessera search`.
 struct SearchArgs {
   std::string space, output, backend = "auto";
@@ -50,7 +56,7 @@ int run_train(TrainArgs& args);
 /// Adds `datagen` (with its `cosmoflow` subcommand); returns `datagen`.
 CLI::App* add_datagen_command(CLI::App& app, DatagenArgs& args);
 int run_datagen(DatagenArgs& args);
-int run_info();
+int run_info(const InfoArgs& args);
 CLI::App* add_search_command(CLI::App& app, SearchArgs& args);
 int run_search(SearchArgs& args);
 /// Adds `bench` with its subcommands; returns `bench`.
