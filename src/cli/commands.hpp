@@ -37,6 +37,12 @@ struct FashionMnistArgs {
   bool checksum = false;
 };
 
+/// The flags of `tessera info`.
+struct InfoArgs {
+  bool topology = false;
+  std::string topology_of;  // an hwloc XML file or synthetic description ("": this node)
+};
+
 /// The flags of `tessera search`.
 struct SearchArgs {
   std::string space, output, backend = "auto";
@@ -62,7 +68,7 @@ int run_datagen(DatagenArgs& args);
 /// Adds `fashion-mnist` (the importer) to `datagen`; returns it.
 CLI::App* add_fashion_mnist_command(CLI::App& datagen, FashionMnistArgs& args);
 int run_fashion_mnist(FashionMnistArgs& args);
-int run_info();
+int run_info(const InfoArgs& args);
 CLI::App* add_search_command(CLI::App& app, SearchArgs& args);
 int run_search(SearchArgs& args);
 /// Adds `bench` with its subcommands; returns `bench`.

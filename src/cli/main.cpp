@@ -1,6 +1,8 @@
 // The `tessera` command. Arguments starting with --kokkos- go to Kokkos; everything else is
 // ours. Errors of any kind are caught here, once, and end the process with a message and a
 // non-zero exit.
+#include <sched.h>
+#include <unistd.h>
 #include <Kokkos_Core.hpp>
 
 #include <CLI/CLI.hpp>
@@ -74,9 +76,50 @@ std::string bad_kokkos_flag(const std::vector<char*>& args) {
   return "";
 }
 
+/// Whether this process has the node's CPUs to itself to spread threads over: the launcher
+/// bound it to a subset (so its neighbours have other CPUs), or it is the only rank of the
+/// node. Pinning the threads of several unbound ranks would stack them on the same CPUs.
+bool owns_its_cpus() {
+#ifdef __linux__
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) < sysconf(_SC_NPROCESSORS_ONLN)) return true;
+#endif
+  // Open MPI, MPICH (Hydra) and Slurm say how many ranks share the node, or at least that
+  // there is a launcher.
+  for (const char* local : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+    if (const char* n = std::getenv(local)) return std::string(n) == "1";
+  for (const char* launched : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_STEP_ID"})
+    if (std::getenv(launched) != nullptr) return false;
+  return true;
+}
+
+/// When the user set neither OMP_PROC_BIND nor OMP_PLACES, runs this program again with
+/// OMP_PROC_BIND=spread and OMP_PLACES=threads (Kokkos' advice, which it otherwise prints on
+/// every run): threads that stay on their CPUs keep the pages they first touched local. The
+/// OpenMP runtime reads these variables when it is loaded, before main, so setting them here
+/// takes effect only in a new image of the program; exec keeps the process (and its place in
+/// the MPI launch, which has not started yet). TESSERA_OMP_DEFAULTS=0 turns this off.
+void default_openmp_binding(char* argv[]) {
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(__linux__)
+  if (std::getenv("OMP_PROC_BIND") != nullptr || std::getenv("OMP_PLACES") != nullptr) return;
+  if (const char* opt = std::getenv("TESSERA_OMP_DEFAULTS"); opt != nullptr && std::string(opt) == "0") return;
+  if (!owns_its_cpus()) return;
+  setenv("OMP_PROC_BIND", "spread", 1);
+  setenv("OMP_PLACES", "threads", 1);
+  execv("/proc/self/exe", argv);
+  // No exec (no /proc): carry on as launched, threads unbound, and let Kokkos say so.
+  unsetenv("OMP_PROC_BIND");
+  unsetenv("OMP_PLACES");
+#else
+  (void)argv;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  default_openmp_binding(argv);
   // MPI first: it may consume its own arguments, and every rank must take part even in --help.
   tessera::parallel::MpiSession mpi(argc, argv);
   std::vector<char*> ours{argv[0]}, kokkos_args{argv[0]};
@@ -98,6 +141,13 @@ int main(int argc, char* argv[]) {
   auto* fashion_mnist = tessera::cli::add_fashion_mnist_command(*datagen, fashion_args);
   auto* info = app.add_subcommand("info", "Print the build configuration: Kokkos execution space and threads, "
                                           "compiled-in backends and library versions.");
+  tessera::cli::InfoArgs info_args;
+  info->add_flag("--topology", info_args.topology,
+                 "Print this node's packages, NUMA domains, cores and GPUs, this process's binding, and the "
+                 "recommended ranks per node and mpirun mapping for each kind of split");
+  info->add_option("--topology-of", info_args.topology_of,
+                   "Like --topology, for another node: read an hwloc XML file (lstopo FILE.xml) or "
+                   "a synthetic description such as \"package:2 numa:1 core:20 pu:2\"");
   tessera::cli::SearchArgs search_args;
   auto* search = tessera::cli::add_search_command(app, search_args);
   tessera::cli::BenchArgs bench_args;
@@ -123,7 +173,7 @@ int main(int argc, char* argv[]) {
     if (*train) status = tessera::cli::run_train(train_args);
     if (*fashion_mnist) status = tessera::cli::run_fashion_mnist(fashion_args);
     if (*datagen && !*fashion_mnist) status = tessera::cli::run_datagen(datagen_args);
-    if (*info) status = tessera::cli::run_info();
+    if (*info) status = tessera::cli::run_info(info_args);
     if (*search) status = tessera::cli::run_search(search_args);
     if (*bench) status = tessera::cli::run_bench(bench_args);
   } catch (const std::exception& e) {

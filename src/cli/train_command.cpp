@@ -8,6 +8,8 @@
 #include "tessera/core/log.hpp"
 #include "tessera/core/stop_request.hpp"
 #include "tessera/parallel/communicator.hpp"
+#include "tessera/parallel/placement_check.hpp"
+#include "tessera/parallel/rank_placement.hpp"
 #include "tessera/train/metrics_log.hpp"
 #include "tessera/train/population_run.hpp"
 
@@ -108,6 +110,15 @@ std::string summary_line(const train::TrainingReport& report) {
   return summary + line;
 }
 
+/// Rank 0 prints each rank's CPUs and NUMA domains (unless quiet); each node's first rank
+/// warns about bindings that cost speed. Collective over the job.
+void report_placement(bool quiet) {
+  const auto world = parallel::Communicator::world();
+  const auto ranks = parallel::gather_rank_placements(world);
+  if (!quiet) log::info(parallel::placement_table(ranks));
+  parallel::warn_about_rank_bindings(ranks, world.rank());
+}
+
 int run_population(TrainArgs& a, const nlohmann::json& config) {
   train::PopulationRun population(config, a.overrides, a.trainers);
   if (!a.quiet) {
@@ -115,6 +126,7 @@ int run_population(TrainArgs& a, const nlohmann::json& config) {
     log::info(population.trainer_run().model().summary());
     log::info(population.describe());
   }
+  report_placement(a.quiet);
   const auto report = population.run();
   log::info("trainer 0: " + summary_line(report));
   log::info(population.summary_table());
@@ -188,6 +200,7 @@ int run_train(TrainArgs& a) {
     log::info(run.model().summary());
     log::info(run.describe());
   }
+  report_placement(a.quiet);
   const auto report = run.run();
   log::info(summary_line(report));
   return report.stop_signal != 0 ? report_stop(a, run.options().checkpoint_file, report) : 0;

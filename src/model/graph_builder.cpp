@@ -6,6 +6,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/layers/redistribute.hpp"
 #include "tessera/model/layer_registry.hpp"
+#include "tessera/parallel/placement_check.hpp"
 
 namespace tessera::model {
 namespace {
@@ -37,7 +38,12 @@ class Builder {
 
 const parallel::ProcessGrid& Builder::grid_for(const parallel::Distribution& d, const std::string& path) {
   auto it = grids_.find(d.str());
-  if (it == grids_.end()) it = grids_.emplace(d.str(), parallel::ProcessGrid(d, options_.group, path)).first;
+  if (it == grids_.end()) {
+    it = grids_.emplace(d.str(), parallel::ProcessGrid(d, options_.group, path)).first;
+    // A channel group exchanges activations at every layer: across nodes it would be slow,
+    // and the launch that fixes it is simple, so it is refused rather than run.
+    parallel::check_channel_group_placement(it->second, path);
+  }
   g_.batch_multiple = g_.batch_multiple / std::gcd(g_.batch_multiple, int64_t{d.sample}) * d.sample;
   return it->second;
 }

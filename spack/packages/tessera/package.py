@@ -36,6 +36,11 @@ class Tessera(CMakePackage, CudaPackage):
         default=True,
         description="HDF5 data readers and tessera datagen: TESSERA_ENABLE_HDF5",
     )
+    variant(
+        "hwloc",
+        default=True,
+        description="node topology for placement checks and info --topology: TESSERA_ENABLE_HWLOC",
+    )
     variant("tests", default=False, description="Catch2 test suite: TESSERA_ENABLE_TESTS")
     variant("perf", default=False, description="Benchmarks in perf/: TESSERA_ENABLE_PERF")
 
@@ -94,6 +99,8 @@ class Tessera(CMakePackage, CudaPackage):
     depends_on("onednn@2.6:2", when="+onednn")  # the backend targets the oneDNN 2.x API
     depends_on("hdf5@1.10:+mpi", when="+hdf5")  # parallel reads of hyperslabs
     depends_on("zlib-api", when="+hdf5")  # the gzipped IDX files of datagen fashion-mnist
+    depends_on("hwloc@2:", when="+hwloc")  # the hwloc 2 API (NUMA nodes as memory children)
+    depends_on("pkgconfig", type="build", when="+hwloc")  # CMake finds hwloc through its .pc file
     depends_on("cudnn@9:", when="+cudnn")  # the backend is written to the cuDNN 9 API
     conflicts("+cudnn", when="~cuda", msg="the cuDNN backend needs +cuda cuda_arch=...")
 
@@ -106,6 +113,7 @@ class Tessera(CMakePackage, CudaPackage):
             self.define_from_variant("TESSERA_ENABLE_ONEDNN", "onednn"),
             self.define_from_variant("TESSERA_ENABLE_CUDNN", "cudnn"),
             self.define_from_variant("TESSERA_ENABLE_HDF5", "hdf5"),
+            self.define_from_variant("TESSERA_ENABLE_HWLOC", "hwloc"),
             self.define_from_variant("TESSERA_ENABLE_TESTS", "tests"),
             self.define_from_variant("TESSERA_ENABLE_PERF", "perf"),
         ]
