@@ -80,8 +80,8 @@ total_steps = end("filter")["steps"]
 sent = end("filter")["sent_bytes"]
 model = json.load(open(f"{work}/model_bytes.json"))
 t_filter, t_sample, t_single = step_time("filter"), step_time("sample"), step_time("single")
-print(f"split layers' parameters + optimizer state: {split_rank * mb:.1f} MB per rank under filter 2, "
-      f"{split_one * mb:.1f} MB on one rank; whole model {whole_rank * mb:.1f} MB per rank against {whole_one * mb:.1f} MB")
+print(f"split layers' parameters + optimizer state: {split_rank * mb:.1f} MiB per rank under filter 2, "
+      f"{split_one * mb:.1f} MiB on one rank; whole model {whole_rank * mb:.1f} MiB per rank against {whole_one * mb:.1f} MiB")
 print(f"median step time: filter {t_filter:.3f} s, sample {t_sample:.3f} s (2 ranks x 1 thread), "
       f"single {t_single:.3f} s (1 rank x 2 threads)")
 sample_sent = end("sample")["sent_bytes"]
