@@ -2,6 +2,7 @@
 
 #include "tessera/backends/kokkos/elementwise_kernels.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/layers/channel_split.hpp"
 
 namespace tessera::layers {
 
@@ -26,20 +27,59 @@ Shape Concat::output_shape(const std::vector<Shape>& inputs) const {
   return out;
 }
 
+void Concat::reshape(const std::vector<Shape>& inputs) {
+  inputs_.clear();
+  if (!grid().distribution().splits_channels()) return;
+  auto whole = [&](const Shape& slice) {
+    Whole w;
+    const Shape all = whole_channels(slice, grid());
+    w.exchange = parallel::ChannelExchange(grid(), all, where());
+    w.value = Tensor(all, "tessera::concat_whole");
+    w.grad = Tensor(all, "tessera::concat_whole_grad");
+    return w;
+  };
+  for (const Shape& s : inputs) inputs_.push_back(whole(s));
+  output_ = whole(output_shape(inputs));
+}
+
 void Concat::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
+  const bool split = !inputs_.empty();
+  const Tensor& out = split ? output_.value : output;
   int64_t offset = 0;
-  for (const Tensor& x : inputs) {
-    kokkos_backend::copy_channels(x, output, offset, true);
-    offset += x.shape()[x.shape().rank() - 1];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor* x = &inputs[i];
+    if (split) {
+      inputs_[i].exchange.gather(inputs[i], inputs_[i].value);
+      x = &inputs_[i].value;
+    }
+    kokkos_backend::copy_channels(*x, out, offset, true);
+    offset += x->shape()[x->shape().rank() - 1];
   }
+  if (split) kokkos_backend::copy_channels(output, out, grid().first_channel(offset, where()), false);
 }
 
 void Concat::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
                       const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
+  const bool split = !inputs_.empty();
+  const Tensor* dy = &grad_output;
+  if (split) {
+    output_.exchange.gather(grad_output, output_.grad);
+    dy = &output_.grad;
+  }
   int64_t offset = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!grad_inputs.at(i).empty()) kokkos_backend::copy_channels(grad_inputs[i], grad_output, offset, false);
-    offset += inputs[i].shape()[inputs[i].shape().rank() - 1];
+    const int64_t channels = split ? inputs_[i].value.shape()[inputs_[i].value.shape().rank() - 1]
+                                   : inputs[i].shape()[inputs[i].shape().rank() - 1];
+    if (!grad_inputs.at(i).empty()) {
+      if (split) {
+        // This input's whole gradient, then the slice this rank holds of it.
+        kokkos_backend::copy_channels(inputs_[i].grad, *dy, offset, false);
+        kokkos_backend::copy_channels(grad_inputs[i], inputs_[i].grad, grid().first_channel(channels, where()), false);
+      } else {
+        kokkos_backend::copy_channels(grad_inputs[i], *dy, offset, false);
+      }
+    }
+    offset += channels;
   }
 }
 

@@ -1,8 +1,8 @@
 // Run under mpirun with a distribution that splits channels, e.g.
 // `channel_equivalence '{"sample": 2, "filter": 2}'` at 4 ranks: builds models whose
-// convolution blocks (conv, transposed conv, batch norm, activation, pooling, dropout, add)
-// and dense layers
-// run under that distribution, runs a forward and backward pass on a fixed global batch, and
+// convolution blocks (conv, transposed conv, batch norm, activation, pooling, dropout, add,
+// concat) and dense layers run under that distribution, runs a forward and backward pass on
+// a fixed global batch, and
 // checks that every rank's block of the output, its shard of every parameter's initial value
 // and its shard of every parameter's gradient (summed over the ranks that hold that shard)
 // equal the model run on one rank alone. Exit status 0 on every rank when they do.
@@ -151,6 +151,7 @@ int main(int argc, char* argv[]) {
         {"name": "c3", "type": "conv3d", "filters": 4, "padding": 1, "stride": 2, "bias": false,
          "distribution": "@split"},
         {"name": "sum", "type": "add", "inputs": ["c3", "c2"], "distribution": "@split"},
+        {"name": "cat", "type": "concat", "inputs": ["sum", "c2"], "distribution": "@split"},
         {"name": "ap", "type": "avg_pool3d", "distribution": "@split"},
         {"name": "c4", "type": "conv3d", "filters": 4, "padding": 1},
         {"name": "flat", "type": "flatten", "distribution": "@samples"},
