@@ -1,6 +1,7 @@
 #include "tessera/layers/parameter_shard.hpp"
 
 #include "tessera/core/error.hpp"
+#include "tessera/layers/shard_index.hpp"
 
 namespace tessera::layers {
 
@@ -35,14 +36,7 @@ Shape ParameterShard::local_shape(const std::string& where) const {
   return Shape(dims);
 }
 
-int64_t ParameterShard::whole_index(int64_t i) const {
-  if (!split()) return i;
-  int64_t inner = 1;
-  for (int k = axis + 1; k < whole.rank(); ++k) inner *= whole[k];
-  const int64_t extent = whole[axis], local = extent / parts;
-  const int64_t outer = i / (local * inner), along = (i / inner) % local, within = i % inner;
-  return (outer * extent + index * local + along) * inner + within;
-}
+int64_t ParameterShard::whole_index(int64_t i) const { return ShardIndex(*this)(i); }
 
 std::vector<float> ParameterShard::gather_whole(const std::vector<float>& slice) const {
   if (!split()) return slice;
@@ -53,8 +47,8 @@ std::vector<float> ParameterShard::gather_whole(const std::vector<float>& slice)
   ParameterShard other = *this;
   for (int q = 0; q < parts; ++q) {
     other.index = q;
-    for (int64_t i = 0; i < count; ++i)
-      whole[static_cast<size_t>(other.whole_index(i))] = all[static_cast<size_t>(q * count + i)];
+    const ShardIndex at(other);
+    for (int64_t i = 0; i < count; ++i) whole[static_cast<size_t>(at(i))] = all[static_cast<size_t>(q * count + i)];
   }
   return whole;
 }
@@ -62,7 +56,8 @@ std::vector<float> ParameterShard::gather_whole(const std::vector<float>& slice)
 std::vector<float> ParameterShard::slice_of(const std::vector<float>& whole) const {
   if (!split()) return whole;
   std::vector<float> slice(whole.size() / static_cast<size_t>(parts));
-  for (size_t i = 0; i < slice.size(); ++i) slice[i] = whole[static_cast<size_t>(whole_index(static_cast<int64_t>(i)))];
+  const ShardIndex at(*this);
+  for (size_t i = 0; i < slice.size(); ++i) slice[i] = whole[static_cast<size_t>(at(static_cast<int64_t>(i)))];
   return slice;
 }
 

@@ -4,11 +4,12 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/rng.hpp"
+#include "tessera/layers/shard_index.hpp"
 
 namespace tessera::model {
 
-layers::Parameter* ParameterStore::add(const std::string& name, const Shape& shape, layers::Init init,
-                                       int64_t fan_in, int64_t fan_out, bool trainable) {
+layers::Parameter* ParameterStore::add(const std::string& name, const Shape& shape, layers::Init init, int64_t fan_in,
+                                       int64_t fan_out, bool trainable) {
   if (finalized_) throw Error("parameter '" + name + "' declared after the parameter store was finalised");
   if (find(name)) throw Error("parameter '" + name + "' is declared twice (are two layers named alike?)");
   auto p = std::make_unique<layers::Parameter>();
@@ -78,35 +79,13 @@ layers::Init resolve(layers::Init init, layers::InitScheme scheme) {
   return init;
 }
 
-namespace {
-
-/// ParameterShard::whole_index in a form a kernel can call: a shard draws the random numbers
-/// of its elements' places in the whole parameter, so it holds exactly its slice of what one
-/// rank would hold.
-struct WholeIndex {
-  int64_t inner = 1, extent = 1, local = 1, first = 0;
-  bool split = false;
-  explicit WholeIndex(const layers::ParameterShard& s) : split(s.split()) {
-    if (!split) return;
-    for (int k = s.axis + 1; k < s.whole.rank(); ++k) inner *= s.whole[k];
-    extent = s.whole[s.axis];
-    local = extent / s.parts;
-    first = s.index * local;
-  }
-  KOKKOS_INLINE_FUNCTION uint64_t operator()(int64_t i) const {
-    if (!split) return static_cast<uint64_t>(i);
-    const int64_t outer = i / (local * inner), along = (i / inner) % local, within = i % inner;
-    return static_cast<uint64_t>((outer * extent + first + along) * inner + within);
-  }
-};
-
-}  // namespace
-
 void initialize(const Tensor& t, layers::Init init, int64_t fan_in, int64_t fan_out, uint64_t seed,
                 const std::string& name, const layers::ParameterShard& shard) {
   auto v = t.view();
   const uint64_t stream = rng::stream_of(name);
-  const WholeIndex at(shard);
+  // A shard draws the random numbers of its elements' places in the whole parameter, so it
+  // holds exactly its slice of what one rank would hold.
+  const layers::ShardIndex at(shard);
   switch (init) {
     case layers::Init::zeros: t.fill(0.0f); return;
     case layers::Init::ones: t.fill(1.0f); return;
@@ -114,7 +93,7 @@ void initialize(const Tensor& t, layers::Init init, int64_t fan_in, int64_t fan_
       const float std = static_cast<float>(std::sqrt(2.0 / static_cast<double>(std::max<int64_t>(fan_in, 1))));
       Kokkos::parallel_for(
           "tessera::init_he_normal", RangePolicy(0, t.numel()),
-          KOKKOS_LAMBDA(const int64_t i) { v(i) = std * rng::normal(seed, stream, at(i)); });
+          KOKKOS_LAMBDA(const int64_t i) { v(i) = std * rng::normal(seed, stream, static_cast<uint64_t>(at(i))); });
       return;
     }
     case layers::Init::weight:
@@ -123,16 +102,18 @@ void initialize(const Tensor& t, layers::Init init, int64_t fan_in, int64_t fan_
     case layers::Init::uniform_fan_in: {
       const float bound = static_cast<float>(1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(fan_in, 1))));
       Kokkos::parallel_for(
-          "tessera::init_uniform_fan_in", RangePolicy(0, t.numel()),
-          KOKKOS_LAMBDA(const int64_t i) { v(i) = bound * (2.0f * rng::uniform(seed, stream, at(i)) - 1.0f); });
+          "tessera::init_uniform_fan_in", RangePolicy(0, t.numel()), KOKKOS_LAMBDA(const int64_t i) {
+            v(i) = bound * (2.0f * rng::uniform(seed, stream, static_cast<uint64_t>(at(i))) - 1.0f);
+          });
       return;
     }
     case layers::Init::glorot_uniform: {
       const float bound =
           static_cast<float>(std::sqrt(6.0 / static_cast<double>(std::max<int64_t>(fan_in + fan_out, 1))));
       Kokkos::parallel_for(
-          "tessera::init_glorot_uniform", RangePolicy(0, t.numel()),
-          KOKKOS_LAMBDA(const int64_t i) { v(i) = bound * (2.0f * rng::uniform(seed, stream, at(i)) - 1.0f); });
+          "tessera::init_glorot_uniform", RangePolicy(0, t.numel()), KOKKOS_LAMBDA(const int64_t i) {
+            v(i) = bound * (2.0f * rng::uniform(seed, stream, static_cast<uint64_t>(at(i))) - 1.0f);
+          });
       return;
     }
   }
