@@ -59,10 +59,8 @@ void ChannelExchange::gather(const Tensor& slice, const Tensor& whole) {
   if constexpr (!host_accessible) Kokkos::deep_copy(buffer_, host_);
   const Array5 out = as_rows(whole.view(), rows, c * parts);
   for (int p = 0; p < parts; ++p)
-    copy_sub_box(
-        "tessera::channel_gather_unpack",
-        as_rows(DeviceView<float>(Kokkos::subview(buffer_, std::make_pair(p * count, (p + 1) * count))), rows, c),
-        Index5{0, 0, 0, 0, 0}, out, Index5{0, 0, 0, 0, p * c}, Index5{rows, 1, 1, 1, c});
+    copy_sub_box("tessera::channel_gather_unpack", Array5::in_buffer(buffer_, p * count, Index5{rows, 1, 1, 1, c}),
+                 Index5{0, 0, 0, 0, 0}, out, Index5{0, 0, 0, 0, p * c}, Index5{rows, 1, 1, 1, c});
 }
 
 void ChannelExchange::reduce_scatter(const Tensor& whole, const Tensor& slice) {
@@ -76,10 +74,9 @@ void ChannelExchange::reduce_scatter(const Tensor& whole, const Tensor& slice) {
   }
   const Array5 in = as_rows(whole.view(), rows, c * parts);
   for (int p = 0; p < parts; ++p)
-    copy_sub_box(
-        "tessera::channel_scatter_pack", in, Index5{0, 0, 0, 0, p * c},
-        as_rows(DeviceView<float>(Kokkos::subview(buffer_, std::make_pair(p * count, (p + 1) * count))), rows, c),
-        Index5{0, 0, 0, 0, 0}, Index5{rows, 1, 1, 1, c});
+    copy_sub_box("tessera::channel_scatter_pack", in, Index5{0, 0, 0, 0, p * c},
+                 Array5::in_buffer(buffer_, p * count, Index5{rows, 1, 1, 1, c}), Index5{0, 0, 0, 0, 0},
+                 Index5{rows, 1, 1, 1, c});
   Kokkos::fence();
   TrafficCounter::add(TrafficCounter::channel, 4.0 * static_cast<double>(count) * (parts - 1));
   if constexpr (host_accessible) {
