@@ -5,19 +5,10 @@
 
 namespace tessera::layers {
 
-void HaloedInput::reshape(const parallel::ProcessGrid& grid, const Shape& local, const Window& window,
-                          float boundary_value, const std::string& where) {
+parallel::HaloWidths halo_widths(const std::array<int, 3>& parts, const std::array<int64_t, 3>& block,
+                                 const Window& window, const std::string& where) {
   static const char* const axis[3] = {"depth", "height", "width"};
-  require_shape(local.rank() == 4 || local.rank() == 5,
-                where + ": a spatially split input must be [N, H, W, C] or [N, D, H, W, C], got " + local.str());
-  boundary_value_ = boundary_value;
-  region_ = "halo/" + where;
-  wait_region_ = "halo_wait/" + where;
-  local_ = local;
-  const auto parts = grid.spatial_parts();
-  const auto block = parallel::spatial_size_of(local);
   parallel::HaloWidths halo;
-  op_padding_ = window.padding;
   for (size_t k = 0; k < 3; ++k) {
     if (parts[k] == 1) continue;
     const int64_t block_in = block[k], global_in = block_in * parts[k];
@@ -31,14 +22,28 @@ void HaloedInput::reshape(const parallel::ProcessGrid& grid, const Shape& local,
       throw ShapeError(where + ": cannot split " + axis[k] + " over " + std::to_string(parts[k]) +
                        " ranks: the input of " + std::to_string(global_in) + " gives an output of " +
                        std::to_string(global_out) + " with kernel " + std::to_string(window.kernel[k]) + ", stride " +
-                       std::to_string(s) + ", padding " + std::to_string(p) +
-                       ", so blocks of " + std::to_string(block_in) + " inputs do not map onto blocks of " +
-                       "outputs; split " + axis[k] + " over fewer ranks from this layer on (its \"distribution\"), "
+                       std::to_string(s) + ", padding " + std::to_string(p) + ", so blocks of " +
+                       std::to_string(block_in) + " inputs do not map onto blocks of " + "outputs; split " + axis[k] +
+                       " over fewer ranks from this layer on (its \"distribution\"), "
                        "or use padding (kernel-1)/2 with blocks divisible by the stride");
     halo.before[k] = p;
     halo.after[k] = std::max<int64_t>(0, reach - s - p);
-    op_padding_[k] = 0;
   }
+  return halo;
+}
+
+void HaloedInput::reshape(const parallel::ProcessGrid& grid, const Shape& local, const Window& window,
+                          float boundary_value, const std::string& where) {
+  require_shape(local.rank() == 4 || local.rank() == 5,
+                where + ": a spatially split input must be [N, H, W, C] or [N, D, H, W, C], got " + local.str());
+  boundary_value_ = boundary_value;
+  region_ = "halo/" + where;
+  wait_region_ = "halo_wait/" + where;
+  local_ = local;
+  const parallel::HaloWidths halo = halo_widths(grid.spatial_parts(), parallel::spatial_size_of(local), window, where);
+  op_padding_ = window.padding;
+  for (size_t k = 0; k < 3; ++k)
+    if (grid.spatial_parts()[k] > 1) op_padding_[k] = 0;
   widths_ = halo;
   active_ = halo.any();
   if (!active_) {
@@ -82,8 +87,7 @@ void HaloedInput::finish_gather() {
 
 void HaloedInput::record_wait(double waited_before) const {
   // Time blocked on messages alone (no packing or copies): what overlap can hide.
-  if (Profiler::instance().enabled())
-    Profiler::instance().add(wait_region_, exchange_.wait_seconds() - waited_before);
+  if (Profiler::instance().enabled()) Profiler::instance().add(wait_region_, exchange_.wait_seconds() - waited_before);
 }
 
 void HaloedInput::start_scatter(const Tensor& dx) {

@@ -17,6 +17,13 @@ struct Window {
   std::array<int64_t, 3> dilation{1, 1, 1};
 };
 
+/// The halo (before, after) per axis D, H, W that `window` reaches into when each sample is
+/// split over `parts` ranks per axis into blocks of `block` inputs; zero along axes not split.
+/// Throws ShapeError naming `where`, the axis and the sizes when the output blocks would not
+/// line up with the input blocks. A pure function, so layouts can be checked without ranks.
+parallel::HaloWidths halo_widths(const std::array<int, 3>& parts, const std::array<int64_t, 3>& block,
+                                 const Window& window, const std::string& where);
+
 /// The input of a sliding-window layer whose samples are split over depth, height and width:
 /// this rank's block surrounded by the halo the window reaches into, so that the op runs on
 /// it without padding along the split axes and produces exactly this rank's block of the
