@@ -1,0 +1,22 @@
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "tessera/core/shape.hpp"
+#include "tessera/parallel/distribution.hpp"
+
+namespace tessera::plan {
+
+/// One rank's block of a whole channels-last activation under `d`, by the rules
+/// ProcessGrid::local_shape applies (samples, channels and space split evenly; features [N, F]
+/// split over samples and channels only, copied across a spatial group), but without ranks,
+/// so that layouts for any rank count can be weighed in one process. Empty when the
+/// activation does not split evenly (or a 2D activation would split over depth).
+std::optional<Shape> block_shape(const Shape& global, const parallel::Distribution& d);
+
+/// Every distribution of exactly `ranks` ranks over samples, the first `spatial_axes` of
+/// (height, width) for 2 or (depth, height, width) for 3, and, when `channels`, a channel or
+/// a filter group: the candidates a layer is weighed under. In a fixed order.
+std::vector<parallel::Distribution> distributions_of(int ranks, int spatial_axes, bool channels);
+
+}  // namespace tessera::plan

@@ -1,0 +1,107 @@
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/parallel/distribution.hpp"
+#include "tessera/plan/layer_timer.hpp"
+#include "tessera/plan/layout_search.hpp"
+#include "tessera/plan/machine_profile.hpp"
+#include "tessera/plan/plan_graph.hpp"
+
+namespace tessera::plan {
+
+/// The time and memory given to a layout the model cannot run (an edge no redistribution can
+/// make), so the search never picks it while something else runs, whether it minimises time
+/// or, when nothing fits, memory.
+constexpr double kRefusedSeconds = 1e30, kRefusedBytes = 1e30;
+
+/// What the cost model needs besides the graph and the machine.
+struct CostOptions {
+  int ranks = 1;
+  /// Values the optimizer keeps per trainable element (SGD with momentum 1, Adam 2).
+  double optimizer_state = 1;
+  /// The data a rank holds: samples the in-memory store may keep (each rank its block of
+  /// them) within `store_bytes`, and the batches of model input alive at once (the trainer's
+  /// and those prefetched).
+  int64_t data_samples = 0;
+  double store_bytes = 0;
+  int64_t batches_in_flight = 1;
+  /// Seconds the optimizer takes per parameter it updates (measured over the whole model);
+  /// 0: estimated from the bandwidth.
+  double update_seconds_per_parameter = 0;
+  /// Seconds per byte of the gradients' allreduce over all ranks, measured for the whole
+  /// model's gradients when the measuring ranks are the plan's; 0: the profile's α-β cost.
+  double allreduce_seconds_per_byte = 0;
+};
+
+/// One layer's cost on one rank per training step under one distribution (seconds, bytes).
+struct LayerCost {
+  double compute = 0;           // forward and backward on this rank's block (measured)
+  double halo = 0;              // halo exchanges of a spatially split window, forward and backward
+  double channel_exchange = 0;  // all-gathers and reduce-scatters inside the channel group
+  double reduction = 0;         // sums over the spatial group (statistics, pooled or gathered features)
+  double gradient = 0;          // the allreduce of the parameters' gradients over their replicas
+  double update = 0;            // the optimizer's update of this rank's parameters
+  double memory = 0;            // bytes held for the step: output and gradient, halo and exchange
+                                // buffers, parameters with gradients and optimizer state
+  double communication() const { return halo + channel_exchange + reduction + gradient; }
+  double time() const { return compute + update + communication(); }
+};
+
+/// The performance model of one graph on one machine (docs/plan.md): per layer and
+/// distribution the measured compute time of the rank's block, the α-β time of what it
+/// exchanges, and the memory it holds; per edge between layouts the redistribution. No
+/// overlap of communication with computation is credited: the overlap Tessera achieves on
+/// the machines measured so far is too small to count on (docs/plan.md, "What is modelled").
+class LayerCostModel {
+ public:
+  LayerCostModel(const PlanGraph& graph, const MachineProfile& profile, LayerTimer& timer, CostOptions options);
+
+  const PlanGraph& graph() const { return graph_; }
+  void set_update_seconds_per_parameter(double s) { options_.update_seconds_per_parameter = s; }
+  void set_allreduce_seconds_per_byte(double s) { options_.allreduce_seconds_per_byte = s; }
+  const CostOptions& options() const { return options_; }
+  /// Why node `node` cannot run under `d` (shapes that do not split, a split the layer does
+  /// not take, a window that does not line up); empty when it can.
+  std::optional<std::string> refusal(size_t node, const parallel::Distribution& d) const;
+  /// The distributions of options().ranks ranks node `node` can run under.
+  std::vector<parallel::Distribution> candidates(size_t node) const;
+  /// Measures the layer if its time on these shapes is not known yet.
+  LayerCost layer_cost(size_t node, const parallel::Distribution& d);
+  /// The cost of moving input `k` of node `consumer` from its producer's distribution `from`
+  /// to `to`: a redistribution (forward and backward) and its buffers when they differ; the
+  /// producer's output when the producer's memory is carried by the edge (a convolution that
+  /// fuses with its max pool stores no output when both run alike without a spatial split, and
+  /// the fused layer's measured time replaces the two layers').
+  EdgeCost edge_cost(size_t consumer, size_t k, const parallel::Distribution& from,
+                     const parallel::Distribution& to) const;
+  /// Why input `k` of node `consumer` cannot move from `from` to `to` (features, which a
+  /// spatial group holds as copies, move only between sample and channel splits); empty when
+  /// it can. edge_cost gives such an edge kRefusedSeconds.
+  std::optional<std::string> edge_refusal(size_t consumer, size_t k, const parallel::Distribution& from,
+                                          const parallel::Distribution& to) const;
+  /// Whether the max pool `consumer` runs fused with the convolution it reads under these
+  /// distributions (so edge_cost's time holds fusion_seconds).
+  bool fuses(size_t consumer, const parallel::Distribution& from, const parallel::Distribution& to) const;
+  /// The fused layer's time less the two layers' (negative when fusing is faster).
+  double fusion_seconds(size_t pool, const parallel::Distribution& d) const;
+  /// Bytes every rank holds beside the layers when the model input is read under `input`: the
+  /// process, the batches of input and targets in flight and the stored samples.
+  double base_memory(const parallel::Distribution& input) const;
+
+ private:
+  double output_bytes(size_t node, const parallel::Distribution& d) const;
+  /// The gradient allreduce, optimizer update and memory of node `n`'s parameters under `d`.
+  void add_parameters(LayerCost& c, const PlanNode& n, const parallel::Distribution& d) const;
+  /// What node `node` computes on one rank under `d` (its blocks; whole inputs and a share of
+  /// the filters under a filter split).
+  LocalWork local_work(size_t node, const parallel::Distribution& d) const;
+  double seconds(Collective c, int64_t ranks, double bytes) const;
+  const PlanGraph& graph_;
+  const MachineProfile& profile_;
+  LayerTimer& timer_;
+  CostOptions options_;
+};
+
+}  // namespace tessera::plan

@@ -1,0 +1,310 @@
+#include "tessera/plan/layer_cost.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "tessera/core/error.hpp"
+#include "tessera/model/graph.hpp"
+#include "tessera/plan/block_shape.hpp"
+
+namespace tessera::plan {
+namespace {
+
+constexpr double kFloat = sizeof(float);
+
+/// The ranks one rank exchanges with when a tensor moves from `from` to `to`: along each axis
+/// a block of a split into a parts overlaps b/gcd(a, b) blocks of a split into b, and the other
+/// way round for what it receives.
+int64_t exchange_peers(const parallel::Distribution& from, const parallel::Distribution& to) {
+  const int a[5] = {from.sample, from.depth, from.height, from.width, from.channel_parts()};
+  const int b[5] = {to.sample, to.depth, to.height, to.width, to.channel_parts()};
+  int64_t sends = 1, receives = 1;
+  for (int k = 0; k < 5; ++k) {
+    const int g = std::gcd(a[k], b[k]);
+    sends *= b[k] / g;
+    receives *= a[k] / g;
+  }
+  return std::max(sends, receives);
+}
+
+bool same_blocks(const parallel::Distribution& a, const parallel::Distribution& b) {
+  return a.sample == b.sample && a.depth == b.depth && a.height == b.height && a.width == b.width &&
+         a.channel_parts() == b.channel_parts();
+}
+
+/// (D, H, W) of a channels-last block of rank 4 (D = 1) or 5.
+std::array<int64_t, 3> space_of(const Shape& s) {
+  if (s.rank() == 5) return {s[1], s[2], s[3]};
+  return {1, s[1], s[2]};
+}
+
+Shape must_block(const Shape& global, const parallel::Distribution& d) {
+  auto b = block_shape(global, d);
+  if (!b) throw Error("internal: " + global.str() + " does not split under " + d.str());
+  return *b;
+}
+
+}  // namespace
+
+LayerCostModel::LayerCostModel(const PlanGraph& graph, const MachineProfile& profile, LayerTimer& timer,
+                               CostOptions options)
+    : graph_(graph), profile_(profile), timer_(timer), options_(options) {}
+
+double LayerCostModel::seconds(Collective c, int64_t ranks, double bytes) const {
+  return profile_.collective_seconds(c, ranks, bytes);
+}
+
+LocalWork LayerCostModel::local_work(size_t i, const parallel::Distribution& d) const {
+  const PlanNode& n = graph_.nodes[i];
+  LocalWork work;
+  for (const Shape& in : n.global_inputs) work.inputs.push_back(must_block(in, d));
+  work.input_gradient = std::find(n.inputs.begin(), n.inputs.end(), model::Graph::kModelInput) == n.inputs.end();
+  if (n.channel_mixing && d.filter > 1) {
+    // Filter split: every rank computes its output channels from the whole (gathered) input.
+    for (Shape& s : work.inputs) s[s.rank() - 1] *= d.channel_parts();
+    work.output_channel_parts = d.filter;
+  }
+  return work;
+}
+
+double LayerCostModel::output_bytes(size_t node, const parallel::Distribution& d) const {
+  return static_cast<double>(must_block(graph_.nodes[node].global_output, d).numel()) * kFloat;
+}
+
+std::optional<std::string> LayerCostModel::refusal(size_t i, const parallel::Distribution& d) const {
+  const PlanNode& n = graph_.nodes[i];
+  if (d.ranks() != options_.ranks)
+    return "distribution " + d.str() + " uses " + std::to_string(d.ranks()) + " ranks, not " +
+           std::to_string(options_.ranks);
+  if (d.channel > 1 && d.filter > 1) return "splits channels both by channel and by filter";
+  if (d.is_spatial() && !n.spatial_split) return n.type + " cannot split its samples in space";
+  if (d.splits_channels()) {
+    if (!n.channel_split) return n.type + " cannot split its channels";
+    const bool reads_input = std::find(n.inputs.begin(), n.inputs.end(), model::Graph::kModelInput) != n.inputs.end();
+    if (reads_input) return "the model input keeps whole channels";
+    if (i + 1 == graph_.nodes.size()) return "the last layer keeps whole channels";
+  }
+  for (const Shape& in : n.global_inputs)
+    if (!block_shape(in, d)) return "input " + in.str() + " does not split evenly under " + d.str();
+  if (!block_shape(n.global_output, d))
+    return "output " + n.global_output.str() + " does not split evenly under " + d.str();
+  if (n.window && d.is_spatial()) {
+    const Shape block = must_block(n.window->on_output ? n.global_output : n.global_inputs[0], d);
+    try {
+      layers::halo_widths({d.depth, d.height, d.width}, space_of(block), n.window->window, n.name);
+    } catch (const ShapeError& e) {
+      return std::string(e.what());
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<parallel::Distribution> LayerCostModel::candidates(size_t i) const {
+  const PlanNode& n = graph_.nodes[i];
+  const int spatial_axes = graph_.sample_shape.rank() == 4 ? 3 : graph_.sample_shape.rank() == 3 ? 2 : 0;
+  std::vector<parallel::Distribution> out;
+  for (const auto& d : distributions_of(options_.ranks, n.spatial_split ? spatial_axes : 0, n.channel_split))
+    if (!refusal(i, d)) out.push_back(d);
+  return out;
+}
+
+LayerCost LayerCostModel::layer_cost(size_t i, const parallel::Distribution& d) {
+  if (auto why = refusal(i, d)) throw ConfigError("layer '" + graph_.nodes[i].name + "'", *why);
+  const PlanNode& n = graph_.nodes[i];
+  const int cp = d.channel_parts();
+  const int64_t spatial_ranks = int64_t{d.depth} * d.height * d.width;
+  const double bandwidth = std::max(profile_.memory_bandwidth_per_rank, 1.0);
+  LayerCost c;
+
+  LocalWork work = local_work(i, d);
+  const Shape out = must_block(n.global_output, d);
+  if (timer_.measures_distributed(d)) {
+    // Measured as it runs, split over the measuring ranks: its halo exchanges, channel-group
+    // exchanges and statistics sums are in the time, and its buffers in the memory.
+    std::vector<Shape> blocks;
+    for (const Shape& in : n.global_inputs) blocks.push_back(must_block(in, d));
+    const LayerTime t = timer_.time_distributed(n, d, blocks, work.input_gradient);
+    c.compute = t.forward + t.backward;
+    c.memory += n.fuses_with_consumer ? 0.0 : t.memory;
+    add_parameters(c, n, d);
+    if (!n.fuses_with_consumer) c.memory += static_cast<double>(out.numel()) * kFloat * (n.consumers > 1 ? 3 : 2);
+    return c;
+  }
+  const double in_bytes = static_cast<double>(must_block(n.global_inputs[0], d).numel()) * kFloat;
+  const double out_bytes = static_cast<double>(out.numel()) * kFloat;
+  // A concatenation of channel-split inputs gathers them (its output channels are not its
+  // first input's); other multi-input layers (add) run on their slices.
+  const bool concatenates = n.inputs.size() > 1 && n.global_output[n.global_output.rank() - 1] !=
+                                                       n.global_inputs[0][n.global_inputs[0].rank() - 1];
+  const LayerTime t = timer_.time(n, work);
+  c.compute = t.forward + t.backward;
+  // The layer's own state and workspaces, as measured; a convolution that may fuse with its
+  // pool leaves them to the edge, like its output.
+  if (!n.fuses_with_consumer) c.memory += t.memory;
+
+  if (n.window && d.is_spatial()) {
+    // One message to each neighbour per split axis, forward (halo) and backward (the gradient
+    // that fell into it); both neighbours at once, so the larger side counts.
+    const Shape block = n.window->on_output ? out : must_block(n.global_inputs[0], d);
+    const auto space = space_of(block);
+    const auto widths = layers::halo_widths({d.depth, d.height, d.width}, space, n.window->window, n.name);
+    const double per_voxel = static_cast<double>(block[0] * block[block.rank() - 1]) * kFloat;
+    double padded = 1;
+    for (size_t k = 0; k < 3; ++k) padded *= static_cast<double>(space[k] + widths.before[k] + widths.after[k]);
+    const int directions = work.input_gradient || n.window->on_output ? 2 : 1;
+    for (size_t k = 0; k < 3; ++k) {
+      if (widths.before[k] + widths.after[k] == 0) continue;
+      double face = 1;
+      for (size_t j = 0; j < 3; ++j)
+        if (j != k) face *= static_cast<double>(space[j]);
+      const double before = face * static_cast<double>(widths.before[k]) * per_voxel;
+      const double after = face * static_cast<double>(widths.after[k]) * per_voxel;
+      // Packing and unpacking both sides go through memory.
+      c.halo += directions *
+                (seconds(Collective::point_to_point, 2, std::max(before, after)) + 2 * (before + after) / bandwidth);
+    }
+    c.memory += padded * per_voxel * directions;
+  }
+
+  if (d.is_spatial()) {
+    const Shape& in0 = n.global_inputs[0];
+    if (n.buffers > 0) {
+      // Statistics (batch norm): a sum per channel forward and backward over the sample's ranks.
+      const double stats = 2.0 * static_cast<double>(out[out.rank() - 1]) * kFloat;
+      c.reduction += 2 * seconds(Collective::allreduce, spatial_ranks, stats);
+    }
+    if (in0.rank() >= 4 && n.global_output.rank() == 2) {
+      if (in0.numel() == n.global_output.numel())  // flatten: each sample's blocks gathered
+        c.reduction += seconds(Collective::allgather, spatial_ranks, in_bytes);
+      else  // a spatial reduction (global pooling): partial results summed
+        c.reduction += seconds(Collective::allreduce, spatial_ranks, out_bytes);
+    }
+  }
+
+  if (cp > 1) {
+    if (n.channel_mixing && d.filter > 1) {
+      c.channel_exchange += seconds(Collective::allgather, cp, in_bytes);
+      if (work.input_gradient) c.channel_exchange += seconds(Collective::reduce_scatter, cp, in_bytes);
+      c.memory += 2 * in_bytes * cp;  // the gathered input and its gradient
+    } else if (n.channel_mixing) {
+      c.channel_exchange +=
+          seconds(Collective::reduce_scatter, cp, out_bytes) + seconds(Collective::allgather, cp, out_bytes);
+      c.memory += 2 * out_bytes * cp;  // the partial output and the gathered output gradient
+    } else if (concatenates) {
+      for (const Shape& s : work.inputs)
+        c.channel_exchange += seconds(Collective::allgather, cp, static_cast<double>(s.numel()) * kFloat);
+      c.channel_exchange += seconds(Collective::allgather, cp, out_bytes);
+      c.memory += 2 * out_bytes * cp;
+    }
+  }
+
+  add_parameters(c, n, d);
+  // The output and its gradient (and a scratch gradient where several layers read it). A
+  // layer that may fuse with its max pool leaves this to the edge (edge_cost).
+  if (!n.fuses_with_consumer) c.memory += out_bytes * (n.consumers > 1 ? 3 : 2);
+  return c;
+}
+
+void LayerCostModel::add_parameters(LayerCost& c, const PlanNode& n, const parallel::Distribution& d) const {
+  // Parameters: shards under a channel split, replicas summing gradients over the rest.
+  const int cp = d.channel_parts();
+  const double bandwidth = std::max(profile_.memory_bandwidth_per_rank, 1.0);
+  const double trainable = static_cast<double>(n.trainable) / cp;
+  const double buffers = static_cast<double>(n.buffers) / cp;
+  if (trainable > 0) {
+    // The whole model's gradients are summed in a few buckets: a measured sum over all ranks
+    // is shared out by bytes; sums over fewer ranks (shards) are priced by the profile.
+    c.gradient = cp == 1 && options_.allreduce_seconds_per_byte > 0
+                     ? trainable * kFloat * options_.allreduce_seconds_per_byte
+                     : seconds(Collective::allreduce, options_.ranks / cp, trainable * kFloat);
+    c.update = options_.update_seconds_per_parameter > 0
+                   ? trainable * options_.update_seconds_per_parameter
+                   : trainable * kFloat * (3 + 2 * options_.optimizer_state) / bandwidth;
+  }
+  c.memory += trainable * kFloat * (2 + options_.optimizer_state) + buffers * kFloat;
+}
+
+std::optional<std::string> LayerCostModel::edge_refusal(size_t consumer, size_t k, const parallel::Distribution& from,
+                                                        const parallel::Distribution& to) const {
+  const Shape& global = graph_.nodes[consumer].global_inputs.at(k);
+  if (global.rank() == 2 && !(from == to) && (from.is_spatial() || to.is_spatial()))
+    return "features " + global.str() + " move only between sample and channel splits, not " + from.str() + " to " +
+           to.str();
+  return std::nullopt;
+}
+
+double LayerCostModel::fusion_seconds(size_t pool, const parallel::Distribution& d) const {
+  const auto conv = static_cast<size_t>(graph_.nodes[pool].inputs.at(0));
+  const LocalWork conv_work = local_work(conv, d), pool_work = local_work(pool, d);
+  const LayerTime f = timer_.time_fused(graph_.nodes[conv], graph_.nodes[pool], conv_work);
+  const LayerTime c = timer_.time(graph_.nodes[conv], conv_work), q = timer_.time(graph_.nodes[pool], pool_work);
+  return f.forward + f.backward - (c.forward + c.backward) - (q.forward + q.backward);
+}
+
+bool LayerCostModel::fuses(size_t consumer, const parallel::Distribution& from,
+                           const parallel::Distribution& to) const {
+  const int producer = graph_.nodes[consumer].inputs.at(0);
+  return producer != model::Graph::kModelInput && graph_.nodes[static_cast<size_t>(producer)].fuses_with_consumer &&
+         from == to && !from.is_spatial() && !from.splits_channels();
+}
+
+EdgeCost LayerCostModel::edge_cost(size_t consumer, size_t k, const parallel::Distribution& from,
+                                   const parallel::Distribution& to) const {
+  const PlanNode& n = graph_.nodes[consumer];
+  const int producer = n.inputs.at(k);
+  const Shape& global = n.global_inputs.at(k);
+  EdgeCost e;
+  if (producer != model::Graph::kModelInput && graph_.nodes[static_cast<size_t>(producer)].fuses_with_consumer) {
+    const auto p = static_cast<size_t>(producer);
+    const bool fused = from == to && !from.is_spatial() && !from.splits_channels();
+    if (fused) {
+      e.time += fusion_seconds(consumer, from);
+      e.memory += timer_.time_fused(graph_.nodes[p], n, local_work(p, from)).memory;
+    } else {
+      e.memory += 2 * output_bytes(p, from) + timer_.time(graph_.nodes[p], local_work(p, from)).memory;
+    }
+  }
+  if (from == to) return e;
+  if (edge_refusal(consumer, k, from, to)) {
+    e.time = kRefusedSeconds;
+    e.memory = kRefusedBytes;
+    return e;
+  }
+  const auto a = block_shape(global, from), b = block_shape(global, to);
+  if (!a || !b) throw Error("internal: edge tensor " + global.str() + " does not split");
+  const double from_bytes = static_cast<double>(a->numel()) * kFloat;
+  const double to_bytes = static_cast<double>(b->numel()) * kFloat;
+  const bool backward = producer != model::Graph::kModelInput;
+  if (same_blocks(from, to)) {
+    // The same blocks under another name (channel and filter split alike): a copy.
+    e.time = (backward ? 2 : 1) * 2 * to_bytes / std::max(profile_.memory_bandwidth_per_rank, 1.0);
+  } else {
+    // The redistribution's all-to-all carries data only between ranks whose blocks overlap:
+    // priced as an all-to-all among that many ranks, not all of them.
+    const int64_t p = exchange_peers(from, to);
+    e.time =
+        seconds(Collective::alltoall, p, from_bytes) + (backward ? seconds(Collective::alltoall, p, to_bytes) : 0.0);
+  }
+  e.memory += to_bytes * (backward ? 2 : 1);  // the moved tensor and its gradient
+  return e;
+}
+
+double LayerCostModel::base_memory(const parallel::Distribution& input) const {
+  std::vector<int64_t> dims{graph_.batch};
+  for (auto v : graph_.sample_shape.dims()) dims.push_back(v);
+  const auto block = block_shape(Shape(dims), input);
+  if (!block) return profile_.process_baseline;
+  // Targets: a class or value per voxel for per-voxel outputs, the output's features otherwise.
+  const Shape& out = graph_.nodes.back().global_output;
+  const double target_per_sample = graph_.per_voxel_output()
+                                       ? static_cast<double>(out.numel() / out[0] / out[out.rank() - 1])
+                                       : static_cast<double>(out.numel() / out[0]);
+  const double sample = (static_cast<double>(block->numel() / (*block)[0]) +
+                         target_per_sample / (input.depth * input.height * input.width)) *
+                        kFloat;
+  const double batch = sample * static_cast<double>((*block)[0]);
+  const double stored = std::min(options_.store_bytes, sample * static_cast<double>(options_.data_samples));
+  return profile_.process_baseline + batch * static_cast<double>(options_.batches_in_flight) + stored;
+}
+
+}  // namespace tessera::plan

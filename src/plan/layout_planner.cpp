@@ -1,0 +1,382 @@
+#include "tessera/plan/layout_planner.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/memory_capacity.hpp"
+#include "tessera/model/graph.hpp"
+#include "tessera/plan/layout_search.hpp"
+
+namespace tessera::plan {
+namespace {
+
+/// A layout the loss cannot take (the per-voxel output in another distribution than the
+/// input, or per-sample outputs whose samples do not line up with the targets'), or an
+/// activation moved after its pool in another distribution.
+constexpr double kRefused = kRefusedSeconds;
+
+bool output_fits_targets(const PlanGraph& g, const parallel::Distribution& input, const parallel::Distribution& last) {
+  if (g.per_voxel_output()) return input == last;
+  return last.sample % input.sample == 0;
+}
+
+std::string ms(double seconds) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", seconds * 1e3);
+  return b;
+}
+
+std::string mib(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f", bytes / (1024.0 * 1024.0));
+  return b;
+}
+
+/// With many ranks a layer has thousands of distributions (every factorisation over five
+/// axes) and the search's edges grow with their square: past kKept, a layer keeps its
+/// kKept/3·2 fastest and kKept/3 smallest candidates, data parallelism, and those its inputs
+/// kept. The search stays exact over what is kept; below kKept candidates nothing is dropped.
+constexpr size_t kKept = 24;
+
+void keep_promising(std::vector<parallel::Distribution>& candidates, std::vector<std::pair<double, double>>& cost,
+                    int ranks, const std::vector<parallel::Distribution>& inputs_kept) {
+  if (candidates.size() <= kKept) return;
+  std::vector<size_t> by_time(candidates.size()), by_memory;
+  for (size_t k = 0; k < by_time.size(); ++k) by_time[k] = k;
+  by_memory = by_time;
+  std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return cost[a].first < cost[b].first; });
+  std::stable_sort(by_memory.begin(), by_memory.end(),
+                   [&](size_t a, size_t b) { return cost[a].second < cost[b].second; });
+  std::vector<char> keep(candidates.size(), 0);
+  for (size_t k = 0; k < kKept / 3 * 2; ++k) keep[by_time[k]] = 1;
+  for (size_t k = 0; k < kKept / 3; ++k) keep[by_memory[k]] = 1;
+  parallel::Distribution data_parallel;
+  data_parallel.sample = ranks;
+  std::vector<parallel::Distribution> kept_candidates;
+  std::vector<std::pair<double, double>> kept_cost;
+  for (size_t k = 0; k < candidates.size(); ++k)
+    // Whatever an input kept stays possible here without a move, so a layout exists that
+    // needs no redistribution the model cannot make (features move only between some splits).
+    if (keep[k] || candidates[k] == data_parallel ||
+        std::find(inputs_kept.begin(), inputs_kept.end(), candidates[k]) != inputs_kept.end()) {
+      kept_candidates.push_back(candidates[k]);
+      kept_cost.push_back(cost[k]);
+    }
+  candidates = std::move(kept_candidates);
+  cost = std::move(kept_cost);
+}
+
+parallel::Distribution uniform(int ranks, const std::string& axis) {
+  parallel::Distribution d;
+  if (axis == "sample") d.sample = ranks;
+  if (axis == "depth") d.depth = ranks;
+  if (axis == "height") d.height = ranks;
+  return d;
+}
+
+}  // namespace
+
+LayoutPrediction predict_layout(LayerCostModel& costs, const std::vector<parallel::Distribution>& given,
+                                const std::string& label, double base_memory, double memory_limit) {
+  const PlanGraph& g = costs.graph();
+  LayoutPrediction p;
+  p.label = label;
+  // An activation moved after its pool runs in the pool's distribution: the graph moves it
+  // only then (otherwise it costs about the same before the pool).
+  std::vector<parallel::Distribution> distributions = given;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].follows_input) distributions[i] = distributions[static_cast<size_t>(g.nodes[i].inputs[0])];
+  p.memory = base_memory + costs.base_memory(distributions.at(0));
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (auto why = costs.refusal(i, distributions[i])) {
+      p.valid = false;
+      p.why = "layer '" + g.nodes[i].name + "' (" + g.nodes[i].type + "): " + *why;
+      return p;
+    }
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k) {
+      const int in = g.nodes[i].inputs[k];
+      if (in == model::Graph::kModelInput) continue;
+      if (auto why = costs.edge_refusal(i, k, distributions[static_cast<size_t>(in)], distributions[i])) {
+        p.valid = false;
+        p.why = "layer '" + g.nodes[i].name + "': " + *why;
+        return p;
+      }
+    }
+  if (!output_fits_targets(g, distributions.front(), distributions.back())) {
+    p.valid = false;
+    p.why = g.per_voxel_output() ? "the per-voxel output must keep the input's distribution"
+                                 : "the output's sample split must be a multiple of the input's";
+    return p;
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const PlanNode& n = g.nodes[i];
+    PlannedLayer l;
+    l.name = n.name;
+    l.type = n.type;
+    l.distribution = distributions[i];
+    l.cost = costs.layer_cost(i, distributions[i]);
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const int in = n.inputs[k];
+      const parallel::Distribution& from =
+          in == model::Graph::kModelInput ? distributions.front() : distributions[static_cast<size_t>(in)];
+      const EdgeCost e = costs.edge_cost(i, k, from, distributions[i]);
+      // A fused convolution and pool: the time the fusion changes is compute.
+      const double fusion = costs.fuses(i, from, distributions[i]) ? costs.fusion_seconds(i, from) : 0.0;
+      l.fusion += fusion;
+      l.redistribution += e.time - fusion;
+      l.redistribution_memory += e.memory;
+    }
+    p.compute += l.cost.compute + l.cost.update + l.fusion;
+    p.communication += l.cost.communication() + l.redistribution;
+    p.memory += l.cost.memory + l.redistribution_memory;
+    p.layers.push_back(std::move(l));
+  }
+  p.step_time = p.compute + p.communication;
+  p.fits = memory_limit <= 0 || p.memory <= memory_limit;
+  return p;
+}
+
+std::vector<parallel::Distribution> layout_of(const model::ModelSpec& spec, const PlanGraph& graph, int ranks) {
+  parallel::Distribution data_parallel;
+  data_parallel.sample = ranks;
+  const parallel::Distribution model_default = spec.distribution.value_or(data_parallel);
+  std::map<std::string, parallel::Distribution> of;
+  for (const auto& l : spec.layers) of[l.name] = l.distribution.value_or(model_default);
+  std::vector<parallel::Distribution> out;
+  for (const auto& n : graph.nodes) out.push_back(of.at(n.name));
+  return out;
+}
+
+namespace {
+
+struct Setup {
+  PlanGraph graph;
+  LayerTimer timer;
+  LayerCostModel costs;
+  double base = 0, limit = 0;
+
+  Setup(const model::ModelSpec& spec, const PlanRequest& r, MachineProfile& profile)
+      : graph(plan_graph(spec, r.batch)),
+        timer(profile, spec.backend.value_or(r.backend), r.threads, r.measuring),
+        costs(graph, profile, timer,
+              CostOptions{r.ranks, r.optimizer_state, r.data_samples, r.store_bytes, r.batches_in_flight}) {
+    timer.on_measure = r.on_measure;
+    if (r.optimizer.is_object()) {
+      int64_t trainable = 0;
+      for (const auto& n : graph.nodes) trainable += n.trainable;
+      if (trainable > 0)
+        costs.set_update_seconds_per_parameter(timer.optimizer_step(r.optimizer, trainable, r.optimizer_state) /
+                                               static_cast<double>(trainable));
+    }
+    int64_t trainable = 0;
+    for (const auto& n : graph.nodes) trainable += n.trainable;
+    if (profile.origin != "published" && r.ranks > 1 && timer.measuring_ranks() == r.ranks && trainable > 0) {
+      const int64_t bytes = trainable * static_cast<int64_t>(sizeof(float));
+      costs.set_allreduce_seconds_per_byte(timer.allreduce_seconds(bytes) / static_cast<double>(bytes));
+    }
+    limit = r.memory_limit > 0 ? r.memory_limit : profile.memory_per_rank;
+  }
+};
+
+}  // namespace
+
+LayoutPrediction predict_model(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile) {
+  Setup s(spec, request, profile);
+  return predict_layout(s.costs, layout_of(spec, s.graph, request.ranks), "given", s.base, s.limit);
+}
+
+Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile) {
+  Setup s(spec, request, profile);
+  const PlanGraph& g = s.graph;
+  Plan plan;
+  plan.ranks = request.ranks;
+  plan.batch = request.batch;
+  plan.memory_limit = s.limit;
+
+  std::vector<std::vector<parallel::Distribution>> candidates;
+  SearchProblem problem;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    candidates.push_back(s.costs.candidates(i));
+    if (candidates.back().empty()) {
+      parallel::Distribution data_parallel;
+      data_parallel.sample = request.ranks;
+      const auto why = s.costs.refusal(i, data_parallel);
+      throw ConfigError("layer '" + g.nodes[i].name + "' (" + g.nodes[i].type + ")",
+                        "runs under no distribution of " + std::to_string(request.ranks) + " ranks (data parallel: " +
+                            why.value_or("?") + "); choose a rank count and batch size that divide its shapes");
+    }
+    std::vector<std::pair<double, double>> cost;  // time, memory per candidate
+    for (const auto& d : candidates.back()) {
+      const LayerCost c = s.costs.layer_cost(i, d);
+      // The model input's block is held under the first layer's distribution.
+      cost.emplace_back(c.time(), c.memory + (i == 0 ? s.costs.base_memory(d) : 0.0));
+      ++plan.candidates;
+    }
+    std::vector<parallel::Distribution> inputs_kept;
+    for (int in : g.nodes[i].inputs)
+      if (in != model::Graph::kModelInput)
+        inputs_kept.insert(inputs_kept.end(), candidates[static_cast<size_t>(in)].begin(),
+                           candidates[static_cast<size_t>(in)].end());
+    keep_promising(candidates.back(), cost, request.ranks, inputs_kept);
+    SearchNode node;
+    node.inputs = g.nodes[i].inputs;
+    for (const auto& [time, memory] : cost) {
+      node.time.push_back(time);
+      node.memory.push_back(memory);
+    }
+    problem.nodes.push_back(std::move(node));
+  }
+  // The loss ties the output's distribution to the input's (the first layer's): an edge.
+  const int last = static_cast<int>(g.nodes.size()) - 1;
+  const bool tie_output = last > 0;
+  if (tie_output) problem.nodes.back().inputs.push_back(0);
+  problem.edge = [&](int producer, int consumer, int a, int b) {
+    EdgeCost e;
+    if (tie_output && consumer == last && producer == 0 &&
+        problem.nodes.back().inputs.size() > g.nodes.back().inputs.size()) {
+      // Only the extra edge reads node 0 here unless the last layer reads it too.
+      bool real = false;
+      for (int in : g.nodes.back().inputs) real |= in == 0;
+      if (!real) {
+        if (!output_fits_targets(g, candidates[0][static_cast<size_t>(a)], candidates.back()[static_cast<size_t>(b)]))
+          e.time = kRefused, e.memory = kRefusedBytes;
+        return e;
+      }
+    }
+    if (producer == SearchProblem::kInput) return e;  // the input is read in the first layer's layout
+    if (g.nodes[static_cast<size_t>(consumer)].follows_input && a != b) {
+      e.time = kRefused, e.memory = kRefusedBytes;
+      return e;
+    }
+    const auto& from = candidates[static_cast<size_t>(producer)][static_cast<size_t>(a)];
+    const auto& to = candidates[static_cast<size_t>(consumer)][static_cast<size_t>(b)];
+    const auto& ins = g.nodes[static_cast<size_t>(consumer)].inputs;
+    for (size_t k = 0; k < ins.size(); ++k)
+      if (ins[k] == producer) return s.costs.edge_cost(static_cast<size_t>(consumer), k, from, to);
+    return e;
+  };
+  problem.base_memory = s.base;
+  // The fastest layout regardless of memory first (one label per state: quick); only when it
+  // does not fit, the search under the limit, which keeps every (time, memory) trade-off.
+  problem.memory_limit = std::numeric_limits<double>::infinity();
+  SearchResult found = search_layout(problem);
+  if (s.limit > 0 && found.memory > s.limit) {
+    problem.memory_limit = s.limit;
+    found = search_layout(problem);
+  }
+  std::vector<parallel::Distribution> chosen;
+  for (size_t i = 0; i < g.nodes.size(); ++i) chosen.push_back(candidates[i][static_cast<size_t>(found.choice[i])]);
+  plan.chosen = predict_layout(s.costs, chosen, "planned", s.base, s.limit);
+  plan.feasible = found.feasible && found.time < kRefused;
+  if (found.time >= kRefused && found.memory >= kRefusedBytes && plan.chosen.valid) {
+    plan.chosen.valid = false;
+    plan.chosen.why = "no layout gives the loss its output in the distribution it needs";
+  }
+  const int spatial_axes = g.sample_shape.rank() == 4 ? 3 : g.sample_shape.rank() == 3 ? 2 : 0;
+  std::vector<std::pair<std::string, std::string>> refs{{"data parallel", "sample"}};
+  if (spatial_axes == 3) refs.emplace_back("spatial (depth)", "depth");
+  if (spatial_axes == 2) refs.emplace_back("spatial (height)", "height");
+  for (const auto& [label, axis] : refs) {
+    const std::vector<parallel::Distribution> layout(g.nodes.size(), uniform(request.ranks, axis));
+    plan.references.push_back(predict_layout(s.costs, layout, label, s.base, s.limit));
+  }
+  plan.measured = s.timer.measured();
+  return plan;
+}
+
+void apply_layout(model::ModelSpec& spec, const LayoutPrediction& layout) {
+  std::map<std::string, parallel::Distribution> of;
+  for (const auto& l : layout.layers) of[l.name] = l.distribution;
+  spec.distribution = layout.layers.front().distribution;
+  for (auto& l : spec.layers) l.distribution = of.at(l.name);
+}
+
+std::string plan_table(const Plan& plan) {
+  std::ostringstream out;
+  char line[256];
+  out << "plan for " << plan.ranks << " rank(s), global batch " << plan.batch;
+  if (plan.memory_limit > 0) out << ", memory limit " << human_bytes(plan.memory_limit) << " per rank";
+  out << "\n";
+  std::snprintf(line, sizeof line, "%-22s %-18s %-34s %10s %10s %9s\n", "layer", "type", "distribution", "compute ms",
+                "comm ms", "mem MiB");
+  out << line;
+  for (const auto& l : plan.chosen.layers) {
+    std::snprintf(line, sizeof line, "%-22s %-18s %-34s %10s %10s %9s\n", l.name.c_str(), l.type.c_str(),
+                  l.distribution.str().c_str(), ms(l.cost.compute + l.cost.update + l.fusion).c_str(),
+                  ms(l.cost.communication() + l.redistribution).c_str(),
+                  mib(l.cost.memory + l.redistribution_memory).c_str());
+    out << line;
+  }
+  out << "\n";
+  std::snprintf(line, sizeof line, "%-18s %12s %12s %12s %12s  %s\n", "layout", "step ms", "compute ms", "comm ms",
+                "memory MiB", "");
+  out << line;
+  auto row = [&](const LayoutPrediction& p) {
+    if (!p.valid) {
+      std::snprintf(line, sizeof line, "%-18s %12s %12s %12s %12s  cannot run: %s\n", p.label.c_str(), "-", "-", "-",
+                    "-", p.why.c_str());
+    } else {
+      std::snprintf(line, sizeof line, "%-18s %12s %12s %12s %12s  %s\n", p.label.c_str(), ms(p.step_time).c_str(),
+                    ms(p.compute).c_str(), ms(p.communication).c_str(), mib(p.memory).c_str(),
+                    p.fits ? "" : "does not fit in memory");
+    }
+    out << line;
+  };
+  row(plan.chosen);
+  for (const auto& r : plan.references) row(r);
+  if (!plan.feasible)
+    out << "no layout fits in " << human_bytes(plan.memory_limit) << " per rank; the smallest found needs "
+        << human_bytes(plan.chosen.memory) << " (the planned row)\n";
+  return out.str();
+}
+
+nlohmann::json layout_json(const LayoutPrediction& p) {
+  nlohmann::json j{{"label", p.label}, {"valid", p.valid}};
+  if (!p.valid) {
+    j["why"] = p.why;
+    return j;
+  }
+  j["step_time_s"] = p.step_time;
+  j["compute_s"] = p.compute;
+  j["communication_s"] = p.communication;
+  j["memory_bytes"] = p.memory;
+  j["fits"] = p.fits;
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : p.layers) {
+    const auto& d = l.distribution;
+    nlohmann::json dist{{"sample", d.sample}, {"depth", d.depth},     {"height", d.height},
+                        {"width", d.width},   {"channel", d.channel}, {"filter", d.filter}};
+    layers.push_back({{"name", l.name},
+                      {"distribution", dist},
+                      {"compute_s", l.cost.compute + l.cost.update + l.fusion},
+                      {"halo_s", l.cost.halo},
+                      {"channel_exchange_s", l.cost.channel_exchange},
+                      {"reduction_s", l.cost.reduction},
+                      {"gradient_s", l.cost.gradient},
+                      {"redistribution_s", l.redistribution},
+                      {"memory_bytes", l.cost.memory + l.redistribution_memory}});
+  }
+  j["layers"] = layers;
+  return j;
+}
+
+nlohmann::json plan_json(const Plan& plan) {
+  nlohmann::json refs = nlohmann::json::array();
+  for (const auto& r : plan.references) refs.push_back(layout_json(r));
+  return {{"ranks", plan.ranks},
+          {"batch", plan.batch},
+          {"memory_limit_bytes", plan.memory_limit},
+          {"feasible", plan.feasible},
+          {"candidates", plan.candidates},
+          {"measured_layers", plan.measured},
+          {"chosen", layout_json(plan.chosen)},
+          {"references", refs}};
+}
+
+}  // namespace tessera::plan

@@ -1,0 +1,279 @@
+#include "tessera/plan/layout_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::plan {
+namespace {
+
+// Every candidate tuple of the live outputs is a state; past this many the exact search would
+// take too long and too much memory, so it refuses rather than guess.
+constexpr size_t kMaxStates = size_t{1} << 20;
+constexpr double kMaxCombinations = 1e6;
+
+std::string where(size_t node) { return "layout search: node " + std::to_string(node); }
+
+void validate(const SearchProblem& problem) {
+  if (std::isnan(problem.base_memory) || std::isnan(problem.memory_limit))
+    throw Error("layout search: the base memory and the memory limit must be numbers");
+  for (size_t i = 0; i < problem.nodes.size(); ++i) {
+    const SearchNode& node = problem.nodes[i];
+    if (node.time.empty()) throw Error(where(i) + " has no candidate layout");
+    if (node.time.size() != node.memory.size())
+      throw Error(where(i) + " has " + std::to_string(node.time.size()) + " candidate times but " +
+                  std::to_string(node.memory.size()) + " candidate memories");
+    for (int input : node.inputs)
+      if (input != SearchProblem::kInput && (input < 0 || static_cast<size_t>(input) >= i))
+        throw Error(where(i) + " reads " + std::to_string(input) +
+                    ", which is neither an earlier node nor the model input (-1)");
+    for (size_t c = 0; c < node.time.size(); ++c) {
+      if (std::isnan(node.time[c])) throw Error(where(i) + ": candidate " + std::to_string(c) + " has no time (NaN)");
+      // The memory limit prunes partial choices, which is exact only while memory never shrinks.
+      if (!(node.memory[c] >= 0))
+        throw Error(where(i) + ": candidate " + std::to_string(c) + " has a negative or NaN memory");
+    }
+  }
+}
+
+/// The edge's cost, checked as the node costs are.
+EdgeCost edge_cost(const SearchProblem& problem, int producer, size_t consumer, int a, int b) {
+  if (!problem.edge) return {};
+  const EdgeCost e = problem.edge(producer, static_cast<int>(consumer), a, b);
+  if (std::isnan(e.time) || !(e.memory >= 0))
+    throw Error(where(consumer) + ": the edge from " + std::to_string(producer) + " (candidates " + std::to_string(a) +
+                " -> " + std::to_string(b) + ") has a NaN time or a negative or NaN memory");
+  return e;
+}
+
+/// Adds node i's cost under candidate c (its own, then its input edges in order) to (time,
+/// memory). The brute force and the search add in this one order, so a choice's totals are
+/// bitwise the same in both.
+template <typename ProducerChoice, typename Edge>
+void add_node(const SearchNode& node, int c, ProducerChoice producer_choice, Edge edge, double& time, double& memory) {
+  time += node.time[c];
+  memory += node.memory[c];
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    const EdgeCost e = edge(k, producer_choice(k), c);
+    time += e.time;
+    memory += e.memory;
+  }
+}
+
+/// What the search minimises first: the step time (then memory) or the memory (then time).
+enum class Objective { time, memory };
+
+/// `a` before `b` under the objective (neither the choice nor the order of finding counts).
+bool better(Objective objective, double time_a, double memory_a, double time_b, double memory_b) {
+  if (objective == Objective::time) return time_a < time_b || (time_a == time_b && memory_a < memory_b);
+  return memory_a < memory_b || (memory_a == memory_b && time_a < time_b);
+}
+
+/// The outputs still to be read after each node, and how a state (their candidates) is
+/// numbered: mixed radix, one digit per live output in node order.
+struct LiveSets {
+  std::vector<std::vector<int>> nodes;       // per node i: live outputs after i, ascending
+  std::vector<std::vector<size_t>> strides;  // their digits' place values
+  std::vector<size_t> states;                // how many states after node i
+};
+
+LiveSets live_sets(const SearchProblem& problem) {
+  const size_t n = problem.nodes.size();
+  std::vector<int> last_read(n, -1);
+  for (size_t i = 0; i < n; ++i)
+    for (int input : problem.nodes[i].inputs)
+      if (input != SearchProblem::kInput) last_read[input] = static_cast<int>(i);
+  LiveSets live;
+  live.nodes.resize(n);
+  live.strides.resize(n);
+  live.states.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    size_t states = 1;
+    for (size_t j = 0; j <= i; ++j) {
+      if (last_read[j] <= static_cast<int>(i)) continue;
+      const size_t radix = problem.nodes[j].time.size();
+      if (states > kMaxStates / radix)
+        throw Error(where(i) +
+                    ": too many outputs are still to be read after it (skip connections) for the exact "
+                    "layout search: more than " +
+                    std::to_string(kMaxStates) + " combinations of their candidates");
+      live.nodes[i].push_back(static_cast<int>(j));
+      live.strides[i].push_back(states);
+      states *= radix;
+    }
+    live.states[i] = states;
+  }
+  return live;
+}
+
+/// A partial choice of nodes 0..i: its totals so far, the state it leaves, and how to go back.
+struct Label {
+  double time, memory;
+  size_t state;
+  size_t parent;  // index of the label of nodes 0..i-1 it extends
+  int choice;     // node i's candidate
+  size_t order;   // the rank of its choice vector among the labels made for node i
+};
+
+/// The dynamic programme. pareto: keep every (time, memory) trade-off per state and drop
+/// labels over the memory limit; else one label per state, the best under `objective`.
+/// Labels of each node are kept in lexicographic order of their choices (they are made by
+/// extending the previous node's labels in that order, candidates ascending), so on a tie the
+/// one made first, whose choices are lexicographically smaller, stays. Two labels in the same
+/// state have the same completions at the same costs, so this is the tie-break of the whole
+/// choice. (With costs that are not exact in binary, two partial sums that differ may round
+/// to the same total later; the tie-break then follows the partial sums, not the totals.)
+/// Returns false when every label went over the limit.
+bool run_search(const SearchProblem& problem, const LiveSets& live, bool pareto, Objective objective,
+                SearchResult& result) {
+  const size_t n = problem.nodes.size();
+  const double limit = problem.memory_limit;
+  // Edge costs per node and input, [a * candidates + b], asked once each.
+  std::vector<std::vector<std::vector<EdgeCost>>> edges(n);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t cols = problem.nodes[i].time.size();
+    for (int p : problem.nodes[i].inputs) {
+      const size_t rows = p == SearchProblem::kInput ? 1 : problem.nodes[p].time.size();
+      std::vector<EdgeCost> table(rows * cols);
+      for (size_t a = 0; a < rows; ++a)
+        for (size_t b = 0; b < cols; ++b)
+          table[a * cols + b] = edge_cost(problem, p, i, static_cast<int>(a), static_cast<int>(b));
+      edges[i].push_back(std::move(table));
+    }
+  }
+
+  std::vector<Label> current{{0.0, problem.base_memory, 0, 0, 0, 0}};
+  if (pareto && problem.base_memory > limit) return false;
+  std::vector<std::vector<Label>> layers(n);  // kept for the way back
+  std::vector<std::vector<Label>> buckets;
+  std::vector<Label> next;
+  const std::vector<int> no_nodes;  // live before node 0
+  const std::vector<size_t> no_strides;
+  for (size_t i = 0; i < n; ++i) {
+    const SearchNode& node = problem.nodes[i];
+    const int candidates = static_cast<int>(node.time.size());
+    const std::vector<int>& before = i ? live.nodes[i - 1] : no_nodes;
+    const std::vector<size_t>& before_strides = i ? live.strides[i - 1] : no_strides;
+    // Where each input's candidate and each new live output's candidate sit in a state.
+    auto digit = [&](size_t state, int producer) {
+      const size_t pos = std::lower_bound(before.begin(), before.end(), producer) - before.begin();
+      return static_cast<int>(state / before_strides[pos] % problem.nodes[producer].time.size());
+    };
+    buckets.assign(live.states[i], {});
+    size_t order = 0;
+    std::vector<int> producer_choices(node.inputs.size());
+    for (size_t l = 0; l < current.size(); ++l) {
+      const Label& from = current[l];
+      for (size_t k = 0; k < node.inputs.size(); ++k)
+        producer_choices[k] = node.inputs[k] == SearchProblem::kInput ? 0 : digit(from.state, node.inputs[k]);
+      size_t kept = 0;  // the new state, less node i's own digit
+      for (size_t d = 0; d < live.nodes[i].size(); ++d)
+        if (live.nodes[i][d] != static_cast<int>(i))
+          kept += static_cast<size_t>(digit(from.state, live.nodes[i][d])) * live.strides[i][d];
+      const bool own_digit = !live.nodes[i].empty() && live.nodes[i].back() == static_cast<int>(i);
+      for (int c = 0; c < candidates; ++c) {
+        Label label{from.time, from.memory, kept, l, c, order++};
+        if (own_digit) label.state += static_cast<size_t>(c) * live.strides[i].back();
+        add_node(
+            node, c, [&](size_t k) { return producer_choices[k]; },
+            [&](size_t k, int a, int b) { return edges[i][k][a * candidates + b]; }, label.time, label.memory);
+        std::vector<Label>& bucket = buckets[label.state];
+        if (!pareto) {
+          if (bucket.empty())
+            bucket.push_back(label);
+          else if (better(objective, label.time, label.memory, bucket[0].time, bucket[0].memory))
+            bucket[0] = label;
+          continue;
+        }
+        if (label.memory > limit) continue;
+        // Dominated (or equalled by an earlier, lexicographically smaller choice): dropped.
+        const bool dominated = std::any_of(bucket.begin(), bucket.end(), [&](const Label& o) {
+          return o.time <= label.time && o.memory <= label.memory;
+        });
+        if (dominated) continue;
+        bucket.erase(std::remove_if(bucket.begin(), bucket.end(),
+                                    [&](const Label& o) { return label.time <= o.time && label.memory <= o.memory; }),
+                     bucket.end());
+        bucket.push_back(label);
+      }
+    }
+    next.clear();
+    for (const std::vector<Label>& bucket : buckets) next.insert(next.end(), bucket.begin(), bucket.end());
+    std::sort(next.begin(), next.end(), [](const Label& a, const Label& b) { return a.order < b.order; });
+    if (next.empty()) return false;
+    layers[i] = next;
+    std::swap(current, next);
+  }
+
+  // Every output has been read: one state, whose labels are in lexicographic order.
+  size_t best = 0;
+  for (size_t l = 1; l < current.size(); ++l)
+    if (better(objective, current[l].time, current[l].memory, current[best].time, current[best].memory)) best = l;
+  result.time = current[best].time;
+  result.memory = current[best].memory;
+  result.choice.assign(n, 0);
+  for (size_t i = n; i-- > 0;) {
+    result.choice[i] = layers[i][best].choice;
+    best = layers[i][best].parent;
+  }
+  return true;
+}
+
+}  // namespace
+
+SearchResult search_layout(const SearchProblem& problem) {
+  validate(problem);
+  const LiveSets live = live_sets(problem);
+  SearchResult result;
+  if (problem.memory_limit == std::numeric_limits<double>::infinity()) {
+    // No limit: a label that is faster in a state stays faster whatever follows, so one per state.
+    run_search(problem, live, false, Objective::time, result);
+    result.feasible = result.memory <= problem.memory_limit;
+    return result;
+  }
+  result.feasible = run_search(problem, live, true, Objective::time, result);
+  if (!result.feasible) run_search(problem, live, false, Objective::memory, result);
+  return result;
+}
+
+SearchResult search_layout_brute_force(const SearchProblem& problem) {
+  validate(problem);
+  const size_t n = problem.nodes.size();
+  double combinations = 1;
+  for (const SearchNode& node : problem.nodes) combinations *= static_cast<double>(node.time.size());
+  if (combinations > kMaxCombinations)
+    throw Error("layout search: " + std::to_string(combinations) + " choices are too many to try them all (at most " +
+                std::to_string(kMaxCombinations) + ")");
+  SearchResult fastest, smallest;
+  bool any_fits = false, any = false;
+  std::vector<int> choice(n, 0);
+  for (;;) {
+    double time = 0, memory = problem.base_memory;
+    for (size_t i = 0; i < n; ++i) {
+      const SearchNode& node = problem.nodes[i];
+      add_node(
+          node, choice[i],
+          [&](size_t k) { return node.inputs[k] == SearchProblem::kInput ? 0 : choice[node.inputs[k]]; },
+          [&](size_t k, int a, int b) { return edge_cost(problem, node.inputs[k], i, a, b); }, time, memory);
+    }
+    // Choices come in lexicographic order, so on a tie the one found first stays.
+    if (memory <= problem.memory_limit &&
+        (!any_fits || better(Objective::time, time, memory, fastest.time, fastest.memory))) {
+      fastest = {true, choice, time, memory};
+      any_fits = true;
+    }
+    if (!any || better(Objective::memory, time, memory, smallest.time, smallest.memory))
+      smallest = {false, choice, time, memory};
+    any = true;
+    size_t i = n;
+    while (i > 0 && ++choice[i - 1] == static_cast<int>(problem.nodes[i - 1].time.size())) choice[--i] = 0;
+    if (i == 0) break;
+  }
+  return any_fits ? fastest : smallest;
+}
+
+}  // namespace tessera::plan

@@ -1,0 +1,167 @@
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <limits>
+#include <set>
+
+#include "tessera/core/config.hpp"
+#include "tessera/plan/block_shape.hpp"
+#include "tessera/plan/layout_planner.hpp"
+
+using namespace tessera;
+using parallel::Distribution;
+
+namespace {
+
+/// A machine not at hand: layers priced by their roofline, so the tests measure nothing and
+/// their answers do not depend on this machine's speed.
+plan::MachineProfile published_profile() {
+  plan::MachineProfile p;
+  p.name = "test";
+  p.origin = "published";
+  p.ranks_per_node = 64;
+  p.memory_per_rank = 16.0 * (1 << 30);
+  p.peak_flops_per_rank = 1e11;
+  p.conv_efficiency = 0.5;
+  p.memory_bandwidth_per_rank = 1e10;
+  for (auto c : {plan::Collective::point_to_point, plan::Collective::allreduce, plan::Collective::allgather,
+                 plan::Collective::alltoall, plan::Collective::reduce_scatter})
+    p.within_node[c] = plan::LinkCost{2e-6, 1e-10};
+  return p;
+}
+
+model::ModelSpec spec_of(const nlohmann::json& model) {
+  ConfigObject cfg(model, "$.model");
+  return model::ModelSpec::from_json(cfg);
+}
+
+const nlohmann::json kSmallNet = nlohmann::json::parse(R"({
+  "input": {"channels": 4, "size": [16, 16, 16]},
+  "layers": [
+    {"name": "conv1", "type": "conv3d", "filters": 8, "kernel": 3, "padding": 1},
+    {"name": "act1", "type": "relu"},
+    {"name": "pool1", "type": "max_pool3d", "kernel": 2},
+    {"name": "conv2", "type": "conv3d", "filters": 16, "kernel": 3, "padding": 1},
+    {"name": "flatten", "type": "flatten"},
+    {"name": "out", "type": "dense", "units": 4}
+  ]})");
+
+/// What every planner case asks: the small net, 4 samples, `ranks` ranks.
+plan::PlanRequest small_request(int ranks) {
+  plan::PlanRequest request;
+  request.ranks = ranks;
+  request.batch = 4;
+  return request;
+}
+
+}  // namespace
+
+TEST_CASE("block_shape splits samples, space and channels evenly, features over samples and channels only") {
+  Distribution d;
+  d.sample = 2;
+  d.depth = 2;
+  d.filter = 2;
+  CHECK(plan::block_shape(Shape{4, 8, 6, 6, 8}, d) == Shape{2, 4, 6, 6, 4});
+  CHECK(plan::block_shape(Shape{4, 32}, d) == Shape{2, 16});  // copies across the depth split
+  CHECK_FALSE(plan::block_shape(Shape{4, 7, 6, 6, 8}, d));    // depth 7 over 2
+  CHECK_FALSE(plan::block_shape(Shape{3, 8, 6, 6, 8}, d));    // 3 samples over 2
+  CHECK_FALSE(plan::block_shape(Shape{4, 6, 6, 8}, d));       // a 2D activation cannot split depth
+}
+
+TEST_CASE("distributions_of lists every split of the ranks once") {
+  for (int ranks : {1, 2, 4, 6, 8}) {
+    const auto all = plan::distributions_of(ranks, 3, true);
+    std::set<std::string> seen;
+    for (const auto& d : all) {
+      CHECK(d.ranks() == ranks);
+      CHECK_FALSE((d.channel > 1 && d.filter > 1));
+      CHECK(seen.insert(d.str()).second);
+    }
+    const auto plain = plan::distributions_of(ranks, 0, false);
+    REQUIRE(plain.size() == 1);
+    CHECK(plain[0].sample == ranks);
+  }
+  // 2 ranks: sample, depth, height, width, channel, filter.
+  CHECK(plan::distributions_of(2, 3, true).size() == 6);
+  CHECK(plan::distributions_of(2, 2, false).size() == 3);
+}
+
+TEST_CASE("the planned layout is the fastest of every layout the model accepts (brute force)") {
+  const model::ModelSpec spec = spec_of(kSmallNet);
+  plan::MachineProfile profile = published_profile();
+  plan::PlanRequest request = small_request(2);
+  const plan::Plan plan = plan::plan_model(spec, request, profile);
+  REQUIRE(plan.chosen.valid);
+  REQUIRE(plan.feasible);
+
+  // Every combination of every layer's distributions, priced by the same model.
+  const plan::PlanGraph graph = plan::plan_graph(spec, request.batch);
+  plan::LayerTimer timer(profile, "auto", 1);
+  plan::LayerCostModel costs(graph, profile, timer, plan::CostOptions{2, 1, 0, 0, 1});
+  std::vector<std::vector<Distribution>> options;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) options.push_back(costs.candidates(i));
+  double best = std::numeric_limits<double>::infinity();
+  int valid = 0;
+  std::vector<Distribution> layout(graph.nodes.size());
+  std::function<void(size_t)> walk = [&](size_t i) {
+    if (i == graph.nodes.size()) {
+      const plan::LayoutPrediction p = plan::predict_layout(costs, layout, "any", 0, 0);
+      if (p.valid && p.step_time < 1e29) {
+        ++valid;
+        best = std::min(best, p.step_time);
+      }
+      return;
+    }
+    for (const auto& d : options[i]) {
+      layout[i] = d;
+      walk(i + 1);
+    }
+  };
+  walk(0);
+  CHECK(valid > 100);
+  CHECK(plan.chosen.step_time == Approx(best).epsilon(1e-9));
+  for (const auto& r : plan.references)
+    if (r.valid) CHECK(plan.chosen.step_time <= r.step_time * (1 + 1e-12));
+  // The moved activation keeps its pool's distribution.
+  CHECK(plan.chosen.layers[2].name == "act1");
+  CHECK(plan.chosen.layers[2].distribution == plan.chosen.layers[1].distribution);
+}
+
+TEST_CASE("a memory limit below every layout gives the smallest one, marked as not fitting") {
+  const model::ModelSpec spec = spec_of(kSmallNet);
+  plan::MachineProfile profile = published_profile();
+  plan::PlanRequest request = small_request(2);
+  const plan::Plan free = plan::plan_model(spec, request, profile);
+  request.memory_limit = 1024;
+  const plan::Plan tight = plan::plan_model(spec, request, profile);
+  CHECK_FALSE(tight.feasible);
+  CHECK_FALSE(tight.chosen.fits);
+  CHECK(tight.chosen.memory <= free.chosen.memory);
+  CHECK(plan::plan_table(tight).find("no layout fits in") != std::string::npos);
+}
+
+TEST_CASE("apply_layout writes every layer's distribution and the model's (its input's)") {
+  model::ModelSpec spec = spec_of(kSmallNet);
+  plan::MachineProfile profile = published_profile();
+  plan::PlanRequest request = small_request(2);
+  const plan::Plan plan = plan::plan_model(spec, request, profile);
+  plan::apply_layout(spec, plan.chosen);
+  REQUIRE(spec.distribution);
+  CHECK(*spec.distribution == plan.chosen.layers.front().distribution);
+  for (const auto& l : spec.layers) {
+    REQUIRE(l.distribution);
+    CHECK(l.distribution->ranks() == 2);
+  }
+  // Predicting the written spec gives the plan back.
+  const plan::LayoutPrediction again = plan::predict_model(spec, request, profile);
+  CHECK(again.step_time == Approx(plan.chosen.step_time).epsilon(1e-9));
+}
+
+TEST_CASE("a layer no distribution of the ranks fits is refused naming it") {
+  model::ModelSpec spec = spec_of(kSmallNet);
+  plan::MachineProfile profile = published_profile();
+  // 4 samples, 16^3 blocks and 8 filters: nothing splits in three.
+  plan::PlanRequest request = small_request(3);
+  CHECK_THROWS_WITH(plan::plan_model(spec, request, profile),
+                    Catch::Contains("conv1") && Catch::Contains("runs under no distribution of 3 ranks"));
+}
