@@ -50,6 +50,14 @@ struct SearchArgs {
   bool resume = false, quiet = false;
 };
 
+/// The flags of `tessera plan`.
+struct PlanArgs {
+  std::string config, machine, memory_limit, backend = "auto", json, write_config;
+  int ranks = 1;
+  int64_t batch_size = 0;
+  bool given = false, no_measure = false;
+};
+
 /// The flags of `tessera bench peak|ops|model|report`.
 struct BenchArgs {
   std::string command;  // the subcommand given
@@ -58,6 +66,14 @@ struct BenchArgs {
   int64_t size = 0, batch_size = 0, reps = 5, warmup = 1, steps = 5, triad_mb = 384;
   double seconds = 0.1;
   bool no_progress = false;
+};
+
+/// The flags of `tessera calibrate`.
+struct CalibrateArgs {
+  std::string output, name;
+  int64_t ranks_max = 0;  // 0: every rank of the job
+  int64_t threads = 0;    // 0: Kokkos' host threads
+  bool quick = false;
 };
 
 CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
@@ -71,8 +87,12 @@ int run_fashion_mnist(FashionMnistArgs& args);
 int run_info(const InfoArgs& args);
 CLI::App* add_search_command(CLI::App& app, SearchArgs& args);
 int run_search(SearchArgs& args);
+CLI::App* add_plan_command(CLI::App& app, PlanArgs& args);
+int run_plan(PlanArgs& args);
 /// Adds `bench` with its subcommands; returns `bench`.
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& args);
 int run_bench(BenchArgs& args);
+CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args);
+int run_calibrate(CalibrateArgs& args);
 
 }  // namespace tessera::cli

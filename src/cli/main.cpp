@@ -123,7 +123,8 @@ int main(int argc, char* argv[]) {
   // MPI first: it may consume its own arguments, and every rank must take part even in --help.
   tessera::parallel::MpiSession mpi(argc, argv);
   std::vector<char*> ours{argv[0]}, kokkos_args{argv[0]};
-  for (int i = 1; i < argc; ++i) (std::string(argv[i]).rfind("--kokkos-", 0) == 0 ? kokkos_args : ours).push_back(argv[i]);
+  for (int i = 1; i < argc; ++i)
+    (std::string(argv[i]).rfind("--kokkos-", 0) == 0 ? kokkos_args : ours).push_back(argv[i]);
 
   CLI::App app{"Tessera " TESSERA_VERSION
                ": distributed training of 3D convolutional networks on CPUs and GPUs.\n"
@@ -139,8 +140,9 @@ int main(int argc, char* argv[]) {
   auto* datagen = tessera::cli::add_datagen_command(app, datagen_args);
   tessera::cli::FashionMnistArgs fashion_args;
   auto* fashion_mnist = tessera::cli::add_fashion_mnist_command(*datagen, fashion_args);
-  auto* info = app.add_subcommand("info", "Print the build configuration: Kokkos execution space and threads, "
-                                          "compiled-in backends and library versions.");
+  auto* info = app.add_subcommand("info",
+                                  "Print the build configuration: Kokkos execution space and threads, "
+                                  "compiled-in backends and library versions.");
   tessera::cli::InfoArgs info_args;
   info->add_flag("--topology", info_args.topology,
                  "Print this node's packages, NUMA domains, cores and GPUs, this process's binding, and the "
@@ -150,8 +152,12 @@ int main(int argc, char* argv[]) {
                    "a synthetic description such as \"package:2 numa:1 core:20 pu:2\"");
   tessera::cli::SearchArgs search_args;
   auto* search = tessera::cli::add_search_command(app, search_args);
+  tessera::cli::PlanArgs plan_args;
+  auto* plan = tessera::cli::add_plan_command(app, plan_args);
   tessera::cli::BenchArgs bench_args;
   auto* bench = tessera::cli::add_bench_command(app, bench_args);
+  tessera::cli::CalibrateArgs calibrate_args;
+  auto* calibrate = tessera::cli::add_calibrate_command(app, calibrate_args);
   for (const std::string& problem : {unknown_subcommand(app, ours), bad_kokkos_flag(kokkos_args)})
     if (!problem.empty()) {
       // Every rank sees the same arguments and exits alike; only rank 0 prints.
@@ -176,6 +182,8 @@ int main(int argc, char* argv[]) {
     if (*info) status = tessera::cli::run_info(info_args);
     if (*search) status = tessera::cli::run_search(search_args);
     if (*bench) status = tessera::cli::run_bench(bench_args);
+    if (*plan) status = tessera::cli::run_plan(plan_args);
+    if (*calibrate) status = tessera::cli::run_calibrate(calibrate_args);
   } catch (const std::exception& e) {
     // On one rank or many: say what failed where, and end every rank (no rank may be left
     // waiting in a collective for one that is gone).

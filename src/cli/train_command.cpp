@@ -156,7 +156,12 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->capture_default_str();
   cmd->add_option("--distribution", a.distribution,
                   "Override model.distribution, the split of every layer without its own, as JSON, e.g. "
-                  "'{\"sample\": 2, \"depth\": 2}' (counts must multiply to the number of ranks)");
+                  "'{\"sample\": 2, \"depth\": 2}' (counts must multiply to the number of ranks), or auto: "
+                  "the planner chooses every layer's distribution on the --machine profile (docs/plan.md)");
+  cmd->add_option("--machine", a.overrides.machine_file,
+                  "Machine profile for \"distribution\": \"auto\" (from `tessera calibrate`; default: "
+                  "$TESSERA_MACHINE); layer times the plan measures are added to it")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--metrics", a.overrides.metrics_file, "Write a JSON-lines metrics log to this file");
   cmd->add_option("--checkpoint", a.overrides.checkpoint_file,
                   "Checkpoint file, written atomically at the end (and every --checkpoint-every steps)");
@@ -185,12 +190,19 @@ int run_train(TrainArgs& a) {
   if (a.seed >= 0) a.overrides.seed = static_cast<uint64_t>(a.seed);
   a.overrides.progress = !(a.no_progress || a.quiet);
 
+  if (a.overrides.machine_file.empty()) {
+    if (const char* env = std::getenv("TESSERA_MACHINE"); env && *env) {
+      a.overrides.machine_file = env;
+      a.overrides.machine_key = "TESSERA_MACHINE";
+    }
+  }
   auto config = read_json_file(a.config);
   if (!a.distribution.empty()) {
-    const nlohmann::json distribution = parse_json_text(a.distribution, "--distribution");
-    if (!distribution.is_object())
+    const nlohmann::json distribution =
+        a.distribution == "auto" ? nlohmann::json("auto") : parse_json_text(a.distribution, "--distribution");
+    if (!distribution.is_object() && distribution != "auto")
       throw ConfigError("--distribution",
-                        "expected an object such as {\"depth\": 2}, got " + json_excerpt(distribution));
+                        "expected an object such as {\"depth\": 2} or auto, got " + json_excerpt(distribution));
     if (config.contains("model") && config["model"].is_object()) config["model"]["distribution"] = distribution;
   }
   if (train::PopulationRun::requested(config, a.trainers)) return run_population(a, config);

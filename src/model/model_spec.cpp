@@ -88,8 +88,15 @@ ModelSpec ModelSpec::from_json(ConfigObject& spec) {
   m.init = spec.choice("init", {"he_normal", "uniform_fan_in"}, "he_normal") == "he_normal"
                ? layers::InitScheme::he_normal
                : layers::InitScheme::uniform_fan_in;
-  if (spec.has("distribution")) m.distribution = read_distribution(spec.object("distribution"));
   m.distribution_path = spec.path_of("distribution");
+  if (spec.has("distribution") && spec.raw().at("distribution").is_string()) {
+    if (spec.string("distribution") != "auto")
+      throw ConfigError(m.distribution_path, "expected an object such as {\"sample\": 2} or \"auto\", got \"" +
+                                                 spec.raw().at("distribution").get<std::string>() + "\"");
+    m.distribution_auto = true;
+  } else if (spec.has("distribution")) {
+    m.distribution = read_distribution(spec.object("distribution"));
+  }
 
   m.layers_path = spec.path_of("layers");
   auto layer_specs = spec.object_list("layers");
@@ -100,6 +107,13 @@ ModelSpec ModelSpec::from_json(ConfigObject& spec) {
     index_of[m.layers.back().name] = static_cast<int>(i);
   }
   spec.finish();
+  if (m.distribution_auto)
+    for (const auto& l : m.layers)
+      if (l.distribution)
+        throw ConfigError(l.distribution_path,
+                          "the model's distribution is \"auto\": the planner chooses every "
+                          "layer's, so layer '" +
+                              l.name + "' may not name its own");
   return m;
 }
 

@@ -8,6 +8,8 @@
 #include "tessera/model/model_spec.hpp"
 #include "tessera/model/passes/passes.hpp"
 #include "tessera/optim/optimizer_section.hpp"
+#include "tessera/train/auto_layout.hpp"
+#include "tessera/train/layout_plan_hook.hpp"
 
 namespace tessera::train {
 
@@ -26,7 +28,18 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   build.seed = options_.seed;
   build.group = o.group;
   auto model_cfg = root.object("model");
-  model::Graph graph = model::build_graph(model::ModelSpec::from_json(model_cfg), build);
+  model::ModelSpec spec = model::ModelSpec::from_json(model_cfg);
+  if (spec.distribution_auto) {
+    AutoLayoutOptions auto_options;
+    auto_options.batch = options_.batch_size;
+    auto_options.backend = o.backend;
+    auto_options.optimizer_state = optimizer_state_per_parameter(config_);
+    auto_options.machine_file = o.machine_file;
+    auto_options.machine_key = o.machine_key;
+    auto_options.config = config_;
+    plan_ = plan_auto_layout(spec, auto_options, o.group);
+  }
+  model::Graph graph = model::build_graph(spec, build);
   model::passes::run_all(graph);
   // Before the model allocates anything: a run that cannot fit is refused with the layer's
   // key, not ended by the allocator (or the kernel's out-of-memory killer) half-way.
@@ -50,6 +63,18 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   if (o.held_out_samples > 0) hold_out(o.held_out_samples, o.held_out_key);
 
   trainer_ = std::make_unique<Trainer>(*model_, *loss_, *optimizer_, data_, options_, optimizer_config_, o.group);
+  if (plan_ && plan_->ranks > 1) trainer_->add_hook(std::make_unique<LayoutPlanHook>(plan::plan_json(*plan_)));
+}
+
+double TrainingRun::optimizer_state_per_parameter(const nlohmann::json& config) {
+  if (!config.contains("optimizer")) return 0;
+  // Asked of the optimizer itself: bound to one element, how many it keeps beside it.
+  auto probe = optim::OptimizerSection(config.at("optimizer")).make_optimizer();
+  Tensor value(Shape{1}, "probe"), grad(Shape{1}, "probe_grad");
+  probe->bind(value, grad);
+  double state = 0;
+  for (auto& [name, t] : probe->state()) state += static_cast<double>(t.numel());
+  return state;
 }
 
 TrainingOptions TrainingRun::training_options(ConfigObject& training, const RunOverrides& o) {
@@ -91,6 +116,10 @@ std::string TrainingRun::describe() const {
        " steps, batch " + std::to_string(options_.batch_size) + ", seed " + std::to_string(options_.seed) + "\n";
   s += "threads:   " + std::to_string(ExecSpace().concurrency()) + " (" + ExecSpace::name() + ") per rank, " +
        std::to_string(parallel::Communicator::world().size()) + " rank(s)\n";
+  if (plan_ && plan_->ranks > 1)
+    s += "layout:    planned (\"distribution\": \"auto\")\n" + plan::plan_table(*plan_);
+  else if (plan_)
+    s += "layout:    one rank (\"distribution\": \"auto\")\n";
   return s;
 }
 

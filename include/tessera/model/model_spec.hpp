@@ -45,6 +45,9 @@ struct ModelSpec {
   layers::InitScheme init = layers::InitScheme::he_normal;
   std::optional<parallel::Distribution> distribution;  // unset: data parallelism over every rank
   std::string distribution_path;
+  /// "distribution": "auto": the planner chooses every layer's distribution at start-up
+  /// (plan/layout_planner.hpp); layers may then not name their own.
+  bool distribution_auto = false;
   std::vector<LayerSpec> layers;
   std::string layers_path;
 

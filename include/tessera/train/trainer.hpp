@@ -50,11 +50,11 @@ struct TrainingOptions {
 
 /// What a run produced, for the caller and for tests.
 struct TrainingReport {
-  std::vector<double> logged_losses;  // mean training loss of each logging window
-  std::vector<double> step_losses;    // every step's training loss
-  double validation_loss = -1.0;      // last validation (−1: none)
-  double validation_baseline = -1.0;  // loss of predicting the mean target (regression)
-  double validation_accuracy = -1.0;  // classification only
+  std::vector<double> logged_losses;     // mean training loss of each logging window
+  std::vector<double> step_losses;       // every step's training loss
+  double validation_loss = -1.0;         // last validation (−1: none)
+  double validation_baseline = -1.0;     // loss of predicting the mean target (regression)
+  double validation_accuracy = -1.0;     // classification only
   ValidationMetrics validation_metrics;  // last validation's chosen metrics
   int64_t steps = 0;
   double samples_per_second = 0.0;
@@ -65,8 +65,8 @@ struct TrainingReport {
 /// Loss of the model on the validation set, and what it is compared with.
 struct ValidationResult {
   double loss = 0.0;
-  double baseline = -1.0;  // loss of predicting the mean target (regression), −1: none
-  double accuracy = -1.0;  // classification only, −1: none
+  double baseline = -1.0;     // loss of predicting the mean target (regression), −1: none
+  double accuracy = -1.0;     // classification only, −1: none
   ValidationMetrics metrics;  // those the run chose (TrainingOptions::metrics)
 };
 

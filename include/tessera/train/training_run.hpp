@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/plan/layout_planner.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
@@ -24,6 +25,9 @@ struct RunOverrides {
   /// the count comes from, for errors.
   int64_t held_out_samples = 0;
   std::string held_out_key = "held-out samples";
+  /// The machine profile a model with "distribution": "auto" is planned on (--machine, or
+  /// TESSERA_MACHINE); `machine_key` names where it came from, for errors.
+  std::string machine_file, machine_key = "--machine";
 };
 
 /// A training run assembled from a run config:
@@ -41,8 +45,12 @@ class TrainingRun {
   /// The "training" section with the command line's overrides applied and checked, as a run
   /// reads it (a population reads it too, before it builds its trainers).
   static TrainingOptions training_options(ConfigObject& training, const RunOverrides& overrides);
+  /// Values the config's optimizer keeps per trainable element (0 for plain SGD, 2 for Adam).
+  static double optimizer_state_per_parameter(const nlohmann::json& config);
   /// A few lines describing model, data, optimizer and threads, for the console.
   std::string describe() const;
+  /// The plan of a model whose distribution is "auto" (null otherwise).
+  const plan::Plan* layout_plan() const { return plan_ ? &*plan_ : nullptr; }
   /// The samples held out of the training set (RunOverrides::held_out_samples), else null.
   const std::shared_ptr<io::Dataset>& held_out() const { return held_out_; }
 
@@ -57,6 +65,7 @@ class TrainingRun {
   io::DataSplit data_;
   std::shared_ptr<io::Dataset> held_out_;
   std::unique_ptr<Trainer> trainer_;
+  std::optional<plan::Plan> plan_;
 };
 
 }  // namespace tessera::train

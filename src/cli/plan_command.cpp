@@ -1,0 +1,173 @@
+// `tessera plan`: the layout the performance model would choose for a run config on N ranks,
+// with its predicted step time and memory beside data-parallel and spatial layouts.
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+
+#include "commands.hpp"
+#include "tessera/core/atomic_file.hpp"
+#include "tessera/core/config.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/json_reader.hpp"
+#include "tessera/core/log.hpp"
+#include "tessera/model/model_spec.hpp"
+#include "tessera/parallel/communicator.hpp"
+#include "tessera/plan/layout_planner.hpp"
+#include "tessera/train/auto_layout.hpp"
+#include "tessera/train/training_run.hpp"
+
+namespace tessera::cli {
+namespace {
+
+/// "16GiB", "512MiB", "2.5G", "1000000": bytes. Throws ConfigError naming the flag otherwise.
+double parse_bytes(const std::string& text, const std::string& flag) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const double k = 1024.0;
+  double scale = 0;
+  if (unit.empty() || unit == "b") scale = 1;
+  if (unit == "k" || unit == "kib" || unit == "kb") scale = k;
+  if (unit == "m" || unit == "mib" || unit == "mb") scale = k * k;
+  if (unit == "g" || unit == "gib" || unit == "gb") scale = k * k * k;
+  if (unit == "t" || unit == "tib" || unit == "tb") scale = k * k * k * k;
+  if (used == 0 || scale == 0 || !(value > 0) || !std::isfinite(value))
+    throw ConfigError(flag, "expected a positive size such as 16GiB or 512MiB, got \"" + text + "\"");
+  return value * scale;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  write_file_atomically(path, [&](std::FILE* f) { write_all(f, text.data(), text.size(), path); });
+}
+
+}  // namespace
+
+CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
+  auto* cmd = app.add_subcommand(
+      "plan",
+      "Choose every layer's distribution for a run config on N ranks with the calibrated performance model "
+      "(docs/plan.md): each layer weighed under every split of the ranks it accepts (samples, depth/height/width, "
+      "channel/filter), its compute measured on this machine on the block it would get, its communication from the "
+      "machine profile's alpha-beta costs, its memory counted; the fastest layout within the memory limit found "
+      "exactly. Prints per layer the distribution, compute, communication and memory, then the totals beside pure "
+      "data-parallel and spatial layouts. Layer times missing from the profile are measured now and saved into it: "
+      "launch it as training will run, with the ranks of one node and their threads, e.g. OMP_NUM_THREADS=1 mpirun "
+      "-np 2 tessera plan CONFIG --ranks 2 --machine machine.json on 2 cores, so the times include the ranks' "
+      "contention (every rank measures, rank 0 prints).");
+  cmd->add_option("config", a.config, "Run config (JSON); its model is planned")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--ranks", a.ranks, "Ranks to plan for")->required()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--machine", a.machine,
+                  "Machine profile (from `tessera calibrate`, or a published one such as share/tessera/machines/"
+                  "theta.json; default: $TESSERA_MACHINE); needed for more than one rank");
+  cmd->add_option("--memory-limit", a.memory_limit,
+                  "Memory per rank, e.g. 16GiB (default: the profile's memory_per_rank)");
+  cmd->add_option("--batch-size", a.batch_size, "Global batch (default: training.batch_size)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--backend", a.backend, "Op backend the model runs with (as for train)")->capture_default_str();
+  cmd->add_flag("--given", a.given,
+                "Predict the layout the config states (its distributions) instead of searching for one");
+  cmd->add_option("--json", a.json, "Also write the plan as JSON to this file");
+  cmd->add_option("--write-config", a.write_config,
+                  "Write the run config with the planned distributions to this file (train it with tessera train)");
+  cmd->add_flag("--no-measure", a.no_measure,
+                "Measure no layer: fail if the profile lacks a time the plan needs (for published profiles, whose "
+                "layers are not measured here, the roofline of the profile is used instead)");
+  return cmd;
+}
+
+int run_plan(PlanArgs& a) {
+  if (a.machine.empty())
+    if (const char* env = std::getenv("TESSERA_MACHINE"); env && *env) a.machine = env;
+  nlohmann::json config = read_json_file(a.config);
+  ConfigObject root(config, "$");
+  auto model_cfg = root.object("model");
+  model::ModelSpec spec = model::ModelSpec::from_json(model_cfg);
+  int64_t batch = a.batch_size;
+  if (batch == 0) {
+    const nlohmann::json none = nlohmann::json::object();
+    auto training = root.has("training") ? root.object("training") : ConfigObject(none, "$.training");
+    batch = train::TrainingRun::training_options(training, train::RunOverrides{}).batch_size;
+  }
+  plan::MachineProfile profile;
+  if (!a.machine.empty()) {
+    profile = plan::read_machine_profile(a.machine);
+  } else if (a.ranks > 1) {
+    throw ConfigError("--machine", "a plan for " + std::to_string(a.ranks) +
+                                       " ranks needs a machine profile: measure this machine with `mpirun -np " +
+                                       std::to_string(a.ranks) +
+                                       " tessera calibrate --output machine.json` and pass --machine machine.json");
+  }
+  plan::PlanRequest request;
+  request.ranks = a.ranks;
+  request.batch = batch;
+  request.backend = a.backend;
+  request.threads = Kokkos::DefaultExecutionSpace().concurrency();
+  request.optimizer_state = train::TrainingRun::optimizer_state_per_parameter(config);
+  train::describe_data(config, request);
+  if (config.contains("optimizer")) request.optimizer = config["optimizer"];
+  if (!a.memory_limit.empty()) request.memory_limit = parse_bytes(a.memory_limit, "--memory-limit");
+  request.measuring = parallel::Communicator::world();
+  const int64_t per_node = std::min<int64_t>(a.ranks, std::max<int64_t>(1, profile.ranks_per_node));
+  if (profile.origin != "published" && request.measuring.size() < per_node)
+    log::warn("layer times are taken with " + std::to_string(request.measuring.size()) +
+              " rank(s) busy, but training runs " + std::to_string(per_node) +
+              " per node, which share its memory and caches: for times under the same load run `mpirun -np " +
+              std::to_string(per_node) + " tessera plan ...`");
+  request.on_measure = [&](const std::string& what) {
+    if (a.no_measure) throw ConfigError("--no-measure", "the profile has no time for " + what);
+    log::info("measuring " + what);
+  };
+  if (spec.distribution_auto) spec.distribution.reset();
+
+  plan::Plan plan;
+  if (a.given) {
+    plan.ranks = a.ranks;
+    plan.batch = batch;
+    plan.chosen = plan::predict_model(spec, request, profile);
+    plan.chosen.label = "given";
+    plan.memory_limit = request.memory_limit > 0 ? request.memory_limit : profile.memory_per_rank;
+  } else {
+    plan = plan::plan_model(spec, request, profile);
+  }
+  const bool first = parallel::Communicator::world().rank() == 0;
+  if (first && !a.machine.empty() && profile.layer_times.size() > 0) plan::write_machine_profile(profile, a.machine);
+  if (!plan.chosen.valid) throw ConfigError(a.config, "the layout cannot run: " + plan.chosen.why);
+  if (!first) return plan.feasible ? 0 : 3;
+  std::cout << plan::plan_table(plan) << std::flush;
+  if (!a.json.empty()) write_text(a.json, plan::plan_json(plan).dump(2) + "\n");
+  if (!a.write_config.empty()) {
+    plan::apply_layout(spec, plan.chosen);
+    nlohmann::json out = config;
+    auto& model = out["model"];
+    const auto& d0 = plan.chosen.layers.front().distribution;
+    auto dist_json = [](const parallel::Distribution& d) {
+      nlohmann::json j = nlohmann::json::object();
+      for (auto [key, v] : {std::pair<const char*, int>{"sample", d.sample},
+                            {"depth", d.depth},
+                            {"height", d.height},
+                            {"width", d.width},
+                            {"channel", d.channel},
+                            {"filter", d.filter}})
+        if (v > 1) j[key] = v;
+      if (j.empty()) j["sample"] = 1;
+      return j;
+    };
+    model["distribution"] = dist_json(d0);
+    for (size_t i = 0; i < spec.layers.size(); ++i)
+      model["layers"][i]["distribution"] = dist_json(*spec.layers[i].distribution);
+    write_text(a.write_config, out.dump(2) + "\n");
+    log::info("wrote " + a.write_config);
+  }
+  return plan.feasible ? 0 : 3;
+}
+
+}  // namespace tessera::cli
