@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -190,15 +191,24 @@ bool run_search(const SearchProblem& problem, const LiveSets& live, bool pareto,
           continue;
         }
         if (label.memory > limit) continue;
-        // Dominated (or equalled by an earlier, lexicographically smaller choice): dropped.
-        const bool dominated = std::any_of(bucket.begin(), bucket.end(), [&](const Label& o) {
-          return o.time <= label.time && o.memory <= label.memory;
-        });
-        if (dominated) continue;
-        bucket.erase(std::remove_if(bucket.begin(), bucket.end(),
-                                    [&](const Label& o) { return label.time <= o.time && label.memory <= o.memory; }),
-                     bucket.end());
-        bucket.push_back(label);
+        // The bucket is a Pareto front: time ascending, memory strictly descending. The label
+        // is dominated (or equalled by an earlier, lexicographically smaller choice) when the
+        // last label no slower than it holds no more memory; otherwise it replaces the labels
+        // from its time on that hold at least as much, which are consecutive. Binary search
+        // keeps this logarithmic where fronts grow long (long chains under a memory limit).
+        const auto faster = std::upper_bound(bucket.begin(), bucket.end(), label.time,
+                                             [](double t, const Label& o) { return t < o.time; });
+        if (faster != bucket.begin() && std::prev(faster)->memory <= label.memory) continue;
+        auto first = std::lower_bound(bucket.begin(), bucket.end(), label.time,
+                                      [](const Label& o, double t) { return o.time < t; });
+        auto last = first;
+        while (last != bucket.end() && last->memory >= label.memory) ++last;
+        if (first != last) {
+          *first = label;
+          bucket.erase(std::next(first), last);
+        } else {
+          bucket.insert(first, label);
+        }
       }
     }
     next.clear();
