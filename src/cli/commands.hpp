@@ -55,6 +55,7 @@ struct PlanArgs {
   std::string config, machine, memory_limit, backend = "auto", json, write_config;
   int ranks = 1;
   int64_t batch_size = 0;
+  double min_gain = 0.02;
   bool given = false, no_measure = false;
 };
 

@@ -78,6 +78,11 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   cmd->add_option("--json", a.json, "Also write the plan as JSON to this file");
   cmd->add_option("--write-config", a.write_config,
                   "Write the run config with the planned distributions to this file (train it with tessera train)");
+  cmd->add_option("--min-gain", a.min_gain,
+                  "Keep data parallelism unless the fastest layout is predicted faster by more than this fraction "
+                  "(a layout change that gains less than the model's error is a guess)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--no-measure", a.no_measure,
                 "Measure no layer: fail if the profile lacks a time the plan needs (for published profiles, whose "
                 "layers are not measured here, the roofline of the profile is used instead)");
@@ -112,6 +117,7 @@ int run_plan(PlanArgs& a) {
   request.backend = a.backend;
   request.threads = Kokkos::DefaultExecutionSpace().concurrency();
   request.optimizer_state = train::TrainingRun::optimizer_state_per_parameter(config);
+  request.min_gain = a.min_gain;
   train::describe_data(config, request);
   if (config.contains("optimizer")) request.optimizer = config["optimizer"];
   if (!a.memory_limit.empty()) request.memory_limit = parse_bytes(a.memory_limit, "--memory-limit");
@@ -140,7 +146,7 @@ int run_plan(PlanArgs& a) {
   }
   const bool first = parallel::Communicator::world().rank() == 0;
   if (first && !a.machine.empty() && profile.layer_times.size() > 0) plan::write_machine_profile(profile, a.machine);
-  if (!plan.chosen.valid) throw ConfigError(a.config, "the layout cannot run: " + plan.chosen.why);
+  if (!plan.chosen.valid) throw ConfigError(a.config, plan.chosen.why);
   if (!first) return plan.feasible ? 0 : 3;
   std::cout << plan::plan_table(plan) << std::flush;
   if (!a.json.empty()) write_text(a.json, plan::plan_json(plan).dump(2) + "\n");

@@ -167,15 +167,11 @@ struct Setup {
         costs(graph, profile, timer,
               CostOptions{r.ranks, r.optimizer_state, r.data_samples, r.store_bytes, r.batches_in_flight}) {
     timer.on_measure = r.on_measure;
-    if (r.optimizer.is_object()) {
-      int64_t trainable = 0;
-      for (const auto& n : graph.nodes) trainable += n.trainable;
-      if (trainable > 0)
-        costs.set_update_seconds_per_parameter(timer.optimizer_step(r.optimizer, trainable, r.optimizer_state) /
-                                               static_cast<double>(trainable));
-    }
     int64_t trainable = 0;
     for (const auto& n : graph.nodes) trainable += n.trainable;
+    if (r.optimizer.is_object() && trainable > 0)
+      costs.set_update_seconds_per_parameter(timer.optimizer_step(r.optimizer, trainable, r.optimizer_state) /
+                                             static_cast<double>(trainable));
     if (profile.origin != "published" && r.ranks > 1 && timer.measuring_ranks() == r.ranks && trainable > 0) {
       const int64_t bytes = trainable * static_cast<int64_t>(sizeof(float));
       costs.set_allreduce_seconds_per_byte(timer.allreduce_seconds(bytes) / static_cast<double>(bytes));
@@ -266,7 +262,9 @@ Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, Machin
   // does not fit, the search under the limit, which keeps every (time, memory) trade-off.
   problem.memory_limit = std::numeric_limits<double>::infinity();
   SearchResult found = search_layout(problem);
-  if (s.limit > 0 && found.memory > s.limit) {
+  // A refused move in the fastest layout means that none of the kept candidates gives a layout
+  // that can run at all: weighing memory would not change that.
+  if (s.limit > 0 && found.memory > s.limit && found.time < kRefused) {
     problem.memory_limit = s.limit;
     found = search_layout(problem);
   }
@@ -274,9 +272,15 @@ Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, Machin
   for (size_t i = 0; i < g.nodes.size(); ++i) chosen.push_back(candidates[i][static_cast<size_t>(found.choice[i])]);
   plan.chosen = predict_layout(s.costs, chosen, "planned", s.base, s.limit);
   plan.feasible = found.feasible && found.time < kRefused;
-  if (found.time >= kRefused && found.memory >= kRefusedBytes && plan.chosen.valid) {
+  if (found.time >= kRefused) {
+    // Even the best layout the search found makes a move the model cannot make: say which, and
+    // what usually helps (a larger batch gives the sample axis room).
+    const std::string nearest =
+        plan.chosen.valid ? "the loss cannot take the output in the distribution it would have" : plan.chosen.why;
     plan.chosen.valid = false;
-    plan.chosen.why = "no layout gives the loss its output in the distribution it needs";
+    plan.chosen.why = "no layout of " + std::to_string(request.ranks) + " ranks with global batch " +
+                      std::to_string(request.batch) + " runs every layer and every move between them (the nearest: " +
+                      nearest + "); plan for fewer ranks or a larger batch";
   }
   const int spatial_axes = g.sample_shape.rank() == 4 ? 3 : g.sample_shape.rank() == 3 ? 2 : 0;
   std::vector<std::pair<std::string, std::string>> refs{{"data parallel", "sample"}};
@@ -285,6 +289,19 @@ Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, Machin
   for (const auto& [label, axis] : refs) {
     const std::vector<parallel::Distribution> layout(g.nodes.size(), uniform(request.ranks, axis));
     plan.references.push_back(predict_layout(s.costs, layout, label, s.base, s.limit));
+  }
+  const LayoutPrediction& data_parallel = plan.references.front();
+  plan.min_gain = request.min_gain;
+  auto is_data_parallel = [&](const LayoutPrediction& p) {
+    return std::all_of(p.layers.begin(), p.layers.end(),
+                       [&](const PlannedLayer& l) { return l.distribution == uniform(request.ranks, "sample"); });
+  };
+  if (plan.feasible && plan.chosen.valid && !is_data_parallel(plan.chosen) && data_parallel.valid &&
+      data_parallel.fits && data_parallel.step_time < kRefused &&
+      plan.chosen.step_time > data_parallel.step_time * (1 - request.min_gain)) {
+    plan.fastest_found = plan.chosen.step_time;
+    plan.chosen = data_parallel;
+    plan.chosen.label = "planned";
   }
   plan.measured = s.timer.measured();
   return plan;
@@ -330,6 +347,9 @@ std::string plan_table(const Plan& plan) {
   };
   row(plan.chosen);
   for (const auto& r : plan.references) row(r);
+  if (plan.fastest_found > 0)
+    out << "data parallelism kept: the fastest layout found (" << ms(plan.fastest_found)
+        << " ms) is predicted less than " << plan.min_gain * 100 << "% faster (--min-gain)\n";
   if (!plan.feasible)
     out << "no layout fits in " << human_bytes(plan.memory_limit) << " per rank; the smallest found needs "
         << human_bytes(plan.chosen.memory) << " (the planned row)\n";
@@ -373,6 +393,8 @@ nlohmann::json plan_json(const Plan& plan) {
           {"batch", plan.batch},
           {"memory_limit_bytes", plan.memory_limit},
           {"feasible", plan.feasible},
+          {"min_gain", plan.min_gain},
+          {"fastest_found_s", plan.fastest_found},
           {"candidates", plan.candidates},
           {"measured_layers", plan.measured},
           {"chosen", layout_json(plan.chosen)},

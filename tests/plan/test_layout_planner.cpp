@@ -90,6 +90,7 @@ TEST_CASE("the planned layout is the fastest of every layout the model accepts (
   const model::ModelSpec spec = spec_of(kSmallNet);
   plan::MachineProfile profile = published_profile();
   plan::PlanRequest request = small_request(2);
+  request.min_gain = 0;  // the optimum itself, however close data parallelism comes
   const plan::Plan plan = plan::plan_model(spec, request, profile);
   REQUIRE(plan.chosen.valid);
   REQUIRE(plan.feasible);
@@ -164,4 +165,99 @@ TEST_CASE("a layer no distribution of the ranks fits is refused naming it") {
   plan::PlanRequest request = small_request(3);
   CHECK_THROWS_WITH(plan::plan_model(spec, request, profile),
                     Catch::Contains("conv1") && Catch::Contains("runs under no distribution of 3 ranks"));
+}
+
+TEST_CASE("past 24 candidates a layer, the plan is no slower than any uniform layout the model runs") {
+  // One sample over 8 ranks: every layer has dozens of distributions, so pruning is at work;
+  // the kept sets must still hold the layouts whole runs of layers share.
+  const model::ModelSpec spec = spec_of(nlohmann::json::parse(R"({
+    "input": {"channels": 4, "size": [32, 32, 32]},
+    "layers": [
+      {"name": "conv1", "type": "conv3d", "filters": 16, "kernel": 3, "padding": 1},
+      {"name": "act1", "type": "relu"},
+      {"name": "pool1", "type": "max_pool3d", "kernel": 2},
+      {"name": "conv2", "type": "conv3d", "filters": 32, "kernel": 3, "padding": 1},
+      {"name": "act2", "type": "relu"},
+      {"name": "pool2", "type": "max_pool3d", "kernel": 2},
+      {"name": "conv3", "type": "conv3d", "filters": 64, "kernel": 3, "padding": 1},
+      {"name": "flatten", "type": "flatten"},
+      {"name": "out", "type": "dense", "units": 4}
+    ]})"));
+  plan::MachineProfile profile = published_profile();
+  plan::PlanRequest request;
+  request.ranks = 8;
+  request.batch = 1;
+  request.min_gain = 0;
+  const plan::Plan plan = plan::plan_model(spec, request, profile);
+  REQUIRE(plan.chosen.valid);
+
+  const plan::PlanGraph graph = plan::plan_graph(spec, request.batch);
+  plan::LayerTimer timer(profile, "auto", 1);
+  plan::LayerCostModel costs(graph, profile, timer, plan::CostOptions{8, 1, 0, 0, 1});
+  size_t most = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) most = std::max(most, costs.candidates(i).size());
+  REQUIRE(most > 24);
+  int uniform = 0;
+  for (const auto& d : plan::distributions_of(8, 3, true)) {
+    const std::vector<Distribution> layout(graph.nodes.size(), d);
+    const plan::LayoutPrediction p = plan::predict_layout(costs, layout, d.str(), 0, 0);
+    if (!p.valid || p.step_time >= 1e29) continue;
+    ++uniform;
+    INFO("uniform layout " << d.str());
+    CHECK(plan.chosen.step_time <= p.step_time * (1 + 1e-12));
+  }
+  CHECK(uniform >= 3);
+}
+
+TEST_CASE("a model no layout of the ranks can run is refused naming the move it cannot make") {
+  // Two samples on 4 ranks: the 7x7 maps after the pool do not halve in space, so those layers
+  // split by channel; the classifier keeps whole channels, and features do not move from a
+  // channel split to a spatial one.
+  const model::ModelSpec spec = spec_of(nlohmann::json::parse(R"({
+    "input": {"channels": 3, "size": [14, 14]},
+    "layers": [
+      {"name": "conv1", "type": "conv2d", "filters": 8, "kernel": 3, "padding": 1},
+      {"name": "pool1", "type": "max_pool2d", "kernel": 2},
+      {"name": "conv2", "type": "conv2d", "filters": 8, "kernel": 3, "padding": 1},
+      {"name": "gap", "type": "global_avg_pool2d"},
+      {"name": "classifier", "type": "dense", "units": 4}
+    ]})"));
+  plan::MachineProfile profile = published_profile();
+  plan::PlanRequest request;
+  request.ranks = 4;
+  request.batch = 2;
+  const plan::Plan plan = plan::plan_model(spec, request, profile);
+  CHECK_FALSE(plan.chosen.valid);
+  CHECK_FALSE(plan.feasible);
+  CHECK_THAT(plan.chosen.why, Catch::Contains("no layout of 4 ranks with global batch 2") &&
+                                  Catch::Contains("features") && Catch::Contains("fewer ranks or a larger batch"));
+}
+
+TEST_CASE("data parallelism is kept unless the fastest layout is predicted faster by min_gain") {
+  const model::ModelSpec spec = spec_of(kSmallNet);
+  plan::MachineProfile profile = published_profile();
+  // A slow all-reduce: splitting the weights by channel or filter halves what it sums.
+  profile.within_node[plan::Collective::allreduce] = plan::LinkCost{2e-6, 1e-7};
+  plan::PlanRequest request = small_request(2);
+  request.min_gain = 0;
+  const plan::Plan best = plan::plan_model(spec, request, profile);
+  REQUIRE(best.chosen.valid);
+  const plan::LayoutPrediction& data_parallel = best.references.front();
+  REQUIRE(data_parallel.label == "data parallel");
+  const double gain = 1 - best.chosen.step_time / data_parallel.step_time;
+  REQUIRE(gain > 0);  // with gradients this dear, channel splits pay (else the case proves nothing)
+  CHECK(best.fastest_found == 0);
+
+  // A bar above the gain keeps data parallelism and says what was found.
+  request.min_gain = std::min(1.0, gain * 2);
+  const plan::Plan kept = plan::plan_model(spec, request, profile);
+  CHECK(kept.chosen.label == "planned");
+  CHECK(kept.chosen.step_time == data_parallel.step_time);
+  for (const auto& l : kept.chosen.layers) CHECK(l.distribution.sample == 2);
+  CHECK(kept.fastest_found == best.chosen.step_time);
+  CHECK(plan::plan_table(kept).find("data parallelism kept: the fastest layout found") != std::string::npos);
+
+  // A bar below it takes the faster layout.
+  request.min_gain = gain / 2;
+  CHECK(plan::plan_model(spec, request, profile).chosen.step_time == best.chosen.step_time);
 }

@@ -24,6 +24,10 @@ struct PlanRequest {
   /// Bytes one rank may hold; 0: the profile's memory_per_rank (no limit when that is 0).
   double memory_limit = 0;
   double optimizer_state = 1;  // values the optimizer keeps per trainable element
+  /// The fraction by which the fastest layout must be predicted faster than data parallelism
+  /// to be taken over it: below the model's error a layout change is a guess, and data
+  /// parallelism moves nothing between layers (docs/plan.md, "The search").
+  double min_gain = 0.02;
   /// The run config's "optimizer" section: its step is measured over the model's parameters
   /// (null: estimated from the bandwidth).
   nlohmann::json optimizer;
@@ -69,6 +73,10 @@ struct Plan {
   double memory_limit = 0;  // 0: none
   bool feasible = true;     // false: nothing fits; `chosen` is then the smallest in memory
   LayoutPrediction chosen;
+  /// Set when data parallelism was kept (PlanRequest::min_gain): the step time the fastest
+  /// layout found was predicted to take; 0 otherwise.
+  double fastest_found = 0;
+  double min_gain = 0;
   std::vector<LayoutPrediction> references;  // data parallel, spatial
   int64_t candidates = 0;                    // layer × distribution pairs weighed
   int64_t measured = 0;                      // layer times measured for this plan
