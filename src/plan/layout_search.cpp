@@ -130,9 +130,20 @@ struct Label {
 /// to the same total later; the tie-break then follows the partial sums, not the totals.)
 /// Returns false when every label went over the limit.
 bool run_search(const SearchProblem& problem, const LiveSets& live, bool pareto, Objective objective,
-                SearchResult& result) {
+                SearchResult& result, double time_bound = std::numeric_limits<double>::infinity()) {
   const size_t n = problem.nodes.size();
   const double limit = problem.memory_limit;
+  // What the nodes after i add at the least (edges add nothing less than 0): a label whose
+  // memory plus that is over the limit, or whose time plus that is over the time of a layout
+  // known to fit (`time_bound`), cannot complete to the answer, so the Pareto search drops it.
+  // The slack keeps a label whose bound differs from the answer only by rounding.
+  std::vector<double> rest_time(n + 1, 0.0), rest_memory(n + 1, 0.0);
+  for (size_t i = n; i-- > 0;) {
+    const SearchNode& node = problem.nodes[i];
+    rest_time[i] = rest_time[i + 1] + *std::min_element(node.time.begin(), node.time.end());
+    rest_memory[i] = rest_memory[i + 1] + *std::min_element(node.memory.begin(), node.memory.end());
+  }
+  const double slack = 1 + 1e-9;
   // Edge costs per node and input, [a * candidates + b], asked once each.
   std::vector<std::vector<std::vector<EdgeCost>>> edges(n);
   for (size_t i = 0; i < n; ++i) {
@@ -190,7 +201,9 @@ bool run_search(const SearchProblem& problem, const LiveSets& live, bool pareto,
             bucket[0] = label;
           continue;
         }
-        if (label.memory > limit) continue;
+        if (label.memory > limit || label.memory + rest_memory[i + 1] > limit * slack ||
+            label.time + rest_time[i + 1] > time_bound * slack)
+          continue;
         // The bucket is a Pareto front: time ascending, memory strictly descending. The label
         // is dominated (or equalled by an earlier, lexicographically smaller choice) when the
         // last label no slower than it holds no more memory; otherwise it replaces the labels
@@ -245,8 +258,13 @@ SearchResult search_layout(const SearchProblem& problem) {
     result.feasible = result.memory <= problem.memory_limit;
     return result;
   }
-  result.feasible = run_search(problem, live, true, Objective::time, result);
-  if (!result.feasible) run_search(problem, live, false, Objective::memory, result);
+  // The smallest layout first (one label per state): if it does not fit, nothing does, and if
+  // it does, its time bounds the fastest that fits, which prunes the Pareto search.
+  run_search(problem, live, false, Objective::memory, result);
+  result.feasible = result.memory <= problem.memory_limit;
+  if (!result.feasible) return result;
+  const double time_bound = result.time;
+  run_search(problem, live, true, Objective::time, result, time_bound);
   return result;
 }
 
