@@ -37,14 +37,16 @@ std::string mib(double bytes) {
 }
 
 /// With many ranks a layer has thousands of distributions (every factorisation over five
-/// axes) and the search's edges grow with their square: past kKept, a layer keeps its
-/// kKept/3·2 fastest and kKept/3 smallest candidates, data parallelism, and those its inputs
-/// kept. The search stays exact over what is kept; below kKept candidates nothing is dropped.
+/// axes) and the search's edges grow with their square: past `kept`, a layer keeps its
+/// kept/3·2 fastest and kept/3 smallest candidates, data parallelism, and those its inputs
+/// kept. The search stays exact over what is kept; below `kept` candidates nothing is dropped.
+/// The planner starts at kKept and keeps fewer only where skip connections leave too many
+/// combinations of live outputs for the exact search (SearchTooLarge).
 constexpr size_t kKept = 24;
 
 void keep_promising(std::vector<parallel::Distribution>& candidates, std::vector<std::pair<double, double>>& cost,
-                    int ranks, const std::vector<parallel::Distribution>& inputs_kept) {
-  if (candidates.size() <= kKept) return;
+                    int ranks, const std::vector<parallel::Distribution>& inputs_kept, size_t kept) {
+  if (candidates.size() <= kept) return;
   std::vector<size_t> by_time(candidates.size()), by_memory;
   for (size_t k = 0; k < by_time.size(); ++k) by_time[k] = k;
   by_memory = by_time;
@@ -52,8 +54,8 @@ void keep_promising(std::vector<parallel::Distribution>& candidates, std::vector
   std::stable_sort(by_memory.begin(), by_memory.end(),
                    [&](size_t a, size_t b) { return cost[a].second < cost[b].second; });
   std::vector<char> keep(candidates.size(), 0);
-  for (size_t k = 0; k < kKept / 3 * 2; ++k) keep[by_time[k]] = 1;
-  for (size_t k = 0; k < kKept / 3; ++k) keep[by_memory[k]] = 1;
+  for (size_t k = 0; k < kept / 3 * 2; ++k) keep[by_time[k]] = 1;
+  for (size_t k = 0; k < kept / 3; ++k) keep[by_memory[k]] = 1;
   parallel::Distribution data_parallel;
   data_parallel.sample = ranks;
   std::vector<parallel::Distribution> kept_candidates;
@@ -195,11 +197,13 @@ Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, Machin
   plan.batch = request.batch;
   plan.memory_limit = s.limit;
 
-  std::vector<std::vector<parallel::Distribution>> candidates;
-  SearchProblem problem;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    candidates.push_back(s.costs.candidates(i));
-    if (candidates.back().empty()) {
+  // Every layer's candidates and their own costs, priced once; what is kept of them below.
+  const size_t n = g.nodes.size();
+  std::vector<std::vector<parallel::Distribution>> all(n);
+  std::vector<std::vector<std::pair<double, double>>> all_costs(n);  // time, memory per candidate
+  for (size_t i = 0; i < n; ++i) {
+    all[i] = s.costs.candidates(i);
+    if (all[i].empty()) {
       parallel::Distribution data_parallel;
       data_parallel.sample = request.ranks;
       const auto why = s.costs.refusal(i, data_parallel);
@@ -207,31 +211,38 @@ Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, Machin
                         "runs under no distribution of " + std::to_string(request.ranks) + " ranks (data parallel: " +
                             why.value_or("?") + "); choose a rank count and batch size that divide its shapes");
     }
-    std::vector<std::pair<double, double>> cost;  // time, memory per candidate
-    for (const auto& d : candidates.back()) {
+    for (const auto& d : all[i]) {
       const LayerCost c = s.costs.layer_cost(i, d);
       // The model input's block is held under the first layer's distribution.
-      cost.emplace_back(c.time(), c.memory + (i == 0 ? s.costs.base_memory(d) : 0.0));
+      all_costs[i].emplace_back(c.time(), c.memory + (i == 0 ? s.costs.base_memory(d) : 0.0));
       ++plan.candidates;
     }
-    std::vector<parallel::Distribution> inputs_kept;
-    for (int in : g.nodes[i].inputs)
-      if (in != model::Graph::kModelInput)
-        inputs_kept.insert(inputs_kept.end(), candidates[static_cast<size_t>(in)].begin(),
-                           candidates[static_cast<size_t>(in)].end());
-    keep_promising(candidates.back(), cost, request.ranks, inputs_kept);
-    SearchNode node;
-    node.inputs = g.nodes[i].inputs;
-    for (const auto& [time, memory] : cost) {
-      node.time.push_back(time);
-      node.memory.push_back(memory);
-    }
-    problem.nodes.push_back(std::move(node));
   }
+  std::vector<std::vector<parallel::Distribution>> candidates;
+  SearchProblem problem;
+  auto keep = [&](size_t kept) {
+    candidates = all;
+    problem.nodes.clear();
+    for (size_t i = 0; i < n; ++i) {
+      auto cost = all_costs[i];
+      std::vector<parallel::Distribution> inputs_kept;
+      for (int in : g.nodes[i].inputs)
+        if (in != model::Graph::kModelInput)
+          inputs_kept.insert(inputs_kept.end(), candidates[static_cast<size_t>(in)].begin(),
+                             candidates[static_cast<size_t>(in)].end());
+      keep_promising(candidates[i], cost, request.ranks, inputs_kept, kept);
+      SearchNode node;
+      node.inputs = g.nodes[i].inputs;
+      for (const auto& [time, memory] : cost) {
+        node.time.push_back(time);
+        node.memory.push_back(memory);
+      }
+      problem.nodes.push_back(std::move(node));
+    }
+  };
   // The loss ties the output's distribution to the input's (the first layer's): an edge.
   const int last = static_cast<int>(g.nodes.size()) - 1;
   const bool tie_output = last > 0;
-  if (tie_output) problem.nodes.back().inputs.push_back(0);
   problem.edge = [&](int producer, int consumer, int a, int b) {
     EdgeCost e;
     if (tie_output && consumer == last && producer == 0 &&
@@ -260,8 +271,19 @@ Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, Machin
   problem.base_memory = s.base;
   // The fastest layout regardless of memory first (one label per state: quick); only when it
   // does not fit, the search under the limit, which keeps every (time, memory) trade-off.
-  problem.memory_limit = std::numeric_limits<double>::infinity();
-  SearchResult found = search_layout(problem);
+  SearchResult found;
+  for (size_t kept = kKept;; kept /= 2) {
+    keep(kept);
+    if (tie_output) problem.nodes.back().inputs.push_back(0);
+    problem.memory_limit = std::numeric_limits<double>::infinity();
+    try {
+      found = search_layout(problem);
+      plan.kept = kept;
+      break;
+    } catch (const SearchTooLarge&) {
+      if (kept <= 3) throw;
+    }
+  }
   // A refused move in the fastest layout means that none of the kept candidates gives a layout
   // that can run at all: weighing memory would not change that.
   if (s.limit > 0 && found.memory > s.limit && found.time < kRefused) {
@@ -347,6 +369,9 @@ std::string plan_table(const Plan& plan) {
   };
   row(plan.chosen);
   for (const auto& r : plan.references) row(r);
+  if (plan.kept < kKept)
+    out << "skip connections left too many combinations for the exact search over " << kKept
+        << " candidates a layer: it kept " << plan.kept << "\n";
   if (plan.fastest_found > 0)
     out << "data parallelism kept: the fastest layout found (" << ms(plan.fastest_found)
         << " ms) is predicted less than " << plan.min_gain * 100 << "% faster (--min-gain)\n";
@@ -396,6 +421,7 @@ nlohmann::json plan_json(const Plan& plan) {
           {"min_gain", plan.min_gain},
           {"fastest_found_s", plan.fastest_found},
           {"candidates", plan.candidates},
+          {"kept_per_layer", plan.kept},
           {"measured_layers", plan.measured},
           {"chosen", layout_json(plan.chosen)},
           {"references", refs}};

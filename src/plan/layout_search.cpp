@@ -98,7 +98,7 @@ LiveSets live_sets(const SearchProblem& problem) {
       if (last_read[j] <= static_cast<int>(i)) continue;
       const size_t radix = problem.nodes[j].time.size();
       if (states > kMaxStates / radix)
-        throw Error(where(i) +
+        throw SearchTooLarge(where(i) +
                     ": too many outputs are still to be read after it (skip connections) for the exact "
                     "layout search: more than " +
                     std::to_string(kMaxStates) + " combinations of their candidates");

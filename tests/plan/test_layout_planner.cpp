@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <set>
@@ -260,4 +261,23 @@ TEST_CASE("data parallelism is kept unless the fastest layout is predicted faste
   // A bar below it takes the faster layout.
   request.min_gain = gain / 2;
   CHECK(plan::plan_model(spec, request, profile).chosen.step_time == best.chosen.step_time);
+}
+
+TEST_CASE("where skip connections leave too many combinations, the planner keeps fewer candidates") {
+  // The example U-Net on 16 ranks with 2 samples: its two skip connections keep their outputs
+  // alive across the decoder, and 24 candidates each are more than 2^20 combinations.
+  nlohmann::json config;
+  std::ifstream(std::string(TESSERA_SOURCE_DIR) + "/examples/unet3d/unet3d_cells.json") >> config;
+  const model::ModelSpec spec = spec_of(config.at("model"));
+  plan::MachineProfile profile = published_profile();
+  plan::PlanRequest request;
+  request.ranks = 16;
+  request.batch = 2;
+  const plan::Plan plan = plan::plan_model(spec, request, profile);
+  REQUIRE(plan.chosen.valid);
+  CHECK(plan.kept < 24);
+  CHECK(plan.kept >= 3);
+  CHECK(plan::plan_table(plan).find("it kept " + std::to_string(plan.kept)) != std::string::npos);
+  // Per-voxel output: the classifier keeps the input's distribution.
+  CHECK(plan.chosen.layers.back().distribution == plan.chosen.layers.front().distribution);
 }

@@ -79,6 +79,9 @@ struct Plan {
   double min_gain = 0;
   std::vector<LayoutPrediction> references;  // data parallel, spatial
   int64_t candidates = 0;                    // layer × distribution pairs weighed
+  /// Past this many distributions a layer kept only its most promising (docs/plan.md, "The
+  /// search"); below 24 where skip connections left too many combinations.
+  size_t kept = 24;
   int64_t measured = 0;                      // layer times measured for this plan
 };
 

@@ -4,6 +4,8 @@
 #include <limits>
 #include <vector>
 
+#include "tessera/core/error.hpp"
+
 namespace tessera::plan {
 
 /// What moving a tensor between two layouts costs: time per training step (forward and
@@ -40,13 +42,21 @@ struct SearchResult {
   double time = 0, memory = 0;
 };
 
+/// Thrown by search_layout when the outputs still to be read after some node have too many
+/// candidate combinations for the exact search (a caller may keep fewer candidates and retry).
+class SearchTooLarge : public Error {
+ public:
+  using Error::Error;
+};
+
 /// The exact optimum (ties broken towards the smaller memory, then the lexicographically
 /// smaller choice), by dynamic programming over the nodes in order, whose state is the
 /// candidates of the outputs still to be read (one for a chain: Dryden et al.'s shortest path;
 /// a few for skip connections), keeping the Pareto set of (time, memory) per state.
 /// Throws tessera::Error for a malformed problem (a node without candidates, times and
 /// memories of different lengths, an input not earlier, a NaN cost or a negative memory) and
-/// when more than 2^20 candidate tuples of outputs still to be read would have to be weighed.
+/// SearchTooLarge when more than 2^20 candidate tuples of outputs still to be read would have to
+/// be weighed.
 SearchResult search_layout(const SearchProblem& problem);
 /// The same by trying every choice, at most 10^6 of them: for tests on small problems.
 SearchResult search_layout_brute_force(const SearchProblem& problem);
