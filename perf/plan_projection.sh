@@ -102,7 +102,8 @@ def error(name):
     if not os.path.exists(p):
         return "-"
     text = open(p).read().strip()
-    text = text.split("error (rank 0): ", 1)[-1].split(" (data parallel:", 1)[0]
+    text = text.split("error (rank 0): ", 1)[-1].split(" (data parallel:", 1)[0].split(" (the nearest:", 1)[0]
+    text = text.split(".json: ", 1)[-1]  # the config's name: the row says which model it is
     return "cannot plan: " + text[:100]
 
 def step(layout):
