@@ -145,7 +145,7 @@ BenchResult BenchResult::read(const std::string& file) { return from_json(read_j
 
 void BenchResult::write(const std::string& file) const {
   const std::string text = to_json().dump(2) + "\n";
-  write_file_atomically(file, [&](std::FILE* f) { write_all(f, text.data(), text.size(), file); });
+  write_text_atomically(file, text);
 }
 
 void derive_op_efficiencies(BenchResult& result) {

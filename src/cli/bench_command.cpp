@@ -231,10 +231,6 @@ int run_model_command(const BenchArgs& a) {
   return 0;
 }
 
-void write_text(const std::string& file, const std::string& text) {
-  write_file_atomically(file, [&](std::FILE* f) { write_all(f, text.data(), text.size(), file); });
-}
-
 int run_report_command(const BenchArgs& a) {
   std::vector<std::pair<std::string, bench::BenchResult>> results;
   for (const auto& f : a.results) results.emplace_back(f, bench::BenchResult::read(f));
@@ -242,11 +238,11 @@ int run_report_command(const BenchArgs& a) {
   if (log::rank() != 0) return 0;
   std::printf("%s", report.table(0.3).c_str());
   if (!a.cascade.empty()) {
-    write_text(a.cascade, report.cascade_svg());
+    write_text_atomically(a.cascade, report.cascade_svg());
     std::printf("cascade plot written to %s\n", a.cascade.c_str());
   }
   if (!a.roofline.empty()) {
-    write_text(a.roofline, report.roofline_svg());
+    write_text_atomically(a.roofline, report.roofline_svg());
     std::printf("roofline plot written to %s\n", a.roofline.c_str());
   }
   std::string app, arch;

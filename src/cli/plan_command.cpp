@@ -45,10 +45,6 @@ double parse_bytes(const std::string& text, const std::string& flag) {
   return value * scale;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  write_file_atomically(path, [&](std::FILE* f) { write_all(f, text.data(), text.size(), path); });
-}
-
 }  // namespace
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
@@ -149,7 +145,7 @@ int run_plan(PlanArgs& a) {
   if (!plan.chosen.valid) throw ConfigError(a.config, plan.chosen.why);
   if (!first) return plan.feasible ? 0 : 3;
   std::cout << plan::plan_table(plan) << std::flush;
-  if (!a.json.empty()) write_text(a.json, plan::plan_json(plan).dump(2) + "\n");
+  if (!a.json.empty()) write_text_atomically(a.json, plan::plan_json(plan).dump(2) + "\n");
   if (!a.write_config.empty()) {
     plan::apply_layout(spec, plan.chosen);
     nlohmann::json out = config;
@@ -170,7 +166,7 @@ int run_plan(PlanArgs& a) {
     model["distribution"] = dist_json(d0);
     for (size_t i = 0; i < spec.layers.size(); ++i)
       model["layers"][i]["distribution"] = dist_json(*spec.layers[i].distribution);
-    write_text(a.write_config, out.dump(2) + "\n");
+    write_text_atomically(a.write_config, out.dump(2) + "\n");
     log::info("wrote " + a.write_config);
   }
   return plan.feasible ? 0 : 3;

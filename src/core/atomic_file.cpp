@@ -59,4 +59,8 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   }
 }
 
+void write_text_atomically(const std::string& path, const std::string& text) {
+  write_file_atomically(path, [&](std::FILE* f) { write_all(f, text.data(), text.size(), path); });
+}
+
 }  // namespace tessera

@@ -192,7 +192,7 @@ MachineProfile read_machine_profile(const std::string& path) {
 
 void write_machine_profile(const MachineProfile& profile, const std::string& path) {
   const std::string text = profile.to_json().dump(2) + "\n";
-  write_file_atomically(path, [&](std::FILE* f) { write_all(f, text.data(), text.size(), path); });
+  write_text_atomically(path, text);
 }
 
 }  // namespace tessera::plan

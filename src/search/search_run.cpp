@@ -56,10 +56,6 @@ void make_directory(const std::string& dir, const std::string& what) {
     throw IoError(dir + ": cannot create the " + what + " directory");
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  write_file_atomically(path, [&](std::FILE* f) { write_all(f, text.data(), text.size(), path); });
-}
-
 }  // namespace
 
 SearchRun::SearchRun(SearchSpace space, SearchOptions options, parallel::Communicator job)
@@ -305,8 +301,8 @@ void SearchRun::write_outputs() const {
       }
     }
   }
-  write_text(output("population.jsonl"), population_text);
-  write_text(output("front.jsonl"), front_text);
+  write_text_atomically(output("population.jsonl"), population_text);
+  write_text_atomically(output("front.jsonl"), front_text);
   // Members that left the front leave the folder too: it holds the final front alone.
   std::set<std::string> keep;
   for (const size_t i : last_front) keep.insert(state_.history[i].id + ".json");
@@ -319,9 +315,9 @@ void SearchRun::write_outputs() const {
   for (const size_t i : last_front) {
     Candidate c;
     c.config = state_.history[i].config;
-    write_text(output("front/" + state_.history[i].id + ".json"), space_.ready_to_train(c).dump(2) + "\n");
+    write_text_atomically(output("front/" + state_.history[i].id + ".json"), space_.ready_to_train(c).dump(2) + "\n");
   }
-  write_text(output("front.svg"), front_svg(state_, last_front, 1, 0));
+  write_text_atomically(output("front.svg"), front_svg(state_, last_front, 1, 0));
 }
 
 }  // namespace tessera::search

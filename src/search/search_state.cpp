@@ -76,7 +76,7 @@ SearchState SearchState::from_json(const nlohmann::json& j, const std::string& f
 
 void SearchState::write(const std::string& path) const {
   const std::string text = to_json().dump() + "\n";
-  write_file_atomically(path, [&](std::FILE* f) { write_all(f, text.data(), text.size(), path); });
+  write_text_atomically(path, text);
 }
 
 SearchState SearchState::read(const std::string& path) { return from_json(read_json_file(path), path); }

@@ -38,7 +38,7 @@ void PopulationManifest::write(const std::string& path) const {
                          {"trainers", trainers}, {"seed", seed},        {"hyperparameter_keys", hyperparameter_keys},
                          {"members", members}};
   const std::string text = j.dump(1) + "\n";
-  write_file_atomically(path, [&](std::FILE* f) { write_all(f, text.data(), text.size(), path); });
+  write_text_atomically(path, text);
 }
 
 bool PopulationManifest::is_manifest(const std::string& path) {

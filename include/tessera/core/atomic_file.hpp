@@ -11,6 +11,9 @@ namespace tessera {
 /// error the temporary file is removed, `path` is untouched, and IoError names the file.
 void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write);
 
+/// write_file_atomically for a file whose whole content is `text` (JSON, tables, manifests).
+void write_text_atomically(const std::string& path, const std::string& text);
+
 /// Throws IoError naming `path` unless its directory exists and is writable, so a run can
 /// refuse a bad output path before it does the work, not when it first writes.
 void require_writable_location(const std::string& path, const std::string& what);
