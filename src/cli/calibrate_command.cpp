@@ -359,6 +359,16 @@ int run_calibrate(CalibrateArgs& a) {
   }
   for (const auto& [c, samples] : within) p.within_node[c] = plan::fit_link_cost(c, samples);
   for (const auto& [c, samples] : across) p.across_nodes[c] = plan::fit_link_cost(c, samples);
+  // The fit is non-negative least squares: a term at 0 means the timings did not resolve it
+  // (on a busy node the small messages' spread exceeds their latency). The profile stays
+  // usable (that term is then free in the plans), but the user should know.
+  for (const auto* costs : {&p.within_node, &p.across_nodes})
+    for (const auto& [c, cost] : *costs)
+      if (cost.alpha == 0 || cost.beta == 0)
+        log::warn(std::string(plan::collective_name(c)) + (costs == &p.within_node ? " within a node" : " across nodes") +
+                  ": the timings did not resolve its " + (cost.alpha == 0 ? "latency (alpha)" : "bandwidth (beta)") +
+                  ", fitted as 0; was the node busy? Calibrate again on a quiet node (without --quick for more "
+                  "repetitions)");
 
   if (previous) {
     p.layer_times = previous->layer_times;

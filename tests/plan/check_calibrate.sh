@@ -8,7 +8,7 @@ set -euo pipefail
 tessera=$1 work=$2 mpiexec=$3 flags=${4//;/ }
 rm -rf "$work"; mkdir -p "$work"; cd "$work"
 # shellcheck disable=SC2086
-"$mpiexec" -n 2 $flags "$tessera" calibrate --quick --output machine.json --name ci --kokkos-disable-warnings \
+"$mpiexec" -n 2 $flags "$tessera" calibrate --quick --output machine.json --name ci --kokkos-disable-warnings 2>&1 \
   | tee calibrate.log
 grep -q "collective .*alpha (us)" calibrate.log || { echo "no summary table"; exit 1; }
 python3 - <<'PY'
@@ -20,9 +20,13 @@ for key in ("peak_flops_per_rank", "memory_bandwidth_per_rank", "memory_per_rank
     assert math.isfinite(p[key]) and p[key] > 0, (key, p[key])
 expected = {"point_to_point", "allreduce", "allgather", "alltoall", "reduce_scatter"}
 assert set(p["within_node"]) == expected, p["within_node"]
+# The fit is non-negative least squares. Under ctest -j2 on 2 cores another test shares the
+# cores, and a latency can then fit as 0 (calibrate warns) or as milliseconds: the bounds are
+# what any machine gives, busy or not, and a fit that resolved nothing fails.
 for name, cost in p["within_node"].items():
-    assert cost["alpha_s"] > 0 and cost["beta_s_per_byte"] > 0, (name, cost)
-    assert cost["alpha_s"] < 1e-2 and cost["beta_s_per_byte"] < 1e-6, (name, cost)
+    assert cost["alpha_s"] >= 0 and cost["beta_s_per_byte"] >= 0, (name, cost)
+    assert cost["alpha_s"] + cost["beta_s_per_byte"] > 0, (name, cost)
+    assert cost["alpha_s"] < 0.1 and cost["beta_s_per_byte"] < 1e-6, (name, cost)
 assert p["across_nodes"] == {}, "one node: nothing measured across nodes"
 p["layer_times"] = {"conv1 [1,8,8,8,4]": {"forward_s": 0.001, "backward_s": 0.002}}
 json.dump(p, open("machine.json", "w"), indent=2)
