@@ -301,8 +301,9 @@ Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, Machin
         plan.chosen.valid ? "the loss cannot take the output in the distribution it would have" : plan.chosen.why;
     plan.chosen.valid = false;
     plan.chosen.why = "no layout of " + std::to_string(request.ranks) + " ranks with global batch " +
-                      std::to_string(request.batch) + " runs every layer and every move between them (the nearest: " +
-                      nearest + "); plan for fewer ranks or a larger batch";
+                      std::to_string(request.batch) +
+                      " runs every layer and every move between them (the nearest: " + nearest +
+                      "); plan for fewer ranks or a larger batch";
   }
   const int spatial_axes = g.sample_shape.rank() == 4 ? 3 : g.sample_shape.rank() == 3 ? 2 : 0;
   std::vector<std::pair<std::string, std::string>> refs{{"data parallel", "sample"}};

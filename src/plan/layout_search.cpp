@@ -99,9 +99,9 @@ LiveSets live_sets(const SearchProblem& problem) {
       const size_t radix = problem.nodes[j].time.size();
       if (states > kMaxStates / radix)
         throw SearchTooLarge(where(i) +
-                    ": too many outputs are still to be read after it (skip connections) for the exact "
-                    "layout search: more than " +
-                    std::to_string(kMaxStates) + " combinations of their candidates");
+                             ": too many outputs are still to be read after it (skip connections) for the exact "
+                             "layout search: more than " +
+                             std::to_string(kMaxStates) + " combinations of their candidates");
       live.nodes[i].push_back(static_cast<int>(j));
       live.strides[i].push_back(states);
       states *= radix;

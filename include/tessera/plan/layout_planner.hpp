@@ -82,7 +82,7 @@ struct Plan {
   /// Past this many distributions a layer kept only its most promising (docs/plan.md, "The
   /// search"); below 24 where skip connections left too many combinations.
   size_t kept = 24;
-  int64_t measured = 0;                      // layer times measured for this plan
+  int64_t measured = 0;  // layer times measured for this plan
 };
 
 /// Plans `spec` (docs/plan.md): every layer weighed under every distribution of
