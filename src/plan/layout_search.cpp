@@ -65,13 +65,24 @@ void add_node(const SearchNode& node, int c, ProducerChoice producer_choice, Edg
   }
 }
 
-/// What the search minimises first: the step time (then memory) or the memory (then time).
-enum class Objective { time, memory };
+/// What the search minimises first: the step time (then memory), the memory (then time), or
+/// time + lambda·memory (then time), whose optimum is a fast layout that holds less.
+struct Objective {
+  enum Kind { time, memory, weighted } kind = time;
+  double lambda = 0;  // seconds per byte, for `weighted`
+};
 
 /// `a` before `b` under the objective (neither the choice nor the order of finding counts).
-bool better(Objective objective, double time_a, double memory_a, double time_b, double memory_b) {
-  if (objective == Objective::time) return time_a < time_b || (time_a == time_b && memory_a < memory_b);
-  return memory_a < memory_b || (memory_a == memory_b && time_a < time_b);
+bool better(const Objective& objective, double time_a, double memory_a, double time_b, double memory_b) {
+  switch (objective.kind) {
+    case Objective::time: return time_a < time_b || (time_a == time_b && memory_a < memory_b);
+    case Objective::memory: return memory_a < memory_b || (memory_a == memory_b && time_a < time_b);
+    case Objective::weighted: {
+      const double a = time_a + objective.lambda * memory_a, b = time_b + objective.lambda * memory_b;
+      return a < b || (a == b && time_a < time_b);
+    }
+  }
+  return false;
 }
 
 /// The outputs still to be read after each node, and how a state (their candidates) is
@@ -129,7 +140,7 @@ struct Label {
 /// choice. (With costs that are not exact in binary, two partial sums that differ may round
 /// to the same total later; the tie-break then follows the partial sums, not the totals.)
 /// Returns false when every label went over the limit.
-bool run_search(const SearchProblem& problem, const LiveSets& live, bool pareto, Objective objective,
+bool run_search(const SearchProblem& problem, const LiveSets& live, bool pareto, const Objective& objective,
                 SearchResult& result, double time_bound = std::numeric_limits<double>::infinity()) {
   const size_t n = problem.nodes.size();
   const double limit = problem.memory_limit;
@@ -254,17 +265,29 @@ SearchResult search_layout(const SearchProblem& problem) {
   SearchResult result;
   if (problem.memory_limit == std::numeric_limits<double>::infinity()) {
     // No limit: a label that is faster in a state stays faster whatever follows, so one per state.
-    run_search(problem, live, false, Objective::time, result);
+    run_search(problem, live, false, {Objective::time}, result);
     result.feasible = result.memory <= problem.memory_limit;
     return result;
   }
   // The smallest layout first (one label per state): if it does not fit, nothing does, and if
   // it does, its time bounds the fastest that fits, which prunes the Pareto search.
-  run_search(problem, live, false, Objective::memory, result);
+  run_search(problem, live, false, {Objective::memory}, result);
   result.feasible = result.memory <= problem.memory_limit;
   if (!result.feasible) return result;
-  const double time_bound = result.time;
-  run_search(problem, live, true, Objective::time, result, time_bound);
+  double time_bound = result.time;
+  // A tighter bound: layouts that trade time for memory at a price lambda, around the slope
+  // between the fastest layout and the smallest, each a one-label-per-state search. The
+  // fastest of them that fits bounds the answer; the Pareto search then finds it exactly.
+  SearchResult fastest, weighed;
+  run_search(problem, live, false, {Objective::time}, fastest);
+  if (fastest.memory <= problem.memory_limit) return {true, fastest.choice, fastest.time, fastest.memory};
+  const double slope = (result.time - fastest.time) / (fastest.memory - result.memory);
+  if (slope > 0 && std::isfinite(slope))
+    for (double scale = 1.0 / 16; scale <= 16; scale *= 4) {
+      run_search(problem, live, false, {Objective::weighted, slope * scale}, weighed);
+      if (weighed.memory <= problem.memory_limit) time_bound = std::min(time_bound, weighed.time);
+    }
+  run_search(problem, live, true, {Objective::time}, result, time_bound);
   return result;
 }
 
@@ -290,11 +313,11 @@ SearchResult search_layout_brute_force(const SearchProblem& problem) {
     }
     // Choices come in lexicographic order, so on a tie the one found first stays.
     if (memory <= problem.memory_limit &&
-        (!any_fits || better(Objective::time, time, memory, fastest.time, fastest.memory))) {
+        (!any_fits || better({Objective::time}, time, memory, fastest.time, fastest.memory))) {
       fastest = {true, choice, time, memory};
       any_fits = true;
     }
-    if (!any || better(Objective::memory, time, memory, smallest.time, smallest.memory))
+    if (!any || better({Objective::memory}, time, memory, smallest.time, smallest.memory))
       smallest = {false, choice, time, memory};
     any = true;
     size_t i = n;
