@@ -47,11 +47,11 @@ const nlohmann::json kSmallNet = nlohmann::json::parse(R"({
     {"name": "out", "type": "dense", "units": 4}
   ]})");
 
-/// What every planner case asks: the small net, 4 samples, `ranks` ranks.
-plan::PlanRequest small_request(int ranks) {
+/// What a planner case asks: `batch` samples (the small net's 4 by default) on `ranks` ranks.
+plan::PlanRequest small_request(int ranks, int64_t batch = 4) {
   plan::PlanRequest request;
   request.ranks = ranks;
-  request.batch = 4;
+  request.batch = batch;
   return request;
 }
 
@@ -185,9 +185,7 @@ TEST_CASE("past 24 candidates a layer, the plan is no slower than any uniform la
       {"name": "out", "type": "dense", "units": 4}
     ]})"));
   plan::MachineProfile profile = published_profile();
-  plan::PlanRequest request;
-  request.ranks = 8;
-  request.batch = 1;
+  plan::PlanRequest request = small_request(8, 1);
   request.min_gain = 0;
   const plan::Plan plan = plan::plan_model(spec, request, profile);
   REQUIRE(plan.chosen.valid);
@@ -224,9 +222,7 @@ TEST_CASE("a model no layout of the ranks can run is refused naming the move it 
       {"name": "classifier", "type": "dense", "units": 4}
     ]})"));
   plan::MachineProfile profile = published_profile();
-  plan::PlanRequest request;
-  request.ranks = 4;
-  request.batch = 2;
+  plan::PlanRequest request = small_request(4, 2);
   const plan::Plan plan = plan::plan_model(spec, request, profile);
   CHECK_FALSE(plan.chosen.valid);
   CHECK_FALSE(plan.feasible);
@@ -270,9 +266,7 @@ TEST_CASE("where skip connections leave too many combinations, the planner keeps
   std::ifstream(std::string(TESSERA_SOURCE_DIR) + "/examples/unet3d/unet3d_cells.json") >> config;
   const model::ModelSpec spec = spec_of(config.at("model"));
   plan::MachineProfile profile = published_profile();
-  plan::PlanRequest request;
-  request.ranks = 16;
-  request.batch = 2;
+  plan::PlanRequest request = small_request(16, 2);
   const plan::Plan plan = plan::plan_model(spec, request, profile);
   REQUIRE(plan.chosen.valid);
   CHECK(plan.kept < 24);
