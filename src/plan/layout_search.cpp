@@ -122,6 +122,92 @@ LiveSets live_sets(const SearchProblem& problem) {
   return live;
 }
 
+/// Edge costs per node and input, [a * candidates + b]: asked of the problem once each, for
+/// every pass of the search.
+using EdgeTables = std::vector<std::vector<std::vector<EdgeCost>>>;
+
+EdgeTables edge_tables(const SearchProblem& problem) {
+  EdgeTables edges(problem.nodes.size());
+  for (size_t i = 0; i < problem.nodes.size(); ++i) {
+    const size_t cols = problem.nodes[i].time.size();
+    for (int p : problem.nodes[i].inputs) {
+      const size_t rows = p == SearchProblem::kInput ? 1 : problem.nodes[p].time.size();
+      std::vector<EdgeCost> table(rows * cols);
+      for (size_t a = 0; a < rows; ++a)
+        for (size_t b = 0; b < cols; ++b)
+          table[a * cols + b] = edge_cost(problem, p, i, static_cast<int>(a), static_cast<int>(b));
+      edges[i].push_back(std::move(table));
+    }
+  }
+  return edges;
+}
+
+/// How node i extends a state of the outputs live before it: the candidates its inputs run (0
+/// for the model input), and the state after it, to which its own candidate c adds
+/// c · own_stride when its output stays live.
+struct Extension {
+  std::vector<int> producer_choices;
+  size_t kept = 0, own_stride = 0;
+};
+
+void extend(const SearchProblem& problem, const LiveSets& live, size_t i, size_t state, Extension& e) {
+  static const std::vector<int> no_nodes;  // live before node 0
+  static const std::vector<size_t> no_strides;
+  const std::vector<int>& before = i ? live.nodes[i - 1] : no_nodes;
+  const std::vector<size_t>& before_strides = i ? live.strides[i - 1] : no_strides;
+  // Where each input's candidate and each live output's candidate sit in the state.
+  auto digit = [&](int producer) {
+    const size_t pos = std::lower_bound(before.begin(), before.end(), producer) - before.begin();
+    return static_cast<int>(state / before_strides[pos] % problem.nodes[producer].time.size());
+  };
+  const SearchNode& node = problem.nodes[i];
+  e.producer_choices.resize(node.inputs.size());
+  for (size_t k = 0; k < node.inputs.size(); ++k)
+    e.producer_choices[k] = node.inputs[k] == SearchProblem::kInput ? 0 : digit(node.inputs[k]);
+  e.kept = 0;
+  for (size_t d = 0; d < live.nodes[i].size(); ++d)
+    if (live.nodes[i][d] != static_cast<int>(i))
+      e.kept += static_cast<size_t>(digit(live.nodes[i][d])) * live.strides[i][d];
+  const bool own_digit = !live.nodes[i].empty() && live.nodes[i].back() == static_cast<int>(i);
+  e.own_stride = own_digit ? live.strides[i].back() : 0;
+}
+
+/// Adds node i under candidate c, extending `e`, to (time, memory): its own cost, then its
+/// input edges (add_node's order, which the brute force shares).
+void add_extension(const SearchNode& node, const EdgeTables& edges, size_t i, const Extension& e, int c, double& time,
+                   double& memory) {
+  add_node(
+      node, c, [&](size_t k) { return e.producer_choices[k]; },
+      [&](size_t k, int a, int b) { return edges[i][k][a * static_cast<int>(node.time.size()) + b]; }, time, memory);
+}
+
+/// The least time that completes the nodes after i from each state after i, memory aside (the
+/// same programme run backwards): rest[i][state]. Empty when the states are too many to hold,
+/// and then the Pareto search bounds with per-node minimums instead.
+std::vector<std::vector<double>> least_rest_time(const SearchProblem& problem, const LiveSets& live,
+                                                 const EdgeTables& edges) {
+  const size_t n = problem.nodes.size();
+  size_t total = 0;
+  for (size_t states : live.states) total += states;
+  if (n == 0 || total > (size_t{1} << 24)) return {};
+  std::vector<std::vector<double>> rest(n);
+  rest[n - 1].assign(live.states[n - 1], 0.0);
+  Extension e;
+  for (size_t i = n - 1; i-- > 0;) {
+    const SearchNode& next = problem.nodes[i + 1];
+    rest[i].assign(live.states[i], std::numeric_limits<double>::infinity());
+    for (size_t state = 0; state < live.states[i]; ++state) {
+      extend(problem, live, i + 1, state, e);
+      for (int c = 0; c < static_cast<int>(next.time.size()); ++c) {
+        double time = 0, memory = 0;
+        add_extension(next, edges, i + 1, e, c, time, memory);
+        rest[i][state] = std::min(rest[i][state], time + rest[i + 1][e.kept + static_cast<size_t>(c) * e.own_stride]);
+      }
+    }
+  }
+  return rest;
+}
+
 /// A partial choice of nodes 0..i: its totals so far, the state it leaves, and how to go back.
 struct Label {
   double time, memory;
@@ -140,14 +226,17 @@ struct Label {
 /// choice. (With costs that are not exact in binary, two partial sums that differ may round
 /// to the same total later; the tie-break then follows the partial sums, not the totals.)
 /// Returns false when every label went over the limit.
-bool run_search(const SearchProblem& problem, const LiveSets& live, bool pareto, const Objective& objective,
-                SearchResult& result, double time_bound = std::numeric_limits<double>::infinity()) {
+bool run_search(const SearchProblem& problem, const LiveSets& live, const EdgeTables& edges, bool pareto,
+                const Objective& objective, SearchResult& result,
+                double time_bound = std::numeric_limits<double>::infinity(),
+                const std::vector<std::vector<double>>& rest_by_state = {}) {
   const size_t n = problem.nodes.size();
   const double limit = problem.memory_limit;
-  // What the nodes after i add at the least (edges add nothing less than 0): a label whose
-  // memory plus that is over the limit, or whose time plus that is over the time of a layout
-  // known to fit (`time_bound`), cannot complete to the answer, so the Pareto search drops it.
-  // The slack keeps a label whose bound differs from the answer only by rounding.
+  // What the nodes after i add at the least (edges add nothing less than 0; for time, exactly
+  // from the label's state when `rest_by_state` has it): a label whose memory plus that is
+  // over the limit, or whose time plus that is over the time of a layout known to fit
+  // (`time_bound`), cannot complete to the answer, so the Pareto search drops it. The slack
+  // keeps a label whose bound differs from the answer only by rounding.
   std::vector<double> rest_time(n + 1, 0.0), rest_memory(n + 1, 0.0);
   for (size_t i = n; i-- > 0;) {
     const SearchNode& node = problem.nodes[i];
@@ -155,55 +244,23 @@ bool run_search(const SearchProblem& problem, const LiveSets& live, bool pareto,
     rest_memory[i] = rest_memory[i + 1] + *std::min_element(node.memory.begin(), node.memory.end());
   }
   const double slack = 1 + 1e-9;
-  // Edge costs per node and input, [a * candidates + b], asked once each.
-  std::vector<std::vector<std::vector<EdgeCost>>> edges(n);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t cols = problem.nodes[i].time.size();
-    for (int p : problem.nodes[i].inputs) {
-      const size_t rows = p == SearchProblem::kInput ? 1 : problem.nodes[p].time.size();
-      std::vector<EdgeCost> table(rows * cols);
-      for (size_t a = 0; a < rows; ++a)
-        for (size_t b = 0; b < cols; ++b)
-          table[a * cols + b] = edge_cost(problem, p, i, static_cast<int>(a), static_cast<int>(b));
-      edges[i].push_back(std::move(table));
-    }
-  }
-
   std::vector<Label> current{{0.0, problem.base_memory, 0, 0, 0, 0}};
   if (pareto && problem.base_memory > limit) return false;
   std::vector<std::vector<Label>> layers(n);  // kept for the way back
   std::vector<std::vector<Label>> buckets;
   std::vector<Label> next;
-  const std::vector<int> no_nodes;  // live before node 0
-  const std::vector<size_t> no_strides;
+  Extension e;
   for (size_t i = 0; i < n; ++i) {
     const SearchNode& node = problem.nodes[i];
     const int candidates = static_cast<int>(node.time.size());
-    const std::vector<int>& before = i ? live.nodes[i - 1] : no_nodes;
-    const std::vector<size_t>& before_strides = i ? live.strides[i - 1] : no_strides;
-    // Where each input's candidate and each new live output's candidate sit in a state.
-    auto digit = [&](size_t state, int producer) {
-      const size_t pos = std::lower_bound(before.begin(), before.end(), producer) - before.begin();
-      return static_cast<int>(state / before_strides[pos] % problem.nodes[producer].time.size());
-    };
     buckets.assign(live.states[i], {});
     size_t order = 0;
-    std::vector<int> producer_choices(node.inputs.size());
     for (size_t l = 0; l < current.size(); ++l) {
       const Label& from = current[l];
-      for (size_t k = 0; k < node.inputs.size(); ++k)
-        producer_choices[k] = node.inputs[k] == SearchProblem::kInput ? 0 : digit(from.state, node.inputs[k]);
-      size_t kept = 0;  // the new state, less node i's own digit
-      for (size_t d = 0; d < live.nodes[i].size(); ++d)
-        if (live.nodes[i][d] != static_cast<int>(i))
-          kept += static_cast<size_t>(digit(from.state, live.nodes[i][d])) * live.strides[i][d];
-      const bool own_digit = !live.nodes[i].empty() && live.nodes[i].back() == static_cast<int>(i);
+      extend(problem, live, i, from.state, e);
       for (int c = 0; c < candidates; ++c) {
-        Label label{from.time, from.memory, kept, l, c, order++};
-        if (own_digit) label.state += static_cast<size_t>(c) * live.strides[i].back();
-        add_node(
-            node, c, [&](size_t k) { return producer_choices[k]; },
-            [&](size_t k, int a, int b) { return edges[i][k][a * candidates + b]; }, label.time, label.memory);
+        Label label{from.time, from.memory, e.kept + static_cast<size_t>(c) * e.own_stride, l, c, order++};
+        add_extension(node, edges, i, e, c, label.time, label.memory);
         std::vector<Label>& bucket = buckets[label.state];
         if (!pareto) {
           if (bucket.empty())
@@ -212,8 +269,9 @@ bool run_search(const SearchProblem& problem, const LiveSets& live, bool pareto,
             bucket[0] = label;
           continue;
         }
+        const double least_rest = rest_by_state.empty() ? rest_time[i + 1] : rest_by_state[i][label.state];
         if (label.memory > limit || label.memory + rest_memory[i + 1] > limit * slack ||
-            label.time + rest_time[i + 1] > time_bound * slack)
+            label.time + least_rest > time_bound * slack)
           continue;
         // The bucket is a Pareto front: time ascending, memory strictly descending. The label
         // is dominated (or equalled by an earlier, lexicographically smaller choice) when the
@@ -262,16 +320,17 @@ bool run_search(const SearchProblem& problem, const LiveSets& live, bool pareto,
 SearchResult search_layout(const SearchProblem& problem) {
   validate(problem);
   const LiveSets live = live_sets(problem);
+  const EdgeTables edges = edge_tables(problem);
   SearchResult result;
   if (problem.memory_limit == std::numeric_limits<double>::infinity()) {
     // No limit: a label that is faster in a state stays faster whatever follows, so one per state.
-    run_search(problem, live, false, {Objective::time}, result);
+    run_search(problem, live, edges, false, {Objective::time}, result);
     result.feasible = result.memory <= problem.memory_limit;
     return result;
   }
   // The smallest layout first (one label per state): if it does not fit, nothing does, and if
   // it does, its time bounds the fastest that fits, which prunes the Pareto search.
-  run_search(problem, live, false, {Objective::memory}, result);
+  run_search(problem, live, edges, false, {Objective::memory}, result);
   result.feasible = result.memory <= problem.memory_limit;
   if (!result.feasible) return result;
   double time_bound = result.time;
@@ -279,15 +338,15 @@ SearchResult search_layout(const SearchProblem& problem) {
   // between the fastest layout and the smallest, each a one-label-per-state search. The
   // fastest of them that fits bounds the answer; the Pareto search then finds it exactly.
   SearchResult fastest, weighed;
-  run_search(problem, live, false, {Objective::time}, fastest);
+  run_search(problem, live, edges, false, {Objective::time}, fastest);
   if (fastest.memory <= problem.memory_limit) return {true, fastest.choice, fastest.time, fastest.memory};
   const double slope = (result.time - fastest.time) / (fastest.memory - result.memory);
   if (slope > 0 && std::isfinite(slope))
     for (double scale = 1.0 / 16; scale <= 16; scale *= 4) {
-      run_search(problem, live, false, {Objective::weighted, slope * scale}, weighed);
+      run_search(problem, live, edges, false, {Objective::weighted, slope * scale}, weighed);
       if (weighed.memory <= problem.memory_limit) time_bound = std::min(time_bound, weighed.time);
     }
-  run_search(problem, live, true, {Objective::time}, result, time_bound);
+  run_search(problem, live, edges, true, {Objective::time}, result, time_bound, least_rest_time(problem, live, edges));
   return result;
 }
 
