@@ -13,6 +13,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/json_reader.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/model/layer_entry.hpp"
 #include "tessera/model/model_spec.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/plan/layout_planner.hpp"
@@ -150,22 +151,9 @@ int run_plan(PlanArgs& a) {
     plan::apply_layout(spec, plan.chosen);
     nlohmann::json out = config;
     auto& model = out["model"];
-    const auto& d0 = plan.chosen.layers.front().distribution;
-    auto dist_json = [](const parallel::Distribution& d) {
-      nlohmann::json j = nlohmann::json::object();
-      for (auto [key, v] : {std::pair<const char*, int>{"sample", d.sample},
-                            {"depth", d.depth},
-                            {"height", d.height},
-                            {"width", d.width},
-                            {"channel", d.channel},
-                            {"filter", d.filter}})
-        if (v > 1) j[key] = v;
-      if (j.empty()) j["sample"] = 1;
-      return j;
-    };
-    model["distribution"] = dist_json(d0);
+    model["distribution"] = model::spec::distribution_json(plan.chosen.layers.front().distribution);
     for (size_t i = 0; i < spec.layers.size(); ++i)
-      model["layers"][i]["distribution"] = dist_json(*spec.layers[i].distribution);
+      model["layers"][i]["distribution"] = model::spec::distribution_json(*spec.layers[i].distribution);
     write_text_atomically(a.write_config, out.dump(2) + "\n");
     log::info("wrote " + a.write_config);
   }

@@ -133,13 +133,17 @@ TEST_CASE("Distributions set in C++ reach the spec", "[model][builder]") {
   spatial.depth = 2;
   parallel::Distribution samples;
   samples.sample = 2;
+  parallel::Distribution filters;  // every axis the JSON knows reaches the spec, filter too
+  filters.filter = 2;
   b.distribution(spatial)
-      .add("c", spec::conv3d(2).padding(1))
+      .add("c", spec::conv3d(2).padding(1).distribution(filters))
       .add(spec::flatten())
       .add("out", spec::dense(1).distribution(samples));
   const model::ModelSpec s = b.spec();
   CHECK(s.distribution == std::optional<parallel::Distribution>(spatial));
+  CHECK(s.layers[0].distribution == std::optional<parallel::Distribution>(filters));
   CHECK(s.layers[2].distribution == std::optional<parallel::Distribution>(samples));
+  CHECK(spec::distribution_json(parallel::Distribution{}) == nlohmann::json{{"sample", 1}});
   // One rank cannot hold a split over two: the graph builder's error, as for a config.
   CHECK_THROWS_WITH(b.build(), Catch::Contains("ModelBuilder.distribution") && Catch::Contains("2 ranks"));
 }

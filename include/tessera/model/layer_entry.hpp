@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,9 +27,19 @@ class PerAxis {
   nlohmann::json value_;
 };
 
-/// A "distribution" object as a config writes it (model::read_distribution reads it).
+/// A "distribution" object as a config writes it (model::read_distribution reads it): the axes
+/// split over more than one rank, or {"sample": 1} for one rank.
 inline nlohmann::json distribution_json(const parallel::Distribution& d) {
-  return {{"sample", d.sample}, {"channel", d.channel}, {"depth", d.depth}, {"height", d.height}, {"width", d.width}};
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [key, parts] : {std::pair<const char*, int>{"sample", d.sample},
+                                   {"channel", d.channel},
+                                   {"filter", d.filter},
+                                   {"depth", d.depth},
+                                   {"height", d.height},
+                                   {"width", d.width}})
+    if (parts > 1) j[key] = parts;
+  if (j.empty()) j["sample"] = 1;
+  return j;
 }
 
 /// A layer type and the keys of its "layers" entry; the base of every typed entry below.
