@@ -1,6 +1,7 @@
 #include "tessera/parallel/halo_exchange.hpp"
 
 #include <chrono>
+#include <cstring>
 #include <limits>
 
 #include "tessera/core/error.hpp"
@@ -19,6 +20,15 @@ int direction_number(const std::array<int, 3>& d) { return (d[0] + 1) * 9 + (d[1
 constexpr int backward_tags = 27;
 
 int64_t volume_of(const Index5& e) { return e[0] * e[1] * e[2] * e[3] * e[4]; }
+
+// Every message ends with its sender's post time, a double in two floats' room.
+constexpr int64_t stamp_floats = sizeof(double) / sizeof(float);
+static_assert(stamp_floats * sizeof(float) == sizeof(double));
+
+/// Seconds on the steady clock, which the processes of one node share (CLOCK_MONOTONIC).
+double clock_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 }  // namespace
 
@@ -95,17 +105,18 @@ HaloExchange::HaloExchange(const ProcessGrid& grid, const Shape& local, const Ha
         }
         const int peer = grid.spatial_rank_of(neighbour);
         const int64_t region_count = volume_of(region_extent), part_count = volume_of(part_extent);
-        if (region_count > std::numeric_limits<int>::max() || part_count > std::numeric_limits<int>::max())
+        if (region_count + stamp_floats > std::numeric_limits<int>::max() ||
+            part_count + stamp_floats > std::numeric_limits<int>::max())
           throw ShapeError(where + ": a halo message of more than 2^31 elements (block " + local.str() + ", halo " +
                            halo.str() + ")");
         if (region_count > 0) {
           halos_.push_back({peer, direction_number(dir), region_offset, region_extent, halo_count, region_count});
-          halo_count += region_count;
+          halo_count += region_count + stamp_floats;
         }
         if (part_count > 0) {
           owned_.push_back(
               {peer, direction_number({-dz, -dy, -dx}), part_offset, part_extent, owned_count, part_count});
-          owned_count += part_count;
+          owned_count += part_count + stamp_floats;
         }
       }
   owned_buffer_ = DeviceView<float>("tessera::halo_owned", static_cast<size_t>(owned_count));
@@ -146,50 +157,68 @@ void HaloExchange::require_shape_of(const Tensor& t, const Shape& expected, cons
                                            ", expected " + expected.str());
 }
 
+float* HaloExchange::host_data(const DeviceView<float>& buffer, const DeviceView<float>::HostMirror& host) {
+  if constexpr (host_accessible) return buffer.data();
+  return host.data();
+}
+
 void HaloExchange::post(const std::vector<Message>& incoming, const DeviceView<float>& receive_buffer,
                         const DeviceView<float>::HostMirror& receive_host, const std::vector<Message>& outgoing,
                         const DeviceView<float>& send_buffer, const DeviceView<float>::HostMirror& send_host,
                         int tag_base) {
+  done_at_ = -1.0;
   if (incoming.empty() && outgoing.empty()) return;
   // The packing kernels must be done before MPI reads the buffers, and the previous exchange's
   // unpacking before MPI overwrites them.
   Kokkos::fence();
-  float* receive = receive_buffer.data();
-  float* send = send_buffer.data();
-  if constexpr (!host_accessible) {
-    Kokkos::deep_copy(send_host, send_buffer);
-    receive = receive_host.data();
-    send = send_host.data();
-  }
+  if constexpr (!host_accessible) Kokkos::deep_copy(send_host, send_buffer);
+  float* receive = host_data(receive_buffer, receive_host);
+  float* send = host_data(send_buffer, send_host);
   auto& requests = in_flight_.requests();
   size_t r = 0;
   for (const auto& m : incoming)
-    check_mpi(MPI_Irecv(receive + m.buffer_offset, static_cast<int>(m.count), MPI_FLOAT, m.peer, tag_base + m.tag,
-                        spatial_.handle(), &requests[r++]),
+    check_mpi(MPI_Irecv(receive + m.buffer_offset, static_cast<int>(m.count + stamp_floats), MPI_FLOAT, m.peer,
+                        tag_base + m.tag, spatial_.handle(), &requests[r++]),
               "MPI_Irecv");
+  posted_at_ = clock_seconds();
   for (const auto& m : outgoing) {
-    check_mpi(MPI_Isend(send + m.buffer_offset, static_cast<int>(m.count), MPI_FLOAT, m.peer, tag_base + m.tag,
-                        spatial_.handle(), &requests[r++]),
+    std::memcpy(send + m.buffer_offset + m.count, &posted_at_, sizeof posted_at_);
+    check_mpi(MPI_Isend(send + m.buffer_offset, static_cast<int>(m.count + stamp_floats), MPI_FLOAT, m.peer,
+                        tag_base + m.tag, spatial_.handle(), &requests[r++]),
               "MPI_Isend");
     bytes_sent_ += m.count * static_cast<int64_t>(sizeof(float));
     TrafficCounter::add(TrafficCounter::halo, static_cast<double>(m.count) * sizeof(float));
   }
 }
 
-void HaloExchange::wait() {
-  const auto t0 = std::chrono::steady_clock::now();
+void HaloExchange::wait(const std::vector<Message>& incoming, const float* receive) {
   auto& requests = in_flight_.requests();
+  if (requests.empty()) return;  // no neighbours: nothing to wait for or account
+  const double waited = clock_seconds();
   spatial_.wait_all(static_cast<int>(requests.size()), requests.data());
-  wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double returned = clock_seconds();
+  const double done = done_at_ >= 0.0 ? done_at_ : returned;
+  // The messages could move once both this rank and the neighbour sending them had posted.
+  double posted = posted_at_;
+  for (const auto& m : incoming) {
+    double sent_at = 0.0;
+    std::memcpy(&sent_at, receive + m.buffer_offset + m.count, sizeof sent_at);
+    posted = std::max(posted, sent_at);
+  }
+  account_.blocked += returned - waited;
+  account_.exposed += std::max(0.0, done - std::max(waited, posted));
+  account_.in_flight += std::max(0.0, done - posted);
+  account_.exchanges += 1;
 }
 
 void HaloExchange::progress() {
   // MPI moves large (rendezvous) messages only inside MPI calls: a test now and then lets
   // them advance while the caller computes.
-  if (phase_ == Phase::idle || spatial_.is_serial()) return;
+  if (phase_ == Phase::idle || spatial_.is_serial() || done_at_ >= 0.0) return;
   auto& requests = in_flight_.requests();
   int done = 0;
   check_mpi(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+  if (done) done_at_ = clock_seconds();
 }
 
 void HaloExchange::start_forward(const Tensor& local, const Tensor& padded, float boundary_value) {
@@ -215,7 +244,7 @@ void HaloExchange::finish_forward() {
   phase_ = Phase::idle;
   const Tensor padded = std::move(target_);
   target_ = Tensor();
-  wait();
+  wait(halos_, host_data(halo_buffer_, halo_host_));
   if (halos_.empty()) return;
   if constexpr (!host_accessible) Kokkos::deep_copy(halo_buffer_, halo_host_);
   const Array5 out = Array5::of(padded);
@@ -245,7 +274,7 @@ void HaloExchange::finish_backward() {
   phase_ = Phase::idle;
   const Tensor grad_local = std::move(target_);
   target_ = Tensor();
-  wait();
+  wait(owned_, host_data(owned_buffer_, owned_host_));
   if (owned_.empty()) return;
   if constexpr (!host_accessible) Kokkos::deep_copy(owned_buffer_, owned_host_);
   const Array5 block = Array5::of(grad_local);

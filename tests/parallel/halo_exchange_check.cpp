@@ -4,11 +4,16 @@
 //   forward  == the global tensor padded with the boundary value, sliced to this rank's padded block;
 //   backward == the sum of every rank's padded gradient slice that covers this rank's block;
 //   <forward(x), y> == <x, backward(y)> over all ranks.
-// Values are integers held in floats, so every comparison is exact. Exit status 0 on every
-// rank when all checks pass.
+// Values are integers held in floats, so every comparison is exact. Then the account of where
+// the waiting time went (HaloAccount), under a synthetic imbalance: rank 0 sleeps before it
+// posts, so its neighbours block, yet that wait is imbalance, neither exposed nor in-flight
+// communication; and a rank that computes (sleeps) between posting and waiting hides its
+// messages. Exit status 0 on every rank when all checks pass.
 #include <Kokkos_Core.hpp>
 
+#include <chrono>
 #include <limits>
+#include <thread>
 
 #include "mpi_check.hpp"
 #include "support/index5.hpp"
@@ -199,6 +204,63 @@ void run_case(const HaloCase& c, const parallel::Communicator& world, testing::M
   log.check(exchange.wait_seconds() >= 0.0, c.name + ": wait time");
 }
 
+/// The account's bounds and its separation of imbalance from communication, over a depth split
+/// across all ranks with small messages (microseconds to move on one node).
+void check_account(const parallel::Communicator& world, testing::MpiCheckLog& log) {
+  const parallel::ProcessGrid pg(grid(1, world.size(), 1, 1), world, "account");
+  const Shape local = pg.local_shape(Shape{2, 2 * world.size(), 4, 4, 3}, "account");
+  parallel::HaloExchange exchange(pg, local, widths({1, 0, 0}, {1, 0, 0}), "account");
+  Tensor x(local), padded(exchange.padded_shape()), grad_local(local);
+  x.fill(1.0f);
+  const auto sleep = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+  constexpr int late_ms = 300;
+  const std::string me = "account on rank " + std::to_string(world.rank()) + ": ";
+  const auto bounded = [&](const parallel::HaloAccount& a, const std::string& what) {
+    log.check(a.exposed >= 0.0 && a.exposed <= a.in_flight && a.exposed <= a.blocked + 1e-6 &&
+                  a.hidden_fraction() >= 0.0 && a.hidden_fraction() <= 1.0,
+              me + what + ": 0 <= exposed " + std::to_string(a.exposed) + " <= in flight " +
+                  std::to_string(a.in_flight) + " and blocked " + std::to_string(a.blocked));
+  };
+
+  // Rank 0 arrives late at a forward and a backward exchange; the others wait for it at once.
+  world.barrier();
+  parallel::HaloAccount before = exchange.account();
+  if (world.rank() == 0) sleep(late_ms);
+  exchange.start_forward(x, padded, 0.0f);
+  exchange.finish_forward();
+  if (world.rank() == 0) sleep(late_ms);
+  exchange.start_backward(padded, grad_local);
+  exchange.finish_backward();
+  const parallel::HaloAccount late = exchange.account() - before;
+  bounded(late, "late neighbour");
+  log.check(late.exchanges == 2, me + "two exchanges accounted");
+  // Rank 1 is rank 0's neighbour: it blocked for the sleeps, all of it imbalance.
+  if (world.rank() == 1)
+    log.check(late.blocked > 1.5 * late_ms / 1000.0,
+              me + "rank 1 blocked " + std::to_string(late.blocked) + " s waiting for the late rank 0");
+  // Moving a few kB takes microseconds; a generous bound for oversubscribed machines.
+  log.check(late.exposed < 0.05 && late.in_flight < 0.05,
+            me + "the late neighbour counts as imbalance " + std::to_string(late.imbalance()) +
+                " s, not as communication: exposed " + std::to_string(late.exposed) + " s, in flight " +
+                std::to_string(late.in_flight) + " s");
+
+  // Every rank computes between posting and waiting, testing for progress: hidden.
+  world.barrier();
+  before = exchange.account();
+  exchange.start_forward(x, padded, 0.0f);
+  for (int i = 0; i < 4; ++i) {
+    sleep(late_ms / 4);
+    exchange.progress();
+  }
+  exchange.finish_forward();
+  const parallel::HaloAccount overlapped = exchange.account() - before;
+  bounded(overlapped, "overlapped");
+  log.check(overlapped.exposed < 0.05 && overlapped.blocked < 0.05,
+            me + "messages that arrived while the rank computed are not exposed (" +
+                std::to_string(overlapped.exposed) + " s exposed, " + std::to_string(overlapped.blocked) +
+                " s blocked)");
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -213,6 +275,7 @@ int main(int argc, char* argv[]) {
         ++ran;
       }
     log.check(ran > 0, "a case for " + std::to_string(world.size()) + " ranks");
+    if (world.size() > 1) check_account(world, log);
 
     parallel::Distribution too_many;
     too_many.height = world.size() + 1;

@@ -8,6 +8,7 @@
 
 #include "tessera/core/tensor.hpp"
 #include "tessera/parallel/block_copy.hpp"
+#include "tessera/parallel/halo_account.hpp"
 #include "tessera/parallel/process_grid.hpp"
 
 namespace tessera::parallel {
@@ -29,8 +30,10 @@ struct HaloWidths {
 /// beyond the global boundary hold a boundary value instead. Message buffers are allocated
 /// once, at construction. Several exchanges over the same ranks may be in flight together if
 /// every rank starts them in the same order (MPI matches messages of equal tags in order).
-/// Without an MPI progress thread, large messages move only while MPI is called, i.e. in
-/// finish_*, so the overlap is with their latency and the small messages' transfer.
+/// Without an MPI progress thread, large messages move only while MPI is called (progress()
+/// and finish_*), so overlapped work should call progress() now and then. Each message also
+/// carries the time it was posted, from which account() separates communication from load
+/// imbalance (see HaloAccount).
 class HaloExchange {
  public:
   /// Nothing to exchange.
@@ -67,13 +70,15 @@ class HaloExchange {
   /// Lets messages in flight advance (call it between pieces of overlapped work).
   void progress();
   /// Seconds spent blocked in finish_forward/finish_backward so far.
-  double wait_seconds() const { return wait_seconds_; }
+  double wait_seconds() const { return account_.blocked; }
+  /// Blocked, exposed and in-flight time of every exchange so far.
+  const HaloAccount& account() const { return account_; }
   /// Bytes sent to neighbours so far.
   int64_t bytes_sent() const { return bytes_sent_; }
 
  private:
   /// One message: a sub-box of this rank's block or padded block exchanged with one neighbour,
-  /// and where it lies in a message buffer.
+  /// and where it lies in a message buffer: `count` values, then its post time (stamp_floats).
   struct Message {
     int peer = 0;  // rank in grid.spatial()
     int tag = 0;   // direction of the halo region it fills, seen from the receiver
@@ -110,7 +115,11 @@ class HaloExchange {
   void post(const std::vector<Message>& incoming, const DeviceView<float>& receive_buffer,
             const DeviceView<float>::HostMirror& receive_host, const std::vector<Message>& outgoing,
             const DeviceView<float>& send_buffer, const DeviceView<float>::HostMirror& send_host, int tag_base);
-  void wait();
+  /// Waits for every message, then adds this exchange to account_ from the post times that
+  /// `incoming`'s messages carry in `receive` (host memory).
+  void wait(const std::vector<Message>& incoming, const float* receive);
+  /// The message buffer MPI reads or writes: the host copy where there is one.
+  static float* host_data(const DeviceView<float>& buffer, const DeviceView<float>::HostMirror& host);
 
   InFlight in_flight_;
   Communicator spatial_;
@@ -130,7 +139,9 @@ class HaloExchange {
   DeviceView<float>::HostMirror owned_host_, halo_host_;
   Phase phase_ = Phase::idle;
   Tensor target_;  // the tensor finish_* writes into (kept alive while messages are in flight)
-  double wait_seconds_ = 0.0;
+  HaloAccount account_;
+  double posted_at_ = 0.0;  // when this rank posted the exchange in flight
+  double done_at_ = -1.0;   // when progress() first saw it complete; < 0: not yet
   int64_t bytes_sent_ = 0;
 };
 
