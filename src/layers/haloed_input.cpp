@@ -38,7 +38,7 @@ void HaloedInput::reshape(const parallel::ProcessGrid& grid, const Shape& local,
                 where + ": a spatially split input must be [N, H, W, C] or [N, D, H, W, C], got " + local.str());
   boundary_value_ = boundary_value;
   region_ = "halo/" + where;
-  wait_region_ = "halo_wait/" + where;
+  account_region_ = where;
   local_ = local;
   const parallel::HaloWidths halo = halo_widths(grid.spatial_parts(), parallel::spatial_size_of(local), window, where);
   op_padding_ = window.padding;
@@ -80,14 +80,20 @@ void HaloedInput::start_gather(const Tensor& x) {
 void HaloedInput::finish_gather() {
   if (!active_) return;
   ProfileRegion region(region_);
-  const double waited = exchange_.wait_seconds();
+  const parallel::HaloAccount before = exchange_.account();
   exchange_.finish_forward();
-  record_wait(waited);
+  record_account(before);
 }
 
-void HaloedInput::record_wait(double waited_before) const {
-  // Time blocked on messages alone (no packing or copies): what overlap can hide.
-  if (Profiler::instance().enabled()) Profiler::instance().add(wait_region_, exchange_.wait_seconds() - waited_before);
+void HaloedInput::record_account(const parallel::HaloAccount& before) const {
+  // Time blocked on messages alone (no packing or copies), and how much of it was
+  // communication rather than a late neighbour (HaloAccount).
+  auto& profiler = Profiler::instance();
+  if (!profiler.enabled()) return;
+  const parallel::HaloAccount a = exchange_.account() - before;
+  profiler.add("halo_wait/" + account_region_, a.blocked);
+  profiler.add("halo_exposed/" + account_region_, a.exposed);
+  profiler.add("halo_in_flight/" + account_region_, a.in_flight);
 }
 
 void HaloedInput::start_scatter(const Tensor& dx) {
@@ -99,9 +105,9 @@ void HaloedInput::start_scatter(const Tensor& dx) {
 void HaloedInput::finish_scatter() {
   if (!active_) return;
   ProfileRegion region(region_);
-  const double waited = exchange_.wait_seconds();
+  const parallel::HaloAccount before = exchange_.account();
   exchange_.finish_backward();
-  record_wait(waited);
+  record_account(before);
 }
 
 }  // namespace tessera::layers

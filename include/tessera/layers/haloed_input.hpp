@@ -76,15 +76,17 @@ class HaloedInput {
   void start_scatter(const Tensor& dx);
   void finish_scatter();
 
-  /// Seconds blocked waiting for halos (for perf/halo.sh).
-  double wait_seconds() const { return exchange_.wait_seconds(); }
+  /// Where the time waiting for halos went (for perf/halo.sh).
+  const parallel::HaloAccount& account() const { return exchange_.account(); }
 
  private:
   bool active_ = false;
   float boundary_value_ = 0.0f;
-  void record_wait(double waited_before) const;
-  std::string region_;       // profile region: exchange work not overlapped (packing, copies, waits)
-  std::string wait_region_;  // profile entry: time blocked on messages
+  /// Adds the exchange finished since `before` to the profile: halo_wait/, halo_exposed/ and
+  /// halo_in_flight/ entries of this layer.
+  void record_account(const parallel::HaloAccount& before) const;
+  std::string region_;          // profile region: exchange work not overlapped (packing, copies, waits)
+  std::string account_region_;  // the layer, in the names of the account's profile entries
   parallel::HaloWidths widths_;
   Shape local_, op_shape_;
   std::string label_;
