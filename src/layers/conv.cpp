@@ -81,62 +81,25 @@ void Conv::reshape(const std::vector<Shape>& inputs) {
                   where());
     const ops::ConvGeometry local = halo_.op_geometry(g, where());
     op_ = op_factory().conv(local, name());
-    make_overlap_pieces(local);
+    if (context().halo_overlap != HaloOverlap::off)
+      overlap_.reshape(local, halo_.widths(), context().halo_overlap == HaloOverlap::always, op_factory(), name(),
+                       where());
+    else
+      overlap_ = HaloOverlappedConv();
   } else {
     op_ = op_factory().conv(g, name());
-    interior_.clear();
-    boundary_.clear();
+    overlap_ = HaloOverlappedConv();
   }
   op_input_ = input;
 }
 
-void Conv::make_overlap_pieces(const ops::ConvGeometry& local) {
-  interior_.clear();
-  boundary_.clear();
-  // Only a split in depth (the outermost spatial axis) leaves each sample's rows contiguous,
-  // so pieces of it are plain tensors for any backend.
-  const auto parts = grid().spatial_parts();
-  if (!context().overlap_halos || !halo_.active() || parts[1] != 1 || parts[2] != 1) return;
-  const int64_t before = halo_.widths().before[0], s = local.stride[0];
-  const int64_t reach = (local.kernel[0] - 1) * local.dilation[0] + 1;
-  const int64_t outputs = local.out_size()[0], block = local.in_size[0] - before - halo_.widths().after[0];
-  // Output row o reads haloed rows [o·s, o·s + reach): it needs no halo when those lie in
-  // [before, before + block).
-  const int64_t first = (before + s - 1) / s;
-  const int64_t last = (before + block - reach) >= 0 ? (before + block - reach) / s : -1;  // inclusive
-  auto piece = [&](int64_t o0, int64_t o1) {
-    DepthPiece p;
-    p.first_output = o0;
-    p.outputs = o1 - o0;
-    p.first_input = o0 * s;
-    ops::ConvGeometry g = local;
-    g.batch = 1;
-    g.in_size[0] = (o1 - o0 - 1) * s + reach;
-    g.validate(where());
-    p.op = op_factory().conv(g, name());
-    return p;
-  };
-  if (last < first) return;  // every row needs a halo: nothing to overlap
-  interior_.push_back(piece(first, last + 1));
-  if (first > 0) boundary_.push_back(piece(0, first));
-  if (last + 1 < outputs) boundary_.push_back(piece(last + 1, outputs));
-}
-
-void Conv::forward_piece(const DepthPiece& piece, const Tensor& x, const Tensor& bias, const Tensor& y) {
-  const ActivationDims in = ActivationDims::of(x.shape()), out = ActivationDims::of(y.shape());
-  const int64_t in_row = in.h * in.w * in.c, out_row = out.h * out.w * out.c;
-  const Shape in_shape{1,
-                       (piece.outputs - 1) * options_.stride[0] + (options_.kernel[0] - 1) * options_.dilation[0] + 1,
-                       in.h, in.w, in.c};
-  const Shape out_shape{1, piece.outputs, out.h, out.w, out.c};
-  for (int64_t n = 0; n < in.n; ++n) {
-    piece.op->forward(x.slice((n * in.d + piece.first_input) * in_row, in_shape), weight_->value, bias,
-                      y.slice((n * out.d + piece.first_output) * out_row, out_shape));
-    halo_.progress();
-  }
-}
-
 std::string Conv::backend() const { return op_ ? op_->backend() : ""; }
+
+std::string Conv::distribution_note() const {
+  if (!halo_.active()) return "";
+  if (context().halo_overlap == HaloOverlap::off) return "halo exchange first (halo_overlap false)";
+  return std::string(overlap_.active() ? "halo overlapped: " : "halo exchange first: ") + overlap_.verdict().reason;
+}
 
 std::unique_ptr<Layer> Conv::fused_with_max_pool(const std::string& pool_name, const PoolOptions& pool,
                                                  const Shape& input) const {
@@ -155,15 +118,10 @@ void Conv::forward(const std::vector<Tensor>& inputs, const Tensor& output, cons
   const Tensor& x = split_.op_input(inputs.at(0));
   const Tensor& y = split_.op_output(output);
   const Tensor bias = bias_ && ChannelSplit::owns_bias(grid()) ? bias_->value : Tensor();
-  if (interior_.empty()) {
+  if (overlap_.active())
+    overlap_.forward(halo_, x, weight_->value, bias, y);
+  else
     op_->forward(halo_.gather(x), weight_->value, bias, y);
-  } else {
-    halo_.start_gather(x);
-    const Tensor& haloed = halo_.gathered(x);
-    for (const auto& piece : interior_) forward_piece(piece, haloed, bias, y);
-    halo_.finish_gather();
-    for (const auto& piece : boundary_) forward_piece(piece, haloed, bias, y);
-  }
   split_.finish_output(output);
 }
 
@@ -180,9 +138,10 @@ void Conv::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/,
     // weight gradient is computed.
     op_->backward_data(dy, weight_->value, halo_.grad_buffer(dx));
     halo_.start_scatter(dx);
-    if (!context().overlap_halos) halo_.finish_scatter();
+    const bool overlap = context().halo_overlap != HaloOverlap::off;
+    if (!overlap) halo_.finish_scatter();
     op_->backward_weights(x, dy, weight_->grad, dbias);
-    if (context().overlap_halos) halo_.finish_scatter();
+    if (overlap) halo_.finish_scatter();
     split_.finish_grad_input(grad_inputs.at(0));
   }
   if (bias_ && !ChannelSplit::owns_bias(grid())) bias_->grad.zero();

@@ -128,7 +128,7 @@ void Builder::add_layer(const LayerSpec& ls) {
   node.context.ops = factory(ls.backend.value_or(spec_.backend.value_or(options_.backend)),
                              ls.backend ? ls.backend_path : spec_.backend_path);
   node.context.seed = options_.seed;
-  node.context.overlap_halos = spec_.halo_overlap;
+  node.context.halo_overlap = spec_.halo_overlap;
   node.context.grid = ls.distribution ? grid_for(*ls.distribution, ls.distribution_path) : g_.input_grid;
   ConfigObject cfg(ls.config, ls.path);  // checked when the spec was read
   node.layer = make_layer(ls.type, ls.name, cfg);

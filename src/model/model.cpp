@@ -73,9 +73,9 @@ void Model::reshape_for(int64_t batch) {
 
 const Tensor& Model::forward(const Tensor& input, const layers::StepInfo& step) {
   const int64_t batch = input.shape().rank() > 0 ? input.shape()[0] * input_grid().distribution().sample : 0;
-  require_shape(step.batch == 0 || step.batch == batch,
-                "model input of shape " + input.shape().str() + " is not this rank's share of a batch of " +
-                    std::to_string(step.batch) + " samples");
+  require_shape(step.batch == 0 || step.batch == batch, "model input of shape " + input.shape().str() +
+                                                            " is not this rank's share of a batch of " +
+                                                            std::to_string(step.batch) + " samples");
   if (batch != current_batch_) reshape_for(batch);
   const Shape expected = input_grid().local_shape(graph_.input_shape(batch), "model input");
   if (input.shape() != expected)
@@ -150,6 +150,7 @@ std::string Model::summary() const {
                 "backend");
   out += line;
   std::string declined;  // the op choices for which a backend declined, with its reason
+  std::string notes;     // what split layers decided (e.g. halo overlap)
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const GraphNode& node = graph_.nodes[i];
     const layers::Layer& layer = *node.layer;
@@ -161,13 +162,14 @@ std::string Model::summary() const {
                   state_[i].global_output.str().c_str(), static_cast<long long>(count),
                   (layer.backend() + (d.is_serial() ? "" : "  " + d.str())).c_str());
     out += line;
+    if (const std::string note = layer.distribution_note(); !note.empty()) notes += layer.name() + ": " + note + "\n";
     if (node.context.ops == nullptr) continue;
     for (const auto& choice : node.context.ops->choices_for(layer.name()))
       if (!choice.declined.empty()) declined += layer.name() + ": " + choice.op + ": " + choice.str() + "\n";
   }
   std::snprintf(line, sizeof line, "total trainable parameters: %lld\n",
                 static_cast<long long>(params_.trainable_count()));
-  return out + line + declined;
+  return out + line + notes + declined;
 }
 
 double Model::forward_flops_per_sample() const {

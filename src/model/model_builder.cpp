@@ -55,6 +55,14 @@ ModelBuilder& ModelBuilder::halo_overlap(bool on) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::halo_overlap(layers::HaloOverlap mode) {
+  if (mode == layers::HaloOverlap::always)
+    model_["halo_overlap"] = "always";
+  else
+    model_["halo_overlap"] = mode == layers::HaloOverlap::where_it_pays;
+  return *this;
+}
+
 ModelSpec ModelBuilder::spec() const {
   ConfigObject cfg(model_, kPath);
   return ModelSpec::from_json(cfg);

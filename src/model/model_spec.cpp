@@ -83,7 +83,14 @@ ModelSpec ModelSpec::from_json(ConfigObject& spec) {
   m.sample_shape = read_sample_shape(spec.object("input"));
   if (spec.has("backend")) m.backend = spec.string("backend");
   m.backend_path = spec.path_of("backend");
-  m.halo_overlap = spec.boolean("halo_overlap", true);
+  if (spec.has("halo_overlap") && spec.raw().at("halo_overlap").is_string()) {
+    if (spec.string("halo_overlap") != "always")
+      throw ConfigError(spec.path_of("halo_overlap"), "expected true, false or \"always\", got \"" +
+                                                          spec.raw().at("halo_overlap").get<std::string>() + "\"");
+    m.halo_overlap = layers::HaloOverlap::always;
+  } else {
+    m.halo_overlap = spec.boolean("halo_overlap", true) ? layers::HaloOverlap::where_it_pays : layers::HaloOverlap::off;
+  }
   m.fuse_conv_max_pool = spec.boolean("fuse_conv_max_pool", true);
   m.init = spec.choice("init", {"he_normal", "uniform_fan_in"}, "he_normal") == "he_normal"
                ? layers::InitScheme::he_normal

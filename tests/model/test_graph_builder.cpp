@@ -36,7 +36,7 @@ TEST_CASE("The model spec resolves names, inputs and defaults", "[model][spec]")
   const auto spec = read_spec(kNet);
   CHECK(spec.sample_shape == Shape{6, 6, 6, 2});
   CHECK_FALSE(spec.backend.has_value());
-  CHECK_FALSE(spec.halo_overlap);
+  CHECK(spec.halo_overlap == layers::HaloOverlap::off);
   CHECK(spec.fuse_conv_max_pool);
   CHECK(spec.init == layers::InitScheme::uniform_fan_in);
   CHECK_FALSE(spec.distribution.has_value());
@@ -61,7 +61,7 @@ TEST_CASE("A graph is built without setting a layer up", "[model][graph]") {
   CHECK(g.nodes[0].layer->backend().empty());  // no op made
   CHECK(g.nodes[0].context.ops->preference() == "kokkos");
   CHECK(g.nodes[2].context.ops->preference() == "auto");
-  CHECK_FALSE(g.nodes[2].context.overlap_halos);
+  CHECK(g.nodes[2].context.halo_overlap == layers::HaloOverlap::off);
   CHECK(g.nodes[1].consumers == 2);  // a and res
   CHECK(g.nodes[3].inputs == std::vector<int>{1, 2});
   CHECK(g.nodes[4].inputs == std::vector<int>{3, model::Graph::kModelInput});

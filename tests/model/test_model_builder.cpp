@@ -115,7 +115,7 @@ TEST_CASE("The builder writes the JSON entries a config would hold", "[model][bu
   CHECK(s.layers[7].name == "max_pool3d7");
   CHECK(s.layers[0].backend == std::optional<std::string>("kokkos"));
   CHECK(s.init == layers::InitScheme::uniform_fan_in);
-  CHECK_FALSE(s.halo_overlap);
+  CHECK(s.halo_overlap == layers::HaloOverlap::off);
   CHECK_FALSE(s.fuse_conv_max_pool);
 
   // Same seed, same model as the JSON gives.

@@ -93,6 +93,21 @@ TEST_CASE("Model spec errors name the JSON path and the problem", "[model][spec]
                     Catch::Contains("$.model.layers") && Catch::Contains("at least one layer"));
   CHECK_THROWS_WITH(build(R"({"input": {"channels": 2}, "layers": [{"type": "relu"}], "extra": 1})"),
                     Catch::Contains("$.model.extra") && Catch::Contains("unknown key"));
+  CHECK_THROWS_WITH(build(R"({"input": {"channels": 2}, "layers": [{"type": "relu"}], "halo_overlap": "often"})"),
+                    Catch::Contains("$.model.halo_overlap") && Catch::Contains("true, false or \"always\""));
+}
+
+TEST_CASE("halo_overlap reads true, false and \"always\"", "[model][spec]") {
+  auto mode = [](const std::string& value) {
+    const json spec = json::parse(R"({"input": {"channels": 2}, "layers": [{"type": "relu"}])" +
+                                  (value.empty() ? "" : ", \"halo_overlap\": " + value) + "}");
+    ConfigObject cfg(spec, "$.model");
+    return model::ModelSpec::from_json(cfg).halo_overlap;
+  };
+  CHECK(mode("") == layers::HaloOverlap::where_it_pays);
+  CHECK(mode("true") == layers::HaloOverlap::where_it_pays);
+  CHECK(mode("false") == layers::HaloOverlap::off);
+  CHECK(mode("\"always\"") == layers::HaloOverlap::always);
 }
 
 TEST_CASE("An activation before a max pool runs after it, with identical results", "[model][spec]") {

@@ -6,6 +6,7 @@
 
 #include "tessera/core/config.hpp"
 #include "tessera/layers/channel_split.hpp"
+#include "tessera/layers/halo_overlapped_conv.hpp"
 #include "tessera/layers/haloed_input.hpp"
 #include "tessera/layers/layer.hpp"
 #include "tessera/ops/conv.hpp"
@@ -27,8 +28,9 @@ struct ConvOptions {
 /// "filters" (required), "kernel" (3), "stride" (1), "padding" (0), "dilation" (1), each one
 /// integer or a list per axis, and "bias" (true). Parameters `<name>.weight`
 /// [filters, (kD,) kH, kW, C] (ODHWI / OHWI) and `<name>.bias` [filters].
-/// Split in space it exchanges halos (overlapping them with the interior under a depth
-/// split); split over channels it holds a shard of the weights and communicates within its
+/// Split in space it exchanges halos, computing the outputs that need none while they travel
+/// where that pays (HaloOverlappedConv; "halo_overlap": false in the model turns it off);
+/// split over channels it holds a shard of the weights and communicates within its
 /// channel group as ChannelSplit describes (filter: output channels, channel: input channels).
 class Conv final : public Layer {
  public:
@@ -53,6 +55,7 @@ class Conv final : public Layer {
   double forward_flops(const std::vector<Shape>& inputs) const override;
   bool supports_spatial_split() const override { return true; }
   bool supports_channel_split() const override { return true; }
+  std::string distribution_note() const override;
   /// A ConvMaxPool where ConvMaxPool::can_fuse and ConvMaxPool::pays_off.
   std::unique_ptr<Layer> fused_with_max_pool(const std::string& pool_name, const PoolOptions& pool,
                                              const Shape& input) const override;
@@ -68,18 +71,9 @@ class Conv final : public Layer {
   Parameter* weight_ = nullptr;
   Parameter* bias_ = nullptr;
   Shape op_input_;  // the input shape op_ was made for
-  /// Under a depth split, the output rows whose window stays inside this rank's block are
-  /// computed per sample while the halos travel, then the rows next to each neighbour.
-  struct DepthPiece {
-    int64_t first_input = 0, first_output = 0, outputs = 0;  // rows of the haloed input / output
-    std::unique_ptr<ops::ConvOp> op;                          // for one sample
-  };
-  void make_overlap_pieces(const ops::ConvGeometry& local);
-  void forward_piece(const DepthPiece& piece, const Tensor& x, const Tensor& bias, const Tensor& y);
-
   ChannelSplit split_;
   HaloedInput halo_;
-  std::vector<DepthPiece> interior_, boundary_;  // empty: no overlap
+  HaloOverlappedConv overlap_;  // active when the halo exchange overlaps the interior
   std::unique_ptr<ops::ConvOp> op_;
 };
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tessera/core/tensor.hpp"
+#include "tessera/layers/halo_overlap.hpp"
 #include "tessera/layers/parameter.hpp"
 #include "tessera/parallel/process_grid.hpp"
 #include "tessera/registry/op_factory.hpp"
@@ -21,8 +22,8 @@ struct LayerContext {
   /// The ranks this layer's activations are split over and this rank's place among them.
   parallel::ProcessGrid grid;
   uint64_t seed = 0;
-  /// Compute what needs no halo while halos are in flight (off only to measure the overlap).
-  bool overlap_halos = true;
+  /// Compute what needs no halo while halos are in flight.
+  HaloOverlap halo_overlap = HaloOverlap::where_it_pays;
 };
 
 /// Per-step information a layer may need (dropout masks differ per step).
@@ -72,6 +73,9 @@ class Layer {
 
   /// "kokkos", "onednn", ... for the ops this layer created (empty for pure Kokkos layers).
   virtual std::string backend() const { return ""; }
+  /// What the layer decided about running split as its Distribution says (e.g. whether it
+  /// overlaps its halo exchange, and why), for the model summary; empty when nothing to say.
+  virtual std::string distribution_note() const { return ""; }
   /// True for a pointwise, monotone non-decreasing map f: then max-pool(f(x)) = f(max-pool(x))
   /// and the gradient reaches the same element either way, so the model may run this layer
   /// after a following max pool, on fewer elements.

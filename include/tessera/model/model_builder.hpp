@@ -49,6 +49,7 @@ class ModelBuilder {
   ModelBuilder& init(layers::InitScheme scheme);
   ModelBuilder& fuse_conv_max_pool(bool on);
   ModelBuilder& halo_overlap(bool on);
+  ModelBuilder& halo_overlap(layers::HaloOverlap mode);
 
   /// The "model" section of a run config that describes this model.
   const nlohmann::json& to_json() const { return model_; }

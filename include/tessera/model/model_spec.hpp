@@ -7,6 +7,7 @@
 
 #include "tessera/core/config.hpp"
 #include "tessera/core/shape.hpp"
+#include "tessera/layers/halo_overlap.hpp"
 #include "tessera/layers/parameter.hpp"
 #include "tessera/parallel/distribution.hpp"
 
@@ -40,7 +41,7 @@ struct ModelSpec {
   Shape sample_shape;                  // per sample, channels-last: [D, H, W, C], [H, W, C] or [F]
   std::optional<std::string> backend;  // unset: the command line's
   std::string backend_path;
-  bool halo_overlap = true;
+  layers::HaloOverlap halo_overlap = layers::HaloOverlap::where_it_pays;
   bool fuse_conv_max_pool = true;
   layers::InitScheme init = layers::InitScheme::he_normal;
   std::optional<parallel::Distribution> distribution;  // unset: data parallelism over every rank
