@@ -75,6 +75,8 @@ void HaloedInput::start_gather(const Tensor& x) {
   if (!active_) return;
   ProfileRegion region(region_);
   exchange_.start_forward(x, padded_, boundary_value_);
+  // A neighbour that posted first has its messages waiting: take them before computing.
+  exchange_.progress();
 }
 
 void HaloedInput::finish_gather() {
@@ -100,6 +102,7 @@ void HaloedInput::start_scatter(const Tensor& dx) {
   if (!active_) return;
   ProfileRegion region(region_);
   exchange_.start_backward(grad_padded_, dx);
+  exchange_.progress();
 }
 
 void HaloedInput::finish_scatter() {

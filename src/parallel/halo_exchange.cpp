@@ -195,9 +195,15 @@ void HaloExchange::wait(const std::vector<Message>& incoming, const float* recei
   auto& requests = in_flight_.requests();
   if (requests.empty()) return;  // no neighbours: nothing to wait for or account
   const double waited = clock_seconds();
-  spatial_.wait_all(static_cast<int>(requests.size()), requests.data());
+  // The receives (posted first) are the data this rank needs: their completion ends the
+  // communication. A send may complete only later, once its receiver has called MPI (a
+  // rendezvous message's receiver pulls it): that wait is for a neighbour still computing.
+  const int receives = static_cast<int>(incoming.size());
+  spatial_.wait_all(receives, requests.data());
+  const double received = done_at_ >= 0.0 ? done_at_ : clock_seconds();
+  spatial_.wait_all(static_cast<int>(requests.size()) - receives, requests.data() + receives);
   const double returned = clock_seconds();
-  const double done = done_at_ >= 0.0 ? done_at_ : returned;
+  const double done = std::min(received, returned);
   // The messages could move once both this rank and the neighbour sending them had posted.
   double posted = posted_at_;
   for (const auto& m : incoming) {
@@ -213,12 +219,17 @@ void HaloExchange::wait(const std::vector<Message>& incoming, const float* recei
 
 void HaloExchange::progress() {
   // MPI moves large (rendezvous) messages only inside MPI calls: a test now and then lets
-  // them advance while the caller computes.
-  if (phase_ == Phase::idle || spatial_.is_serial() || done_at_ >= 0.0) return;
+  // them advance while the caller computes. done_at_ marks the receives' completion.
+  if (phase_ == Phase::idle || spatial_.is_serial()) return;
   auto& requests = in_flight_.requests();
   int done = 0;
   check_mpi(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
-  if (done) done_at_ = clock_seconds();
+  if (done_at_ >= 0.0) return;
+  const int receives = static_cast<int>(phase_ == Phase::forward ? halos_.size() : owned_.size());
+  int received = done;
+  if (!done && receives > 0)
+    check_mpi(MPI_Testall(receives, requests.data(), &received, MPI_STATUSES_IGNORE), "MPI_Testall");
+  if (received) done_at_ = clock_seconds();
 }
 
 void HaloExchange::start_forward(const Tensor& local, const Tensor& padded, float boundary_value) {

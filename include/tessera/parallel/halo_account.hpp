@@ -6,13 +6,16 @@ namespace tessera::parallel {
 /// barrier. Each message carries the time its sender posted it; for one exchange, with
 ///   posted = the later of this rank's posting and its neighbours' (the earliest the messages
 ///            could move), waited = when this rank asked for them, done = when it first saw
-///            them complete (in a progress call or in the wait),
+///            the messages it receives complete (in a progress call or in the wait),
 /// the exchange adds
 ///   blocked   = the time this rank sat in the wait;
 ///   exposed   = done - max(waited, posted), or 0: communication this rank could not hide;
 ///   in_flight = done - posted, or 0: how long the messages were on their way.
 /// Waiting for a neighbour that had not yet posted (it arrived late) is imbalance, counted in
-/// blocked but in neither exposed nor in_flight. Since waited follows this rank's posting,
+/// blocked but in neither exposed nor in_flight; so is waiting, after the data arrived, for
+/// this rank's sends to complete: without a progress thread a large message's sender learns
+/// that it was received only when the receiver calls MPI, i.e. when the neighbour stops
+/// computing. Since waited follows this rank's posting,
 /// 0 <= exposed <= in_flight, so hidden_fraction() lies in [0, 1] by construction.
 /// Clocks are compared across ranks, so the split is exact where they share a clock (ranks of
 /// one node); across nodes a clock offset moves time between imbalance and communication,

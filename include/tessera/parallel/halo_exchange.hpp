@@ -141,7 +141,7 @@ class HaloExchange {
   Tensor target_;  // the tensor finish_* writes into (kept alive while messages are in flight)
   HaloAccount account_;
   double posted_at_ = 0.0;  // when this rank posted the exchange in flight
-  double done_at_ = -1.0;   // when progress() first saw it complete; < 0: not yet
+  double done_at_ = -1.0;   // when progress() first saw its receives complete; < 0: not yet
   int64_t bytes_sent_ = 0;
 };
 
