@@ -1,6 +1,9 @@
 #include "tessera/layers/conv.hpp"
 
+#include <chrono>
+
 #include "tessera/core/error.hpp"
+#include "tessera/core/log.hpp"
 #include "tessera/layers/conv_max_pool.hpp"
 
 namespace tessera::layers {
@@ -90,6 +93,7 @@ void Conv::reshape(const std::vector<Shape>& inputs) {
     op_ = op_factory().conv(g, name());
     overlap_ = HaloOverlappedConv();
   }
+  choice_.reset(overlap_.active(), context().halo_overlap == HaloOverlap::where_it_pays);
   op_input_ = input;
 }
 
@@ -98,7 +102,10 @@ std::string Conv::backend() const { return op_ ? op_->backend() : ""; }
 std::string Conv::distribution_note() const {
   if (!halo_.active()) return "";
   if (context().halo_overlap == HaloOverlap::off) return "halo exchange first (halo_overlap false)";
-  return std::string(overlap_.active() ? "halo overlapped: " : "halo exchange first: ") + overlap_.verdict().reason;
+  if (!overlap_.active()) return "halo exchange first: " + overlap_.verdict().reason;
+  const std::string& measured = choice_.verdict();
+  return std::string(choice_.overlapped() ? "halo overlapped: " : "halo exchange first: ") + overlap_.verdict().reason +
+         (measured.empty() ? "" : "; " + measured);
 }
 
 std::unique_ptr<Layer> Conv::fused_with_max_pool(const std::string& pool_name, const PoolOptions& pool,
@@ -114,36 +121,61 @@ double Conv::forward_flops(const std::vector<Shape>& inputs) const {
   return g.forward_flops();
 }
 
-void Conv::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
+namespace {
+/// Seconds of `f`, fenced so asynchronous kernels count, when `timed`; f alone otherwise.
+template <class F>
+double timed_if(bool timed, F&& f) {
+  if (!timed) {
+    f();
+    return 0.0;
+  }
+  Kokkos::fence();
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  Kokkos::fence();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+void Conv::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) {
   const Tensor& x = split_.op_input(inputs.at(0));
   const Tensor& y = split_.op_output(output);
   const Tensor bias = bias_ && ChannelSplit::owns_bias(grid()) ? bias_->value : Tensor();
-  if (overlap_.active())
-    overlap_.forward(halo_, x, weight_->value, bias, y);
-  else
-    op_->forward(halo_.gather(x), weight_->value, bias, y);
+  const bool overlapped = step.mode == Mode::training ? choice_.start_training_step() : choice_.overlapped();
+  // Input-gradient halos travel behind the weight gradient at no extra work, so the backward
+  // pass overlaps whenever allowed, unless this step measures exchanging first.
+  backward_overlapped_ = context().halo_overlap != HaloOverlap::off && (overlapped || !overlap_.active());
+  choice_.add(timed_if(choice_.timing(), [&] {
+    if (overlapped && overlap_.active())
+      overlap_.forward(halo_, x, weight_->value, bias, y);
+    else
+      op_->forward(halo_.gather(x), weight_->value, bias, y);
+  }));
   split_.finish_output(output);
 }
 
 void Conv::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
-                    const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
+                    const std::vector<Tensor>& grad_inputs, const StepInfo& step) {
   const Tensor& x = halo_.gathered(split_.saved_input(inputs.at(0)));
   const Tensor& dy = split_.op_grad_output(grad_output);
   const Tensor& dx = split_.op_grad_input(grad_inputs.at(0));
   const Tensor dbias = bias_ ? bias_->grad : Tensor();
-  if (dx.empty()) {
-    op_->backward_weights(x, dy, weight_->grad, dbias);
-  } else {
+  choice_.add(timed_if(choice_.timing(), [&] {
+    if (dx.empty()) {
+      op_->backward_weights(x, dy, weight_->grad, dbias);
+      return;
+    }
     // The input gradient goes first so its halo travels back to the neighbours while the
     // weight gradient is computed.
     op_->backward_data(dy, weight_->value, halo_.grad_buffer(dx));
     halo_.start_scatter(dx);
-    const bool overlap = context().halo_overlap != HaloOverlap::off;
-    if (!overlap) halo_.finish_scatter();
+    if (!backward_overlapped_) halo_.finish_scatter();
     op_->backward_weights(x, dy, weight_->grad, dbias);
-    if (overlap) halo_.finish_scatter();
+    if (backward_overlapped_) halo_.finish_scatter();
     split_.finish_grad_input(grad_inputs.at(0));
-  }
+  }));
+  if (step.mode == Mode::training && choice_.finish_training_step(grid().spatial()))
+    log::info(where() + ": halo overlap " + choice_.verdict());
   if (bias_ && !ChannelSplit::owns_bias(grid())) bias_->grad.zero();
 }
 

@@ -9,6 +9,7 @@
 #include "tessera/layers/halo_overlapped_conv.hpp"
 #include "tessera/layers/haloed_input.hpp"
 #include "tessera/layers/layer.hpp"
+#include "tessera/layers/overlap_choice.hpp"
 #include "tessera/ops/conv.hpp"
 
 namespace tessera::layers {
@@ -29,7 +30,9 @@ struct ConvOptions {
 /// integer or a list per axis, and "bias" (true). Parameters `<name>.weight`
 /// [filters, (kD,) kH, kW, C] (ODHWI / OHWI) and `<name>.bias` [filters].
 /// Split in space it exchanges halos, computing the outputs that need none while they travel
-/// where that pays (HaloOverlappedConv; "halo_overlap": false in the model turns it off);
+/// (HaloOverlappedConv) where that can pay and, measured on the first training steps, does
+/// (OverlapChoice); its input-gradient halos travel while it computes the weight gradient.
+/// "halo_overlap": false in the model exchanges first, "always" overlaps without measuring;
 /// split over channels it holds a shard of the weights and communicates within its
 /// channel group as ChannelSplit describes (filter: output channels, channel: input channels).
 class Conv final : public Layer {
@@ -73,7 +76,9 @@ class Conv final : public Layer {
   Shape op_input_;  // the input shape op_ was made for
   ChannelSplit split_;
   HaloedInput halo_;
-  HaloOverlappedConv overlap_;  // active when the halo exchange overlaps the interior
+  HaloOverlappedConv overlap_;  // active when the halo exchange can overlap the interior
+  OverlapChoice choice_;        // whether it does, this step
+  bool backward_overlapped_ = false;
   std::unique_ptr<ops::ConvOp> op_;
 };
 
