@@ -201,7 +201,7 @@ void run_case(const HaloCase& c, const parallel::Communicator& world, testing::M
   bytes[0] = exchange.bytes_sent();
   world.allreduce_sum(bytes, 1);
   log.check(bytes[0] == 3 * bytes[1], c.name + ": backward sends as much as forward");
-  log.check(exchange.wait_seconds() >= 0.0, c.name + ": wait time");
+  log.check(exchange.account().blocked >= 0.0, c.name + ": wait time");
 }
 
 /// The account's bounds and its separation of imbalance from communication, over a depth split

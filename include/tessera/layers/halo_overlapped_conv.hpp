@@ -22,13 +22,14 @@ namespace tessera::layers {
 ///     disjoint), computed after the halos arrived, each by an op on its input box copied out
 ///     of the haloed input.
 /// Every piece writes a dense buffer that is copied into its box of the output, so pieces
-/// need no strided tensors from the backend; the copies move the output once more, a small
-/// cost beside the convolution's kD·kH·kW·C multiply-adds per output. Pieces and buffers are
-/// made once per shape. The result equals the op on the whole haloed input up to the order of
-/// floating-point sums inside the backend.
+/// need no strided tensors from the backend. Pieces and buffers are made once per shape. The
+/// result equals the op on the whole haloed input up to the order of floating-point sums
+/// inside the backend (bit-identical in the tests).
 ///
-/// Overlap pays only when there is enough interior to hide the messages behind and the extra
-/// ops are cheap beside the layer: see pays_off(), which the performance model can ask too.
+/// The copies and the shell's smaller ops are extra work (0-10% of a step on a CPU core, most
+/// along width, whose slabs are one output wide), so overlap pays only where messages cost
+/// more than that. pays_off() rules out layers without enough interior or work, from shapes
+/// alone (the performance model can ask it too); OverlapChoice measures the rest.
 class HaloOverlappedConv {
  public:
   /// Why overlap is or is not used for a layer.

@@ -76,9 +76,6 @@ class HaloedInput {
   void start_scatter(const Tensor& dx);
   void finish_scatter();
 
-  /// Where the time waiting for halos went (for perf/halo.sh).
-  const parallel::HaloAccount& account() const { return exchange_.account(); }
-
  private:
   bool active_ = false;
   float boundary_value_ = 0.0f;

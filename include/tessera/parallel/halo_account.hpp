@@ -15,8 +15,8 @@ namespace tessera::parallel {
 /// blocked but in neither exposed nor in_flight; so is waiting, after the data arrived, for
 /// this rank's sends to complete: without a progress thread a large message's sender learns
 /// that it was received only when the receiver calls MPI, i.e. when the neighbour stops
-/// computing. Since waited follows this rank's posting,
-/// 0 <= exposed <= in_flight, so hidden_fraction() lies in [0, 1] by construction.
+/// computing. Since waited follows this rank's posting, 0 <= exposed <= in_flight, so
+/// hidden_fraction() lies in [0, 1] by construction.
 /// Clocks are compared across ranks, so the split is exact where they share a clock (ranks of
 /// one node); across nodes a clock offset moves time between imbalance and communication,
 /// never outside those bounds.

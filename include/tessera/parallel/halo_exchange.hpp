@@ -69,9 +69,8 @@ class HaloExchange {
 
   /// Lets messages in flight advance (call it between pieces of overlapped work).
   void progress();
-  /// Seconds spent blocked in finish_forward/finish_backward so far.
-  double wait_seconds() const { return account_.blocked; }
-  /// Blocked, exposed and in-flight time of every exchange so far.
+  /// Blocked (in finish_forward/finish_backward), exposed and in-flight time of every
+  /// exchange so far.
   const HaloAccount& account() const { return account_; }
   /// Bytes sent to neighbours so far.
   int64_t bytes_sent() const { return bytes_sent_; }
