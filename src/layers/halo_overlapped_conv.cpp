@@ -40,6 +40,23 @@ InteriorRanges interior_ranges(const ops::ConvGeometry& g, const parallel::HaloW
   return r;
 }
 
+/// Whether a box of an [N, D, H, W, C] array is one contiguous run per sample: the axes inside
+/// the innermost one it cuts are whole, and those outside it (within a sample) one wide.
+bool contiguous_per_sample(const parallel::Index5& extent, const parallel::Index5& array) {
+  size_t cut = 4;
+  while (cut > 0 && extent[cut] == array[cut]) --cut;
+  for (size_t j = 1; j < cut; ++j)
+    if (extent[j] != 1) return false;
+  return true;
+}
+
+/// Row-major offset of `index` in an array of extents `e`.
+int64_t offset_of(const parallel::Index5& index, const parallel::Index5& e) {
+  int64_t o = 0;
+  for (size_t k = 0; k < 5; ++k) o = o * e[k] + index[k];
+  return o;
+}
+
 std::string box_str(const std::array<int64_t, 3>& e, int spatial_rank) {
   std::string s;
   for (size_t k = spatial_rank == 2 ? 1 : 0; k < 3; ++k) s += (s.empty() ? "" : "x") + std::to_string(e[k]);
@@ -94,6 +111,9 @@ void HaloOverlappedConv::reshape(const ops::ConvGeometry& haloed, const parallel
   }
   if (!verdict_.pays) return;
   const auto out = haloed.out_size();
+  const parallel::Index5 haloed_extents{haloed.batch, haloed.in_size[0], haloed.in_size[1], haloed.in_size[2],
+                                        haloed.in_channels};
+  const parallel::Index5 out5{haloed.batch, out[0], out[1], out[2], haloed.out_channels};
 
   // A piece of outputs [first, end) per axis; its input box follows from the window.
   auto make = [&](const std::array<int64_t, 3>& first, const std::array<int64_t, 3>& end) {
@@ -124,9 +144,19 @@ void HaloOverlappedConv::reshape(const ops::ConvGeometry& haloed, const parallel
         where + ": an overlap piece's op gives " + g.output_shape().str() + " for outputs " +
             box_str({p.out_extent[1], p.out_extent[2], p.out_extent[3]}, 3));
     p.reads_block = block;
+    // A piece contiguous per sample in what it reads and in the output (e.g. any piece of a
+    // depth split) runs per sample on slices of them: no buffers, no copies.
+    p.source_extents = block ? p.in_extent : haloed_extents;
+    if (block) p.in_offset = {0, 0, 0, 0, 0};
+    p.in_place = contiguous_per_sample(p.in_extent, p.source_extents) && contiguous_per_sample(p.out_extent, out5);
+    if (p.in_place) g.batch = 1;
     p.op = ops.conv(g, layer);
-    if (!p.reads_block) p.input = Tensor(g.input_shape());
-    p.output = Tensor(g.output_shape());
+    if (!p.in_place) {
+      if (!p.reads_block) p.input = Tensor(g.input_shape());
+      p.output = Tensor(g.output_shape());
+    }
+    p.sample_input = g.input_shape();
+    p.sample_output = g.output_shape();
     return p;
   };
 
@@ -150,7 +180,19 @@ void HaloOverlappedConv::reshape(const ops::ConvGeometry& haloed, const parallel
   }
 }
 
-void HaloOverlappedConv::run(Piece& p, const Tensor& source, const Tensor& w, const Tensor& bias, const Tensor& y) {
+void HaloOverlappedConv::run(Piece& p, const Tensor& source, const Tensor& w, const Tensor& bias, const Tensor& y,
+                             HaloedInput& halo) {
+  if (p.in_place) {
+    const parallel::Index5 out_extents = parallel::extents5_of(y.shape());
+    for (int64_t n = 0; n < p.in_extent[0]; ++n) {
+      parallel::Index5 in_at = p.in_offset, out_at = p.out_offset;
+      in_at[0] = out_at[0] = n;
+      p.op->forward(source.slice(offset_of(in_at, p.source_extents), p.sample_input), w, bias,
+                    y.slice(offset_of(out_at, out_extents), p.sample_output));
+      halo.progress();
+    }
+    return;
+  }
   const parallel::Index5 origin{0, 0, 0, 0, 0};
   const Tensor* input = &source;
   if (!p.reads_block) {
@@ -171,10 +213,10 @@ void HaloOverlappedConv::forward(HaloedInput& halo, const Tensor& x, const Tenso
   // read exactly the block can take its box from there.
   const Tensor& haloed = halo.gathered(x);
   Piece& interior = pieces_.front();
-  run(interior, interior.reads_block ? x : haloed, w, bias, y);
+  run(interior, interior.reads_block ? x : haloed, w, bias, y, halo);
   halo.progress();
   halo.finish_gather();
-  for (size_t i = 1; i < pieces_.size(); ++i) run(pieces_[i], haloed, w, bias, y);
+  for (size_t i = 1; i < pieces_.size(); ++i) run(pieces_[i], haloed, w, bias, y, halo);
 }
 
 }  // namespace tessera::layers

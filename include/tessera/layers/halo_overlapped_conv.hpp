@@ -21,8 +21,12 @@ namespace tessera::layers {
 ///     slab restricted to the interior along the axes handled before it, so the slabs are
 ///     disjoint), computed after the halos arrived, each by an op on its input box copied out
 ///     of the haloed input.
-/// Every piece writes a dense buffer that is copied into its box of the output, so pieces
-/// need no strided tensors from the backend. Pieces and buffers are made once per shape. The
+/// A piece that is one contiguous run per sample, both in what it reads and in the output (every
+/// piece of a depth split, of a height split in 2D), runs per sample on slices of them, with no
+/// buffer. Any other piece writes a dense buffer that is copied into its box of the output
+/// (its input box too is copied out, unless it is the block), so no backend needs strided
+/// tensors; those buffers cost memory (about one output block per layer) and copies. Pieces
+/// and buffers are made once per shape. The
 /// result equals the op on the whole haloed input up to the order of floating-point sums
 /// inside the backend (bit-identical in the tests).
 ///
@@ -68,10 +72,13 @@ class HaloOverlappedConv {
     parallel::Index5 out_offset{}, out_extent{};  // in the output block [N, D, H, W, C]
     parallel::Index5 in_offset{}, in_extent{};    // its input box in the haloed block
     bool reads_block = false;                     // the input box is exactly this rank's block
+    bool in_place = false;              // contiguous per sample in its source and the output: per-sample op on slices
+    parallel::Index5 source_extents{};  // of what it reads (the block or the haloed block)
+    Shape sample_input, sample_output;  // the op's shapes (one sample when in place)
     std::unique_ptr<ops::ConvOp> op;
-    Tensor input, output;  // dense buffers (input empty when reads_block)
+    Tensor input, output;  // dense buffers, unless in place (input also unless reads_block)
   };
-  void run(Piece& p, const Tensor& source, const Tensor& w, const Tensor& bias, const Tensor& y);
+  void run(Piece& p, const Tensor& source, const Tensor& w, const Tensor& bias, const Tensor& y, HaloedInput& halo);
 
   Verdict verdict_;
   std::vector<Piece> pieces_;  // the interior first, then the shell
