@@ -102,8 +102,8 @@ std::string Conv::backend() const { return op_ ? op_->backend() : ""; }
 std::string Conv::distribution_note() const {
   if (!halo_.active()) return "";
   if (context().halo_overlap == HaloOverlap::off) return "halo exchange first (halo_overlap false)";
-  if (!overlap_.active()) return "halo exchange first: " + overlap_.verdict().reason;
   const std::string& measured = choice_.verdict();
+  if (!overlap_.active() && measured.empty()) return "halo exchange first: " + overlap_.verdict().reason;
   return std::string(choice_.overlapped() ? "halo overlapped: " : "halo exchange first: ") + overlap_.verdict().reason +
          (measured.empty() ? "" : "; " + measured);
 }
@@ -144,7 +144,7 @@ void Conv::forward(const std::vector<Tensor>& inputs, const Tensor& output, cons
   const bool overlapped = step.mode == Mode::training ? choice_.start_training_step() : choice_.overlapped();
   // Input-gradient halos travel behind the weight gradient at no extra work, so the backward
   // pass overlaps whenever allowed, unless this step measures exchanging first.
-  backward_overlapped_ = context().halo_overlap != HaloOverlap::off && (overlapped || !overlap_.active());
+  backward_overlapped_ = context().halo_overlap != HaloOverlap::off && (overlapped || !choice_.candidate());
   choice_.add(timed_if(choice_.timing(), [&] {
     if (overlapped && overlap_.active())
       overlap_.forward(halo_, x, weight_->value, bias, y);
@@ -174,8 +174,10 @@ void Conv::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/,
     if (backward_overlapped_) halo_.finish_scatter();
     split_.finish_grad_input(grad_inputs.at(0));
   }));
-  if (step.mode == Mode::training && choice_.finish_training_step(grid().spatial()))
+  if (step.mode == Mode::training && choice_.finish_training_step(grid().spatial())) {
     log::info(where() + ": halo overlap " + choice_.verdict());
+    if (!choice_.overlapped()) overlap_.release();  // its buffers are dead weight from now on
+  }
   if (bias_ && !ChannelSplit::owns_bias(grid())) bias_->grad.zero();
 }
 

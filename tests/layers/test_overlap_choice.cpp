@@ -28,6 +28,7 @@ TEST_CASE("OverlapChoice alternates after a warm-up step and keeps the faster wa
   OverlapChoice c;
   c.reset(true, true);
   CHECK(c.overlapped());
+  CHECK(c.candidate());
   CHECK(c.verdict() == "to be measured on the first training steps");
   const auto ways = run_trial(c, 0.3, 0.2);
   CHECK(ways == std::vector<bool>{true, false, true, false, true, false, true});
@@ -47,6 +48,7 @@ TEST_CASE("OverlapChoice alternates after a warm-up step and keeps the faster wa
 TEST_CASE("OverlapChoice does not measure when ruled out or told not to", "[layers][halo]") {
   OverlapChoice c;
   c.reset(false, true);
+  CHECK_FALSE(c.candidate());
   CHECK_FALSE(c.start_training_step());
   CHECK_FALSE(c.timing());
   CHECK(c.verdict().empty());

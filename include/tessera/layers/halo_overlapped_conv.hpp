@@ -59,6 +59,8 @@ class HaloOverlappedConv {
   void reshape(const ops::ConvGeometry& haloed, const parallel::HaloWidths& halo, bool always,
                const registry::OpFactory& ops, const std::string& layer, const std::string& where);
   bool active() const { return !pieces_.empty(); }
+  /// Frees the pieces and their buffers (active() is false afterwards; the verdict stays).
+  void release() { pieces_.clear(); }
   const Verdict& verdict() const { return verdict_; }
 
   /// y = conv(halo-gathered x, w) + bias: starts the exchange of `halo`, computes the interior

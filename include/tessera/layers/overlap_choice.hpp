@@ -26,6 +26,8 @@ class OverlapChoice {
   bool start_training_step();
   /// Whether to overlap outside training or before start_training_step.
   bool overlapped() const { return state_ != State::exchange_first; }
+  /// Whether overlap was a candidate at all (not ruled out at reset).
+  bool candidate() const { return state_ != State::ruled_out; }
   /// Whether the current step is timed (a trial step).
   bool timing() const { return timing_; }
   /// Adds seconds of the current step's forward or backward pass to its trial.
