@@ -96,6 +96,24 @@ HaloOverlappedConv::Verdict HaloOverlappedConv::pays_off(const ops::ConvGeometry
     v.reason += ": too little work to split (" + std::to_string(std::lround(haloed.forward_flops() / 1e6)) + " MFLOP)";
     return v;
   }
+  // Pieces run in place when they are contiguous per sample: halos along one axis only, with
+  // every spatial axis outside it one wide (a depth split; a height split in 2D).
+  int haloed_axes = 0;
+  bool outer_axes_unit = true;
+  for (size_t k = 0; k < 3; ++k) {
+    if (r.haloed[k]) {
+      ++haloed_axes;
+      continue;
+    }
+    if (haloed_axes == 0 && (haloed.in_size[k] != 1 || r.outputs[k] != 1)) outer_axes_unit = false;
+  }
+  v.needs_buffers = haloed_axes > 1 || !outer_axes_unit;
+  if (v.needs_buffers) {
+    const double mib = static_cast<double>(haloed.output_shape().numel()) * sizeof(float) / (1 << 20);
+    v.reason += ": its pieces would need buffers of about one output block (" + std::to_string(std::lround(mib)) +
+                " MiB), memory a spatial split exists to save (halo_overlap \"always\" overlaps anyway)";
+    return v;
+  }
   v.pays = true;
   return v;
 }

@@ -34,18 +34,33 @@ Case haloed(std::array<int64_t, 3> block, std::array<bool, 3> split, int64_t cha
 
 }  // namespace
 
-TEST_CASE("Overlap pays for a split block with a large interior and enough work", "[layers][halo]") {
+TEST_CASE("Overlap pays for a depth split with a large interior and enough work", "[layers][halo]") {
   const Case c = haloed({16, 32, 32}, {true, false, false}, 64);
   const auto v = HaloOverlappedConv::pays_off(c.g, c.halo);
   CHECK(v.pays);
+  CHECK_FALSE(v.needs_buffers);
   CHECK(v.interior_share == Approx(14.0 / 16.0));
   CHECK(v.reason == "interior 14x32x32 of 16x32x32 outputs (88%), 2 shell pieces");
-  // Split in height and width: the interior is cut along both.
+  // A 2D height split is contiguous per sample too.
+  Case h2 = haloed({1, 16, 64}, {false, true, false}, 128);
+  h2.g.spatial_rank = 2;
+  h2.g.kernel[0] = 1;
+  h2.g.padding[0] = 0;
+  CHECK(HaloOverlappedConv::pays_off(h2.g, h2.halo).pays);
+}
+
+TEST_CASE("Overlap of height and width splits would need buffers, so it is not the default", "[layers][halo]") {
+  // Split in height and width: the interior is cut along both, not contiguous per sample.
   const Case hw = haloed({32, 16, 16}, {false, true, true}, 64);
   const auto vhw = HaloOverlappedConv::pays_off(hw.g, hw.halo);
-  CHECK(vhw.pays);
+  CHECK_FALSE(vhw.pays);
+  CHECK(vhw.needs_buffers);
   CHECK(vhw.interior_share == Approx(14.0 * 14.0 / (16.0 * 16.0)));
   CHECK(vhw.reason.find("4 shell pieces") != std::string::npos);
+  CHECK(vhw.reason.find("buffers of about one output block (4 MiB)") != std::string::npos);
+  // Depth and height: two axes.
+  const Case dh = haloed({16, 16, 32}, {true, true, false}, 64);
+  CHECK(HaloOverlappedConv::pays_off(dh.g, dh.halo).needs_buffers);
 }
 
 TEST_CASE("Overlap does not pay without an interior, with little interior or little work", "[layers][halo]") {

@@ -32,13 +32,15 @@ namespace tessera::layers {
 ///
 /// The copies and the shell's smaller ops are extra work (0-10% of a step on a CPU core, most
 /// along width, whose slabs are one output wide), so overlap pays only where messages cost
-/// more than that. pays_off() rules out layers without enough interior or work, from shapes
-/// alone (the performance model can ask it too); OverlapChoice measures the rest.
+/// more than that. pays_off() rules out, from shapes alone (the performance model can ask it
+/// too), layers without enough interior or work and layers whose pieces would need buffers;
+/// OverlapChoice measures the rest.
 class HaloOverlappedConv {
  public:
   /// Why overlap is or is not used for a layer.
   struct Verdict {
     bool pays = false;
+    bool needs_buffers = false;   // some piece is not contiguous per sample (set once the rest pays)
     double interior_share = 0.0;  // interior outputs / outputs
     std::string reason;           // "interior 14x32x32 of 16x32x32 outputs (88%), 2 shell pieces"
   };
