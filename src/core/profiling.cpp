@@ -49,4 +49,12 @@ ProfileRegion::~ProfileRegion() {
   Kokkos::Profiling::popRegion();
 }
 
+double fenced_seconds(const std::function<void()>& f) {
+  Kokkos::fence();
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  Kokkos::fence();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace tessera

@@ -1,9 +1,10 @@
 #include "tessera/layers/conv.hpp"
 
-#include <chrono>
+#include <functional>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/core/profiling.hpp"
 #include "tessera/layers/conv_max_pool.hpp"
 
 namespace tessera::layers {
@@ -122,18 +123,11 @@ double Conv::forward_flops(const std::vector<Shape>& inputs) const {
 }
 
 namespace {
-/// Seconds of `f`, fenced so asynchronous kernels count, when `timed`; f alone otherwise.
-template <class F>
-double timed_if(bool timed, F&& f) {
-  if (!timed) {
-    f();
-    return 0.0;
-  }
-  Kokkos::fence();
-  const auto t0 = std::chrono::steady_clock::now();
+/// Fenced seconds of `f` when `timed`; f alone, untimed, otherwise.
+double timed_if(bool timed, const std::function<void()>& f) {
+  if (timed) return fenced_seconds(f);
   f();
-  Kokkos::fence();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return 0.0;
 }
 }  // namespace
 

@@ -2,12 +2,12 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
-#include <chrono>
 #include <memory>
 
 #include "tessera/core/allocation_tracker.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/profiling.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/core/tensor.hpp"
 #include "tessera/layers/layer.hpp"
@@ -65,14 +65,6 @@ class TimingParameters final : public layers::ParameterRegistry {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-double seconds_of(const std::function<void()>& f) {
-  Kokkos::fence();
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  Kokkos::fence();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 /// The spec entry of the layer computing `parts` of its output channels: "filters" or "units"
@@ -187,7 +179,7 @@ double LayerTimer::allreduce_seconds(int64_t bytes) {
   std::vector<double> t;
   for (int r = 0; r < std::max(1, repetitions); ++r) {
     measuring_.barrier();
-    t.push_back(seconds_of([&] { measuring_.allreduce_sum(buffer); }));
+    t.push_back(fenced_seconds([&] { measuring_.allreduce_sum(buffer); }));
   }
   LayerTime entry;
   entry.forward = median(t);
@@ -214,7 +206,7 @@ double LayerTimer::optimizer_step(const nlohmann::json& optimizer, int64_t eleme
   step->bind(values, grads);
   step->step(1e-6f);
   std::vector<double> t;
-  for (int r = 0; r < std::max(1, repetitions); ++r) t.push_back(seconds_of([&] { step->step(1e-6f); }));
+  for (int r = 0; r < std::max(1, repetitions); ++r) t.push_back(fenced_seconds([&] { step->step(1e-6f); }));
   LayerTime entry;
   entry.forward = median(t);
   profile_.layer_times[k] = entry;
@@ -293,8 +285,8 @@ LayerTime LayerTimer::measure(const std::string& where, const std::function<std:
     }
   std::vector<double> f, b;
   for (int r = 0; r < std::max(1, repetitions); ++r) {
-    f.push_back(seconds_of(forward));
-    b.push_back(seconds_of(backward));
+    f.push_back(fenced_seconds(forward));
+    b.push_back(fenced_seconds(backward));
   }
   LayerTime t{median(f), median(b), 0.0};
   t.memory = std::max(0.0, params_bytes - params.bytes()) + state;

@@ -1,5 +1,6 @@
 #pragma once
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -41,5 +42,9 @@ class ProfileRegion {
   bool timed_;
   std::chrono::steady_clock::time_point start_;
 };
+
+/// Wall-clock seconds of `f`, fenced before and after so that asynchronous kernels it launches
+/// count and earlier ones do not.
+double fenced_seconds(const std::function<void()>& f);
 
 }  // namespace tessera
