@@ -54,11 +54,10 @@ Nsga2::Nsga2(std::vector<int64_t> levels, uint64_t seed, Variation variation)
     if (levels_[g] < 1) throw Error("NSGA-II: gene " + std::to_string(g) + " has no choices");
 }
 
-Genome Nsga2::made_new(Genome genome, const std::vector<Genome>& seen, Draws& draws, int tries) const {
+Genome Nsga2::made_new(Genome genome, const std::function<bool(const Genome&)>& seen, Draws& draws, int tries) const {
   Variation eager = variation_;
   eager.mutation_probability = 0.5;
-  for (int t = 0; t < tries && std::find(seen.begin(), seen.end(), genome) != seen.end(); ++t)
-    eager.mutate(genome, levels_, draws);
+  for (int t = 0; t < tries && seen(genome); ++t) eager.mutate(genome, levels_, draws);
   return genome;
 }
 

@@ -207,22 +207,30 @@ SearchState SearchRun::run() {
     std::vector<Genome> genomes;
     std::vector<Objectives> parent_objectives;
     for (const size_t i : state_.population) parent_objectives.push_back(state_.history[i].objectives);
+    // Every network the search trained, so that no generation trains one again: a repeat
+    // would spend a candidate's training on a second noisy reading of a known network.
+    std::set<std::string> seen;
+    for (const auto& r : state_.history) seen.insert(space_.network_of(r.genome));
+    auto is_seen = [&](const Genome& genome) { return seen.count(space_.network_of(genome)) > 0; };
     if (g == 0) {
       genomes = nsga_.initial(population);
     } else if (b.algorithm == "random") {
       Draws draws(b.seed, Nsga2::stream(0x72616e646f6dull, g));
-      for (size_t i = 0; i < population; ++i) genomes.push_back(nsga_.random_genome(draws));
+      for (size_t i = 0; i < population; ++i) {
+        Genome genome = nsga_.random_genome(draws);
+        for (int t = 0; t < 50 && is_seen(genome); ++t) genome = nsga_.random_genome(draws);
+        seen.insert(space_.network_of(genome));
+        genomes.push_back(std::move(genome));
+      }
     } else {
       std::vector<Genome> parents;
       for (const size_t i : state_.population) parents.push_back(state_.history[i].genome);
       genomes = nsga_.offspring(parents, parent_objectives, population, g);
-      // Offspring that repeat a trained candidate (or each other) are mutated until new.
-      std::vector<Genome> seen;
-      for (const auto& r : state_.history) seen.push_back(r.genome);
+      // Offspring that repeat a trained network (or each other) are mutated until new.
       Draws draws(b.seed, Nsga2::stream(0x6e6577000000ull, g));
       for (auto& genome : genomes) {
-        genome = nsga_.made_new(std::move(genome), seen, draws);
-        seen.push_back(genome);
+        genome = nsga_.made_new(std::move(genome), is_seen, draws);
+        seen.insert(space_.network_of(genome));
       }
     }
     const std::vector<size_t> trained = evaluate(validated(std::move(genomes), g), g);

@@ -242,6 +242,11 @@ Candidate SearchSpace::materialise(const Genome& genome) const {
   return c;
 }
 
+std::string SearchSpace::network_of(const Genome& genome) const {
+  nlohmann::json choices;
+  return apply(genome, choices).dump();  // objects print with sorted keys: equal configs, equal text
+}
+
 nlohmann::json SearchSpace::ready_to_train(const Candidate& candidate) const {
   nlohmann::json config = candidate.config;
   if (base_.contains("training"))

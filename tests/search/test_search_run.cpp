@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "search/tiny_space.hpp"
@@ -92,6 +93,29 @@ TEST_CASE("A search trains, writes its outputs and reproduces from its seed", "[
     CHECK(again.history[i].objectives == s.history[i].objectives);
   }
   CHECK(again.population == s.population);
+}
+
+TEST_CASE("A search trains no network twice, whatever genes say it", "[search][run]") {
+  // Without c2 its filters and kernel genes change nothing; two genomes that differ only there
+  // are one network, which the search must not spend a second training on.
+  for (const std::string algorithm : {"nsga2", "random"}) {
+    json space = testing::tiny_search_space();
+    space["budget"]["generations"] = 4;
+    space["budget"]["algorithm"] = algorithm;
+    space["objectives"] = {"validation_loss", "parameters"};
+    space.erase("introspection");
+    Folder dir;
+    const SearchState s = run_search(space, dir.path);
+    REQUIRE(s.history.size() == 20);
+    std::set<std::string> trained;
+    for (const auto& r : s.history) {
+      const std::string network = r.config["model"].dump() + r.config["optimizer"].dump();
+      INFO(algorithm << " " << r.id << " " << r.choices.dump());
+      // The first generation is drawn as it comes; every later one is new.
+      if (r.generation > 0) CHECK(trained.count(network) == 0);
+      trained.insert(network);
+    }
+  }
 }
 
 TEST_CASE("A resumed search continues as the uninterrupted one", "[search][run]") {

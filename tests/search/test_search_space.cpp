@@ -83,6 +83,15 @@ TEST_CASE("A candidate is the base with its choices applied, a valid run config"
   CHECK(s.ready_to_train(c)["training"] == space_json()["base"]["training"]);
 }
 
+TEST_CASE("Genomes that differ only in a gene with no effect are the same network", "[search][space]") {
+  const SearchSpace s(space_json(), "space.json");
+  // c2 absent (gene 5 = 1): its batch-norm gene (4) changes nothing that trains.
+  CHECK(s.network_of({0, 0, 0, 0, 0, 1, 0}) == s.network_of({0, 0, 0, 0, 1, 1, 0}));
+  // c2 present: the same gene adds a layer.
+  CHECK(s.network_of({0, 0, 0, 0, 0, 0, 0}) != s.network_of({0, 0, 0, 0, 1, 0, 0}));
+  CHECK(s.network_of({0, 0, 0, 0, 0, 1, 0}) != s.network_of({0, 0, 0, 0, 0, 1, 1}));  // the rate
+}
+
 TEST_CASE("A candidate whose model cannot be built is invalid, with the reason", "[search][space]") {
   json j = space_json();
   j["blocks"]["c1"]["filters"] = {2, 0};  // 0 filters cannot be built

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "tessera/search/non_dominated_sort.hpp"
@@ -41,11 +42,12 @@ class Nsga2 {
   /// parents by binary tournament on the crowded comparison, then crossover and mutation.
   std::vector<Genome> offspring(const std::vector<Genome>& parents, const std::vector<Objectives>& objectives,
                                 size_t count, int64_t generation) const;
-  /// `genome` mutated until it differs from every genome in `seen` (at most `tries` rounds
-  /// of mutation, each gene then mutating with probability 1/2), so that a search does not
-  /// spend its training on a candidate it has trained already. Returns the last attempt if
-  /// none differs (a space nearly exhausted).
-  Genome made_new(Genome genome, const std::vector<Genome>& seen, Draws& draws, int tries = 50) const;
+  /// `genome` mutated until `seen` says it is new (at most `tries` rounds of mutation, each
+  /// gene then mutating with probability 1/2), so that a search does not spend its training
+  /// on a candidate it has trained already. `seen` judges the candidate, not the genome: two
+  /// genomes that differ only in a gene with no effect (the filters of an absent block) are
+  /// the same network. Returns the last attempt if none is new (a space nearly exhausted).
+  Genome made_new(Genome genome, const std::function<bool(const Genome&)>& seen, Draws& draws, int tries = 50) const;
   /// A stream id for the draws of one purpose in one generation.
   static uint64_t stream(uint64_t purpose, int64_t generation);
 

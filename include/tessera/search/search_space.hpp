@@ -66,6 +66,10 @@ class SearchSpace {
   /// The candidate's run config (training.max_steps = budget.steps) checked by building its
   /// model graph, optimizer and loss on one rank without allocating: `invalid` says why not.
   Candidate materialise(const Genome& genome) const;
+  /// What training the genome would train, as text: two genomes with the same network are the
+  /// same candidate even where they differ in a gene with no effect (the filters of an
+  /// absent block), and a search trains each network once.
+  std::string network_of(const Genome& genome) const;
   /// The run config of a candidate as a stand-alone run: the base's training section.
   nlohmann::json ready_to_train(const Candidate& candidate) const;
 
