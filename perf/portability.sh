@@ -2,8 +2,10 @@
 # Performance portability of training on this machine with `tessera bench`: the measured
 # limits (bench peak), every op of cosmoflow-small and unet3d-small on each backend (bench
 # ops), their training steps (bench model), then the report over three platforms of this one
-# CPU: Kokkos on one thread, Kokkos on all threads and oneDNN on all threads (oneDNN's model
-# step runs "auto": oneDNN where it has the op, Kokkos for the rest, such as batch norm).
+# CPU: Kokkos on one thread (its OpenMP execution space on one thread, standing in for Kokkos
+# Serial: the kernels run in the default execution space only), Kokkos on all threads and
+# oneDNN on all threads (oneDNN's model step runs "auto": oneDNN where it has the op, Kokkos
+# for the rest, such as batch norm).
 # Three backends of one CPU are not three architectures: the PP figures say how evenly the
 # backends use this machine, not how portable the code is across hardware
 # (docs/benchmarks.md). Results, plots and the report go to --out.
@@ -25,7 +27,7 @@ while [[ $# -gt 0 ]]; do
     --build) build=$2; shift ;;
     --tessera) tessera=$2; shift ;;
     --peak) peak=$2; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "portability.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift

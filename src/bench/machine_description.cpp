@@ -12,6 +12,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "tessera/bench/device_peak.hpp"
 #include "tessera/build_info.hpp"
 #include "tessera/core/error.hpp"
 #if TESSERA_ENABLE_ONEDNN
@@ -95,7 +96,7 @@ MachineDescription MachineDescription::probe() {
   using Space = Kokkos::DefaultExecutionSpace;
   m.execution_space = Space::name();
   const bool host_space = std::is_same<Space::memory_space, Kokkos::HostSpace>::value;
-  m.gpu = host_space ? "none" : m.execution_space;
+  m.gpu = host_space ? "none" : device_name() + " (Kokkos " + m.execution_space + ")";
   m.threads = Space().concurrency();
   m.compiler = TESSERA_CXX_COMPILER;
   m.tessera_version = TESSERA_VERSION;

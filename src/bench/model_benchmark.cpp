@@ -49,6 +49,8 @@ double median(std::vector<double> v) {
 std::string backend_for(const OpCase& op, const std::string& backend, std::string& why) {
   const std::vector<std::string> candidates =
       backend == "auto" ? registry::available_backends() : std::vector<std::string>{backend};
+  // A layer with its own kernels runs them under any backend choice.
+  if (op.runner == CaseRunner::layer) return candidates.front();
   for (const auto& name : candidates) {
     ops::Backend& b = registry::backend(name);
     std::string reason;
@@ -93,8 +95,11 @@ ModelResult benchmark_model(const nlohmann::json& config, const ModelBenchOption
     if (o.timing.supported) timed[{o.timing.layer + "@" + o.timing.backend, o.timing.op_class}] = &o;
   const double gflops = peak.gflops(threads), gbs = peak.gbs(threads);
   for (const auto& [op, b] : chosen)
-    for (const std::string& c : op_classes(op.kind)) {
-      if (op.reads_model_input && (c == "conv_backward_data" || c == "inner_product_backward_data")) continue;
+    for (const std::string& c : op_classes(op)) {
+      const std::string data_gradient = "_backward_data";
+      if (op.reads_model_input && c.size() > data_gradient.size() &&
+          c.compare(c.size() - data_gradient.size(), data_gradient.size(), data_gradient) == 0)
+        continue;
       auto it = timed.find({op.layer + "@" + b, c});
       if (it == timed.end())
         throw Error("the ops result has no " + c + " of layer '" + op.layer + "' on backend " + b +

@@ -1,10 +1,13 @@
 #include "tessera/bench/model_ops.hpp"
 
+#include <algorithm>
+
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/layers/activation.hpp"
 #include "tessera/layers/batch_norm.hpp"
 #include "tessera/layers/conv.hpp"
+#include "tessera/layers/conv_transpose.hpp"
 #include "tessera/layers/dense.hpp"
 #include "tessera/layers/pool.hpp"
 #include "tessera/model/graph_builder.hpp"
@@ -14,7 +17,19 @@
 
 namespace tessera::bench {
 
+namespace {
+
+std::string shape_list(const std::vector<Shape>& shapes) {
+  std::string s;
+  for (const Shape& x : shapes) s += (s.empty() ? "" : " + ") + x.str();
+  return s;
+}
+
+}  // namespace
+
 std::string OpCase::shape() const {
+  if (runner == CaseRunner::conv_transpose) return "transposed of " + conv.str();
+  if (runner == CaseRunner::layer) return layer_type + " " + shape_list(inputs) + " -> " + output.str();
   switch (kind) {
     case ops::OpKind::conv: return conv.str();
     case ops::OpKind::pool: return pool.str();
@@ -32,7 +47,8 @@ std::vector<OpCase> model_op_cases(const nlohmann::json& model_section, int64_t 
   ConfigObject spec(model_section, "$.model");
   model::BuildOptions options;
   options.group = parallel::Communicator::world();
-  model::Graph graph = model::build_graph(model::ModelSpec::from_json(spec), options);
+  const model::ModelSpec model_spec = model::ModelSpec::from_json(spec);
+  model::Graph graph = model::build_graph(model_spec, options);
   // The passes that change which ops run on which shapes, except the fusion: a fused layer
   // runs the same convolution and pooling, in slabs.
   for (const auto& pass : model::passes::all())
@@ -69,8 +85,29 @@ std::vector<OpCase> model_op_cases(const nlohmann::json& model_section, int64_t 
       c.inner_product.batch = inputs[0][0];
       c.inner_product.in_features = inputs[0].numel() / inputs[0][0];
       c.inner_product.out_features = dense->units();
+    } else if (const auto* up = dynamic_cast<const layers::ConvTranspose*>(&layer)) {
+      c.runner = CaseRunner::conv_transpose;
+      c.kind = ops::OpKind::conv;
+      c.conv = up->adjoint_geometry(inputs[0]);
+      c.bias = up->options().bias;
     } else {
-      continue;
+      // A layer of the spec whose kernels are its own; the rest (redistributions) communicate.
+      const auto entry = std::find_if(model_spec.layers.begin(), model_spec.layers.end(),
+                                      [&](const model::LayerSpec& ls) { return ls.name == layer.name(); });
+      if (entry == model_spec.layers.end() || entry->type != layer.type()) continue;
+      const model::GraphNode& node = graph.nodes[i];
+      c.runner = CaseRunner::layer;
+      c.layer_type = entry->type;
+      c.layer_config = entry->config;
+      c.layer_path = entry->path;
+      c.inputs = inputs;
+      for (int in : node.inputs) c.input_grads.push_back(in != model::Graph::kModelInput);
+      Shape out = node.global_output;
+      out[0] = batch;
+      c.output = node.grid().local_shape(out, "layer '" + layer.name() + "' (" + layer.type() + ")");
+      c.context = node.context;
+      c.context.ops = nullptr;  // the graph's factory; the timing gives the layer its own
+      c.batch = batch;
     }
     cases.push_back(c);
   }

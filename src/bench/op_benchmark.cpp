@@ -6,9 +6,14 @@
 #include <chrono>
 #include <cmath>
 
+#include "tessera/backends/kokkos/conv_kernels.hpp"
+#include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/kokkos_compat.hpp"
 #include "tessera/core/rng.hpp"
+#include "tessera/model/layer_registry.hpp"
+#include "tessera/model/parameter_store.hpp"
+#include "tessera/registry/op_factory.hpp"
 
 namespace tessera::bench {
 namespace {
@@ -46,7 +51,7 @@ OpTiming entry(const OpCase& op, const std::string& op_class, const std::string&
 
 std::vector<OpTiming> declined(const OpCase& op, const std::string& backend, const std::string& why) {
   std::vector<OpTiming> out;
-  for (const auto& c : op_classes(op.kind)) {
+  for (const auto& c : op_classes(op)) {
     OpTiming t = entry(op, c, backend);
     t.supported = false;
     t.why = why;
@@ -67,7 +72,7 @@ std::vector<OpTiming> time_conv(const OpCase& op, ops::Backend& backend, const T
          db(Shape{g.out_channels});
   const int64_t xn = x.numel(), wn = w.numel(), yn = y.numel();
   std::vector<OpTiming> out;
-  const std::vector<std::string> classes = op_classes(op.kind);
+  const std::vector<std::string> classes = op_classes(op);
   const std::function<void()> calls[] = {[&] { conv->forward(x, w, b, y); }, [&] { conv->backward_data(dy, w, dx); },
                                          [&] { conv->backward_weights(x, dy, dw, db); }};
   const double bytes[] = {bytes_of({xn, wn, yn}), bytes_of({yn, wn, xn}), bytes_of({xn, yn, wn})};
@@ -89,7 +94,7 @@ std::vector<OpTiming> time_pool(const OpCase& op, ops::Backend& backend, const T
   Tensor x = random_tensor(g.input_shape(), 1.0f, 1), y(g.output_shape());
   Tensor dy = random_tensor(g.output_shape(), 1.0f, 4), dx(g.input_shape());
   const double window = static_cast<double>(g.kernel[0] * g.kernel[1] * g.kernel[2]);
-  const auto classes = op_classes(op.kind);
+  const auto classes = op_classes(op);
   OpTiming f = entry(op, classes[0], backend.name()), b = entry(op, classes[1], backend.name());
   f.flops = window * static_cast<double>(y.numel());
   f.bytes = bytes_of({x.numel(), y.numel()});
@@ -108,7 +113,7 @@ std::vector<OpTiming> time_eltwise(const OpCase& op, ops::Backend& backend, cons
   const Shape s{op.eltwise_elements};
   Tensor x = random_tensor(s, 1.0f, 1), y(s), dy = random_tensor(s, 1.0f, 4), dx(s);
   const int64_t n = op.eltwise_elements;
-  const auto classes = op_classes(op.kind);
+  const auto classes = op_classes(op);
   OpTiming f = entry(op, classes[0], backend.name()), b = entry(op, classes[1], backend.name());
   f.flops = static_cast<double>(n);
   f.bytes = bytes_of({n, n});
@@ -131,7 +136,7 @@ std::vector<OpTiming> time_batch_norm(const OpCase& op, ops::Backend& backend, c
   invstd.fill(1.0f);
   gamma.fill(1.0f);
   const int64_t n = s.numel();
-  const auto classes = op_classes(op.kind);
+  const auto classes = op_classes(op);
   OpTiming f = entry(op, classes[0], backend.name()), b = entry(op, classes[1], backend.name());
   // Forward: statistics (x, x², two sums) then normalise (subtract, scale, shift).
   f.flops = 7.0 * static_cast<double>(n);
@@ -161,7 +166,7 @@ std::vector<OpTiming> time_inner_product(const OpCase& op, ops::Backend& backend
   Tensor b = random_tensor(Shape{g.out_features}, 0.1f, 3), y(Shape{g.batch, g.out_features});
   Tensor dy = random_tensor(y.shape(), 1.0f, 4), dx(x.shape()), dw(w.shape()), db(b.shape());
   const int64_t xn = x.numel(), wn = w.numel(), yn = y.numel();
-  const auto classes = op_classes(op.kind);
+  const auto classes = op_classes(op);
   const std::function<void()> calls[] = {[&] { ip->forward(x, w, b, y); }, [&] { ip->backward_data(dy, w, dx); },
                                          [&] { ip->backward_weights(x, dy, dw, db); }};
   const double bytes[] = {bytes_of({xn, wn, yn}), bytes_of({yn, wn, xn}), bytes_of({xn, yn, wn})};
@@ -177,7 +182,109 @@ std::vector<OpTiming> time_inner_product(const OpCase& op, ops::Backend& backend
   return out;
 }
 
+/// A transposed convolution runs the adjoint convolution's op (op.conv) with the directions
+/// exchanged, as layers::ConvTranspose does: its input x is that op's output gradient and its
+/// output y that op's input gradient. The bias is added, and its gradient summed, by the
+/// Kokkos kernels the layer calls.
+std::vector<OpTiming> time_conv_transpose(const OpCase& op, ops::Backend& backend, const TimingOptions& o) {
+  const ops::ConvGeometry& g = op.conv;
+  std::string why;
+  auto conv = backend.make_conv(g, &why);
+  if (!conv) return declined(op, backend.name(), why);
+  const float w_scale = 1.0f / std::sqrt(static_cast<float>(g.kernel_volume() * g.out_channels));
+  // Layer-side names: x [adjoint output shape], y and dy [adjoint input shape].
+  Tensor x = random_tensor(g.output_shape(), 1.0f, 1), w = random_tensor(g.weight_shape(), w_scale, 2);
+  Tensor b = random_tensor(Shape{g.in_channels}, 0.1f, 3), y(g.input_shape());
+  Tensor dy = random_tensor(g.input_shape(), 1.0f, 4), dx(g.output_shape()), dw(g.weight_shape()),
+         db(Shape{g.in_channels});
+  kokkos_backend::ConvWorkspace<float> bias_workspace;
+  const int64_t xn = x.numel(), wn = w.numel(), yn = y.numel();
+  const std::vector<std::string> classes = op_classes(op);
+  const std::function<void()> calls[] = {[&] {
+                                           conv->backward_data(x, w, y);
+                                           if (op.bias) kokkos_backend::add_channel_bias(b, y);
+                                         },
+                                         [&] { conv->forward(dy, w, Tensor(), dx); },
+                                         [&] {
+                                           conv->backward_weights(dy, x, dw, Tensor());
+                                           if (op.bias) kokkos_backend::sum_channels(dy, db, bias_workspace);
+                                         }};
+  const double bytes[] = {bytes_of({xn, wn, yn}), bytes_of({yn, wn, xn}), bytes_of({xn, yn, wn})};
+  std::vector<OpTiming> out;
+  for (size_t k = 0; k < 3; ++k) {
+    OpTiming t = entry(op, classes[k], backend.name());
+    t.flops = g.forward_flops();
+    t.bytes = bytes[k];
+    t.seconds = median_seconds(o, calls[k]);
+    out.push_back(t);
+  }
+  return out;
+}
+
+/// Nominal arithmetic of a layer that runs its own kernels: copies (flatten, concat) do
+/// none; a sum or a scaling counts one per element it produces.
+double layer_flops(const OpCase& op, bool backward) {
+  int64_t in = 0;
+  for (const Shape& s : op.inputs) in += s.numel();
+  const int64_t out = op.output.numel();
+  const std::string& t = op.layer_type;
+  if (t == "dropout") return static_cast<double>(out);
+  if (t == "add") return backward ? 0.0 : static_cast<double>(in - out);
+  if (t.rfind("global_avg_pool", 0) == 0) return static_cast<double>(in);
+  return 0.0;
+}
+
+/// The layer itself, made from its spec entry and set up at its shape with `backend`'s op
+/// factory (its kernels are Kokkos code whichever backend the model runs with): forward, then
+/// backward with the input gradients training computes.
+std::vector<OpTiming> time_layer(const OpCase& op, ops::Backend& backend, const TimingOptions& o) {
+  registry::OpFactory factory(backend.name());
+  layers::LayerContext context = op.context;
+  context.ops = &factory;
+  ConfigObject cfg(op.layer_config, op.layer_path);
+  std::unique_ptr<layers::Layer> layer = model::make_layer(op.layer_type, op.layer, cfg);
+  model::ParameterStore params;
+  layer->setup(op.inputs, context, params);
+  params.finalize(context.seed);
+  std::vector<Tensor> inputs, grads;
+  int64_t in_elements = 0, grad_elements = 0;
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    inputs.push_back(random_tensor(op.inputs[k], 1.0f, 1 + k));
+    in_elements += op.inputs[k].numel();
+    const bool grad = k < op.input_grads.size() && op.input_grads[k];
+    grads.push_back(grad ? Tensor(op.inputs[k]) : Tensor());
+    if (grad) grad_elements += op.inputs[k].numel();
+  }
+  Tensor y(op.output), dy = random_tensor(op.output, 1.0f, 100);
+  layers::StepInfo step;
+  step.mode = layers::Mode::training;
+  step.batch = op.batch;
+  const auto classes = op_classes(op);
+  OpTiming f = entry(op, classes[0], backend.name()), b = entry(op, classes[1], backend.name());
+  f.flops = layer_flops(op, false);
+  f.bytes = bytes_of({in_elements, y.numel()});
+  f.seconds = median_seconds(o, [&] { layer->forward(inputs, y, step); });
+  b.flops = layer_flops(op, true);
+  b.bytes = bytes_of({dy.numel(), grad_elements});
+  b.seconds = median_seconds(o, [&] { layer->backward(inputs, y, dy, grads, step); });
+  return {f, b};
+}
+
 }  // namespace
+
+std::vector<std::string> op_classes(const OpCase& op) {
+  if (op.runner == CaseRunner::conv_transpose)
+    return {"conv_transpose_forward", "conv_transpose_backward_data", "conv_transpose_backward_weights"};
+  if (op.runner == CaseRunner::layer) {
+    // One class per layer kind, 2D and 3D together ("global_avg_pool", "concat", ...).
+    std::string stem = op.layer_type;
+    if (stem.size() > 2 && (stem.compare(stem.size() - 2, 2, "2d") == 0 || stem.compare(stem.size() - 2, 2, "3d") == 0))
+      stem.resize(stem.size() - 2);
+    if (!stem.empty() && stem.back() == '_') stem.pop_back();
+    return {stem + "_forward", stem + "_backward"};
+  }
+  return op_classes(op.kind);
+}
 
 std::vector<std::string> op_classes(ops::OpKind kind) {
   switch (kind) {
@@ -208,6 +315,8 @@ double median_seconds(const TimingOptions& options, const std::function<void()>&
 }
 
 std::vector<OpTiming> time_op_case(const OpCase& op, ops::Backend& backend, const TimingOptions& options) {
+  if (op.runner == CaseRunner::conv_transpose) return time_conv_transpose(op, backend, options);
+  if (op.runner == CaseRunner::layer) return time_layer(op, backend, options);
   switch (op.kind) {
     case ops::OpKind::conv: return time_conv(op, backend, options);
     case ops::OpKind::pool: return time_pool(op, backend, options);

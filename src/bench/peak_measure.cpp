@@ -1,5 +1,7 @@
 #include "tessera/bench/peak_measure.hpp"
 
+#include <Kokkos_Core.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -201,6 +203,8 @@ double measure_triad_gbs(int64_t threads, int64_t bytes, int repeats) {
   return best;
 }
 
+int64_t host_threads() { return Kokkos::DefaultHostExecutionSpace().concurrency(); }
+
 PeakFigures measure_peak(const PeakOptions& options) {
   PeakFigures p;
   p.fma_kernel = fma_kernel_name();
@@ -210,17 +214,27 @@ PeakFigures measure_peak(const PeakOptions& options) {
   p.fma_gflops_all_cores = measure_fma_gflops(options.threads, options.seconds, options.repeats);
   p.triad_gbs_one_core = measure_triad_gbs(1, options.triad_bytes, options.repeats);
   p.triad_gbs_all_cores = measure_triad_gbs(options.threads, options.triad_bytes, options.repeats);
+  if (device_build()) {
+    DevicePeak d;
+    d.name = device_name();
+    d.triad_bytes = options.triad_bytes;
+    d.fma_gflops = measure_device_fma_gflops(options.seconds, options.repeats);
+    d.triad_gbs = measure_device_triad_gbs(options.triad_bytes, options.repeats);
+    p.device = d;
+  }
   return p;
 }
 
 nlohmann::json PeakFigures::to_json() const {
-  return {{"fma_kernel", fma_kernel},
-          {"threads", threads},
-          {"fma_gflops_one_core", fma_gflops_one_core},
-          {"fma_gflops_all_cores", fma_gflops_all_cores},
-          {"triad_gbs_one_core", triad_gbs_one_core},
-          {"triad_gbs_all_cores", triad_gbs_all_cores},
-          {"triad_bytes", triad_bytes}};
+  nlohmann::json j = {{"fma_kernel", fma_kernel},
+                      {"threads", threads},
+                      {"fma_gflops_one_core", fma_gflops_one_core},
+                      {"fma_gflops_all_cores", fma_gflops_all_cores},
+                      {"triad_gbs_one_core", triad_gbs_one_core},
+                      {"triad_gbs_all_cores", triad_gbs_all_cores},
+                      {"triad_bytes", triad_bytes}};
+  if (device) j["device"] = device->to_json();
+  return j;
 }
 
 PeakFigures PeakFigures::from_json(ConfigObject cfg) {
@@ -238,6 +252,8 @@ PeakFigures PeakFigures::from_json(ConfigObject cfg) {
   p.triad_gbs_one_core = positive("triad_gbs_one_core");
   p.triad_gbs_all_cores = positive("triad_gbs_all_cores");
   p.triad_bytes = cfg.integer("triad_bytes");
+  // Only a GPU build writes device figures.
+  if (cfg.has("device")) p.device = DevicePeak::from_json(cfg.object("device"));
   if (p.threads < 1) throw ConfigError(cfg.path_of("threads"), "expected at least 1");
   cfg.finish();
   return p;

@@ -59,6 +59,17 @@ PortabilityReport PortabilityReport::build(const std::vector<std::pair<std::stri
   };
   std::vector<ModelEntry> model_entries;
   std::set<std::string> roof_seen;
+  // What each platform label stands for: its backend, execution space and threads.
+  auto note_platform = [&r](const std::string& platform, const std::string& backend, const MachineDescription& m) {
+    std::string note = (backend == "auto" ? "auto (each op on the first backend that takes it)" : backend) +
+                       ", Kokkos " + m.execution_space + " on " + std::to_string(m.threads) + " thread(s)";
+    // Kokkos' kernels run in the default execution space only: one thread of OpenMP is what
+    // this build has of a serial run.
+    if (backend == "kokkos" && m.threads == 1 && m.execution_space != "Serial")
+      note += ", standing in for Kokkos Serial";
+    auto& notes = r.platform_notes_[platform];
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+  };
   for (const auto& [file, res] : results) {
     const std::string prefix = file + ": $";
     const std::string roof_label = res.machine.key() + ", " + std::to_string(res.machine.threads) + " thread(s)";
@@ -79,6 +90,8 @@ PortabilityReport PortabilityReport::build(const std::vector<std::pair<std::stri
                                                 seen->second.file + ": results of one model must match");
     }
     const double gflops = res.peak.gflops(res.machine.threads), gbs = res.peak.gbs(res.machine.threads);
+    for (const OpResult& o : res.ops) note_platform(platform_id(res, o.platform), o.timing.backend, res.machine);
+    for (const ModelResult& m : res.models) note_platform(platform_id(res, m.platform), m.backend, res.machine);
     for (size_t i = 0; i < res.ops.size(); ++i) {
       const OpResult& o = res.ops[i];
       const std::string at = prefix + ".ops[" + std::to_string(i) + "]";
@@ -201,7 +214,9 @@ PortabilityReport PortabilityReport::build(const std::vector<std::pair<std::stri
 
   // Convolutions: the best, and each platform's on its largest shape.
   for (const Op& o : r.ops_) {
-    if (!o.supported || o.op_class.rfind("conv_", 0) != 0) continue;
+    // Transposed convolutions are timed apart (conv_transpose_*): the figure stays the
+    // convolution layers'.
+    if (!o.supported || o.op_class.rfind("conv_", 0) != 0 || o.op_class.rfind("conv_transpose_", 0) == 0) continue;
     if (o.arch > r.best_conv_arch_) {
       r.best_conv_arch_ = o.arch;
       r.best_conv_ = o.platform + " " + o.model + " " + o.layer + " " + o.op_class + " (" + o.shape + ")";
@@ -217,6 +232,11 @@ PortabilityReport PortabilityReport::build(const std::vector<std::pair<std::stri
                                    ", " + fixed(largest->flops / 1e9, 1) + " GFLOP): " + fixed(largest->arch));
     }
   return r;
+}
+
+std::vector<std::string> PortabilityReport::platform_notes(const std::string& platform) const {
+  const auto it = platform_notes_.find(platform);
+  return it == platform_notes_.end() ? std::vector<std::string>{} : it->second;
 }
 
 std::vector<SlowOp> PortabilityReport::below(double threshold) const {
@@ -280,9 +300,15 @@ std::string PortabilityReport::table(double slow_threshold) const {
     }
     s << "\n";
   };
-  s << "platforms: ";
-  for (size_t i = 0; i < platforms_.size(); ++i) s << (i ? ", " : "") << platforms_[i];
-  s << "\nmachine limits (measured):\n";
+  s << "platforms:\n";
+  for (const auto& p : platforms_) {
+    s << "  " << p << ":";
+    const auto notes = platform_notes_.find(p);
+    if (notes != platform_notes_.end())
+      for (size_t i = 0; i < notes->second.size(); ++i) s << (i ? "; " : " ") << notes->second[i];
+    s << "\n";
+  }
+  s << "machine limits (measured):\n";
   for (const auto& roof : roofs_)
     s << "  " << roof.label << ": " << fixed(roof.gflops, 1) << " GFLOP/s FMA, " << fixed(roof.gbs, 1)
       << " GB/s triad\n";
@@ -359,7 +385,8 @@ std::string PortabilityReport::roofline_svg() const {
     const std::string color = SvgPlot::color(p);
     plot.legend(platforms_[p], color);
     for (const Op& o : ops_) {
-      if (o.platform != platforms_[p] || !o.supported || o.bytes <= 0) continue;
+      // Copies (flatten, concat) do no arithmetic: no point on a FLOP/s axis.
+      if (o.platform != platforms_[p] || !o.supported || o.bytes <= 0 || o.flops <= 0) continue;
       plot.marker(o.flops / o.bytes, o.flops / o.seconds / 1e9, color,
                   o.platform + " " + o.model + " " + o.layer + " " + o.op_class + ": arch " + fixed(o.arch, 3));
     }

@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "tessera/bench/bench_config.hpp"
 #include "tessera/bench/bench_result.hpp"
+#include "tessera/bench/device_peak.hpp"
 #include "tessera/bench/model_benchmark.hpp"
 #include "tessera/bench/model_ops.hpp"
 #include "tessera/bench/op_benchmark.hpp"
@@ -30,6 +31,10 @@ std::string format(const char* fmt, double v) {
 
 int64_t run_threads() { return Kokkos::DefaultExecutionSpace().concurrency(); }
 
+std::string gflops_gbs(const bench::DevicePeak& d) {
+  return format("%.1f", d.fma_gflops) + " GFLOP/s FMA, " + format("%.1f", d.triad_gbs) + " GB/s triad";
+}
+
 /// The peak figures the efficiencies of this run are taken against: read from --peak (which
 /// must come from this machine), else measured now, briefly.
 bench::PeakFigures run_peak(const BenchArgs& a, const bench::MachineDescription& machine) {
@@ -40,14 +45,17 @@ bench::PeakFigures run_peak(const BenchArgs& a, const bench::MachineDescription&
     if (peak.machine.key() != machine.key())
       throw ConfigError("--peak " + a.peak_file + ": $.machine",
                         "measured on " + peak.machine.key() + ", not on this machine (" + machine.key() + ")");
-    if (peak.peak.threads != run_threads() && run_threads() > 1)
+    if (peak.peak.threads != bench::host_threads() && bench::host_threads() > 1)
       throw ConfigError("--peak " + a.peak_file + ": $.peak.threads",
                         "all-core figures for " + std::to_string(peak.peak.threads) + " threads; this run has " +
-                            std::to_string(run_threads()));
+                            std::to_string(bench::host_threads()));
+    if (bench::device_build() && !peak.peak.device)
+      throw ConfigError("--peak " + a.peak_file + ": $.peak.device",
+                        "no device figures; this build runs its ops on " + bench::device_name());
     return peak.peak;
   }
   bench::PeakOptions o;
-  o.threads = run_threads();
+  o.threads = bench::host_threads();
   o.seconds = 0.05;
   o.repeats = 3;
   o.triad_bytes = a.triad_mb << 20;
@@ -62,6 +70,8 @@ std::string platform_of(const BenchArgs& a, const std::string& backend) {
       throw ConfigError("--platform " + p, "expected BACKEND=LABEL");
     if (p.substr(0, eq) == backend) return p.substr(eq + 1);
   }
+  // A device build's ops run on the device, whatever the host threads.
+  if (bench::device_build()) return backend + "@" + Kokkos::DefaultExecutionSpace::name();
   return backend + "@" + std::to_string(run_threads()) + "t";
 }
 
@@ -89,12 +99,13 @@ int run_peak_command(const BenchArgs& a) {
   r.kind = "peak";
   r.machine = bench::MachineDescription::probe();
   bench::PeakOptions o;
-  o.threads = run_threads();
+  o.threads = bench::host_threads();
   o.seconds = a.seconds;
   o.triad_bytes = a.triad_mb << 20;
   // Many short tries, the best kept: on a shared machine some of them find the cores idle.
   o.repeats = 10;
-  bench::ProgressBar progress(!a.no_progress, 4);
+  const bool device = bench::device_build();
+  bench::ProgressBar progress(!a.no_progress, device ? 6 : 4);
   progress.advance("FMA, one core");
   r.peak.fma_kernel = bench::fma_kernel_name();
   r.peak.threads = o.threads;
@@ -106,6 +117,16 @@ int run_peak_command(const BenchArgs& a) {
   r.peak.triad_gbs_one_core = bench::measure_triad_gbs(1, o.triad_bytes, o.repeats);
   progress.advance("triad, all cores");
   r.peak.triad_gbs_all_cores = bench::measure_triad_gbs(o.threads, o.triad_bytes, o.repeats);
+  if (device) {
+    bench::DevicePeak d;
+    d.name = bench::device_name();
+    d.triad_bytes = o.triad_bytes;
+    progress.advance("FMA, device");
+    d.fma_gflops = bench::measure_device_fma_gflops(o.seconds, o.repeats);
+    progress.advance("triad, device");
+    d.triad_gbs = bench::measure_device_triad_gbs(o.triad_bytes, o.repeats);
+    r.peak.device = d;
+  }
   progress.finish();
   const auto& p = r.peak;
   log::info("machine: " + r.machine.key() + ", " + std::to_string(r.machine.cores) + " CPUs, " +
@@ -115,6 +136,12 @@ int run_peak_command(const BenchArgs& a) {
   log::info("STREAM triad (" + std::to_string(p.triad_bytes >> 20) + " MiB): " + format("%.1f", p.triad_gbs_one_core) +
             " GB/s one core, " + format("%.1f", p.triad_gbs_all_cores) + " GB/s on " + std::to_string(p.threads) +
             " threads");
+  if (p.device)
+    log::info("device " + p.device->name + ": " + gflops_gbs(*p.device) + " (" +
+              std::to_string(p.device->triad_bytes >> 20) + " MiB triad); the ops of this build run there");
+  else
+    log::info(std::string("device: none, this build runs its ops on the host (Kokkos ") +
+              Kokkos::DefaultExecutionSpace::name() + "); no device peak measured");
   // FMA throughput scales with cores unless they are SMT siblings or busy; a peak measured on
   // busy cores understates the limit, and every efficiency taken against it is overstated.
   if (p.threads > 1 && p.fma_gflops_all_cores < 0.75 * static_cast<double>(p.threads) * p.fma_gflops_one_core)

@@ -174,7 +174,14 @@ int main(int argc, char* argv[]) {
 
   int kokkos_argc = static_cast<int>(kokkos_args.size());
   int status = 0;
-  Kokkos::initialize(kokkos_argc, kokkos_args.data());
+  try {
+    Kokkos::initialize(kokkos_argc, kokkos_args.data());
+  } catch (const std::exception& e) {
+    // A GPU build started where no device or driver works throws here, before any command.
+    return tessera::parallel::handle_fatal_error(tessera::Error(
+        std::string("Kokkos could not start its ") + Kokkos::DefaultExecutionSpace::name() +
+        " execution space (this build runs its ops there; is a device with a working driver present?): " + e.what()));
+  }
   try {
     if (*train) status = tessera::cli::run_train(train_args);
     if (*fashion_mnist) status = tessera::cli::run_fashion_mnist(fashion_args);

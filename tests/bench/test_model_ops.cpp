@@ -5,6 +5,7 @@
 #include "tessera/bench/op_benchmark.hpp"
 #include "tessera/build_info.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/shape.hpp"
 #include "tessera/registry/backend_registry.hpp"
 
 using namespace tessera;
@@ -28,9 +29,9 @@ TEST_CASE("the ops of a model come at its layers' shapes, activations after thei
   const auto cases = model_op_cases(config["model"], 2);
   std::vector<std::string> layers;
   for (const auto& c : cases) layers.push_back(c.layer);
-  // The graph pass runs each activation that feeds a max pool after it; flatten runs no op.
+  // The graph pass runs each activation that feeds a max pool after it; flatten copies.
   CHECK(layers == std::vector<std::string>{"conv1", "bn1", "pool1", "act1", "conv2", "bn2", "pool2", "act2", "conv3",
-                                           "bn3", "pool3", "act3", "fc1", "act4", "out"});
+                                           "bn3", "pool3", "act3", "flatten", "fc1", "act4", "out"});
   const OpCase& conv1 = cases[0];
   REQUIRE(conv1.kind == ops::OpKind::conv);
   CHECK(conv1.conv.batch == 2);
@@ -45,8 +46,14 @@ TEST_CASE("the ops of a model come at its layers' shapes, activations after thei
   const OpCase& act1 = cases[3];
   REQUIRE(act1.kind == ops::OpKind::eltwise);
   CHECK(act1.eltwise_elements == 2 * 8 * 8 * 8 * conv1.conv.out_channels);  // after the 2x2x2 pool
-  const OpCase& fc1 = cases[12];
+  const OpCase& flatten = cases[12];
+  REQUIRE(flatten.runner == CaseRunner::layer);
+  CHECK(flatten.layer_type == "flatten");
+  CHECK(flatten.output == Shape{2, 2 * 2 * 2 * cases[8].conv.out_channels});
+  CHECK(op_classes(flatten) == std::vector<std::string>{"flatten_forward", "flatten_backward"});
+  const OpCase& fc1 = cases[13];
   REQUIRE(fc1.kind == ops::OpKind::inner_product);
+  CHECK(fc1.runner == CaseRunner::op);
   CHECK(fc1.inner_product.batch == 2);
   CHECK(fc1.inner_product.in_features == 2 * 2 * 2 * cases[8].conv.out_channels);
 }
@@ -89,4 +96,86 @@ TEST_CASE("timing an op gives each direction its time and work", "[bench]") {
   CHECK_FALSE(declined[0].supported);
   CHECK_FALSE(declined[0].why.empty());
 #endif
+}
+
+namespace {
+
+const OpCase& case_of(const std::vector<OpCase>& cases, const std::string& layer) {
+  for (const auto& c : cases)
+    if (c.layer == layer) return c;
+  FAIL("no case for layer " << layer);
+  return cases.front();
+}
+
+}  // namespace
+
+TEST_CASE("a U-Net's transposed convolutions and concatenations are listed and timed", "[bench]") {
+  const auto config = benchmark_config(std::string(TESSERA_SOURCE_DIR) + "/examples/unet3d_small.json", 8, 1);
+  const auto cases = model_op_cases(config["model"], 1);
+  // up1 takes the 4^3 decoder block to 8^3: its adjoint convolution maps 8^3 back to 4^3.
+  const OpCase& up = case_of(cases, "up1");
+  REQUIRE(up.runner == CaseRunner::conv_transpose);
+  CHECK(up.conv.in_size == std::array<int64_t, 3>{8, 8, 8});
+  CHECK(up.conv.output_shape()[1] == 4);
+  CHECK(up.conv.stride == std::array<int64_t, 3>{2, 2, 2});
+  const OpCase& skip = case_of(cases, "skip1");
+  REQUIRE(skip.runner == CaseRunner::layer);
+  REQUIRE(skip.inputs.size() == 2);
+  CHECK(skip.output[4] == skip.inputs[0][4] + skip.inputs[1][4]);
+
+  const auto up_times = time_op_case(up, registry::backend("kokkos"), {1, 3});
+  REQUIRE(up_times.size() == 3);
+  CHECK(up_times[0].op_class == "conv_transpose_forward");
+  CHECK(up_times[1].op_class == "conv_transpose_backward_data");
+  CHECK(up_times[2].op_class == "conv_transpose_backward_weights");
+  for (const auto& t : up_times) {
+    CHECK(t.supported);
+    CHECK(t.seconds > 0);
+    CHECK(t.flops == up.conv.forward_flops());
+    CHECK(t.bytes ==
+          4.0 * (up.conv.input_shape().numel() + up.conv.weight_shape().numel() + up.conv.output_shape().numel()));
+  }
+  const auto skip_times = time_op_case(skip, registry::backend("kokkos"), {1, 3});
+  REQUIRE(skip_times.size() == 2);
+  CHECK(skip_times[0].op_class == "concat_forward");
+  CHECK(skip_times[1].op_class == "concat_backward");
+  for (const auto& t : skip_times) {
+    CHECK(t.supported);
+    CHECK(t.seconds > 0);
+    CHECK(t.flops == 0);  // a copy
+    CHECK(t.bytes == 8.0 * skip.output.numel());
+  }
+}
+
+TEST_CASE("dropout, add and global pooling are timed as the layers themselves", "[bench]") {
+  const nlohmann::json model = {{"input", {{"channels", 2}, {"size", {4, 4}}}},
+                                {"layers",
+                                 {{{"name", "a"}, {"type", "conv2d"}, {"filters", 4}, {"padding", 1}},
+                                  {{"name", "b"}, {"type", "conv2d"}, {"filters", 4}, {"padding", 1}},
+                                  {{"name", "sum"}, {"type", "add"}, {"inputs", {"a", "b"}}},
+                                  {{"name", "drop"}, {"type", "dropout"}, {"rate", 0.25}},
+                                  {{"name", "pool"}, {"type", "global_avg_pool2d"}},
+                                  {{"name", "out"}, {"type", "dense"}, {"units", 3}}}}};
+  const auto cases = model_op_cases(model, 2);
+  for (const std::string name : {"sum", "drop", "pool"}) {
+    const OpCase& c = case_of(cases, name);
+    REQUIRE(c.runner == CaseRunner::layer);
+    const auto times = time_op_case(c, registry::backend("kokkos"), {1, 3});
+    REQUIRE(times.size() == 2);
+    for (const auto& t : times) {
+      CHECK(t.supported);
+      CHECK(t.seconds > 0);
+      CHECK(t.bytes > 0);
+    }
+  }
+  const auto add_times = time_op_case(case_of(cases, "sum"), registry::backend("kokkos"), {1, 1});
+  CHECK(add_times[0].op_class == "add_forward");
+  CHECK(add_times[0].flops == 2 * 4 * 4 * 4);  // one addition per output element
+  CHECK(add_times[0].bytes == 4.0 * 3 * (2 * 4 * 4 * 4));
+  CHECK(op_classes(case_of(cases, "pool")) ==
+        std::vector<std::string>{"global_avg_pool_forward", "global_avg_pool_backward"});
+  // The first convolution reads the model input: no gradient for it, as in training.
+  const OpCase& a = case_of(cases, "a");
+  CHECK(a.reads_model_input);
+  CHECK(case_of(cases, "sum").input_grads == std::vector<bool>{true, true});
 }

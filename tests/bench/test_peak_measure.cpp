@@ -29,3 +29,47 @@ TEST_CASE("a thread count out of range is refused", "[bench]") {
   CHECK_THROWS_WITH(measure_fma_gflops(0, 0.01, 1), Catch::Contains("threads must be in [1, 4096]"));
   CHECK_THROWS_WITH(measure_triad_gbs(-1, 1 << 20, 1), Catch::Contains("threads must be in [1, 4096]"));
 }
+
+TEST_CASE("a host-only build has no device peak and says so", "[bench]") {
+  if (device_build()) {
+    // A GPU build measures its device: the figures must be positive.
+    CHECK_FALSE(device_name().empty());
+    CHECK(measure_device_fma_gflops(0.01, 2) > 0.1);
+    CHECK(measure_device_triad_gbs(24 << 20, 2) > 0.1);
+    return;
+  }
+  CHECK_THROWS_WITH(device_name(), Catch::Contains("this build has no device"));
+  CHECK_THROWS_WITH(measure_device_fma_gflops(0.01, 1), Catch::Contains("no device peak to measure"));
+  CHECK_THROWS_WITH(measure_device_triad_gbs(1 << 20, 1), Catch::Contains("no device peak to measure"));
+  PeakOptions o;
+  o.seconds = 0.005;
+  o.repeats = 1;
+  o.triad_bytes = 3 << 20;
+  CHECK_FALSE(measure_peak(o).device.has_value());
+}
+
+TEST_CASE("device figures, where measured, are the limits of a run and survive the result file", "[bench]") {
+  PeakFigures p;
+  p.fma_kernel = "avx2+fma";
+  p.threads = 2;
+  p.fma_gflops_one_core = 50;
+  p.fma_gflops_all_cores = 100;
+  p.triad_gbs_one_core = 10;
+  p.triad_gbs_all_cores = 20;
+  p.triad_bytes = 1 << 20;
+  CHECK(p.gflops(1) == 50);
+  CHECK(p.gbs(2) == 20);
+  CHECK_FALSE(p.to_json().contains("device"));
+  p.device = DevicePeak{"a GPU", 50000, 3000, 1 << 20};
+  CHECK(p.gflops(1) == 50000);
+  CHECK(p.gbs(2) == 3000);
+  const nlohmann::json j = p.to_json();
+  const PeakFigures back = PeakFigures::from_json(tessera::ConfigObject(j, "$.peak"));
+  REQUIRE(back.device.has_value());
+  CHECK(back.device->name == "a GPU");
+  CHECK(back.device->fma_gflops == 50000);
+  nlohmann::json bad = j;
+  bad["device"]["triad_gbs"] = 0;
+  CHECK_THROWS_WITH(PeakFigures::from_json(tessera::ConfigObject(bad, "$.peak")),
+                    Catch::Contains("$.peak.device.triad_gbs"));
+}

@@ -111,3 +111,35 @@ TEST_CASE("mismatched results are refused naming the file and the key", "[bench]
                              "already in a.json"));
   CHECK_THAT(build_error({}), Catch::Contains("no result files"));
 }
+
+TEST_CASE("the report says what each platform ran on and keeps transposed convolutions apart", "[bench]") {
+  BenchResult one = ops_result("kokkos@1t", 0.02, 0.02);
+  one.machine.threads = 1;
+  one.machine.execution_space = "OpenMP";
+  for (auto& o : one.ops) o.timing.backend = "kokkos";
+  // A transposed convolution at the roofline (arch 1) and a concatenation, a copy.
+  OpResult up;
+  up.timing = {"up1", "conv_transpose_forward", "transposed of 3d 8->4", "kokkos", true, "", 0.01, 1e9, 1e6};
+  up.platform = "kokkos@1t";
+  OpResult skip;
+  skip.timing = {"skip1", "concat_forward", "concat", "kokkos", true, "", 0.01, 0, 1e8};
+  skip.platform = "kokkos@1t";
+  one.ops.push_back(up);
+  one.ops.push_back(skip);
+  derive_op_efficiencies(one);
+  BenchResult all = ops_result("onednn@2t", 0.02, 0.02);
+  all.machine.execution_space = "OpenMP";
+  for (auto& o : all.ops) o.timing.backend = "onednn";
+  const auto report = PortabilityReport::build({{"one.json", one}, {"all.json", all}});
+  REQUIRE(report.platform_notes("kokkos@1t").size() == 1);
+  CHECK(report.platform_notes("kokkos@1t")[0] == "kokkos, Kokkos OpenMP on 1 thread(s), standing in for Kokkos Serial");
+  CHECK(report.platform_notes("onednn@2t")[0] == "onednn, Kokkos OpenMP on 2 thread(s)");
+  CHECK(report.table().find("standing in for Kokkos Serial") != std::string::npos);
+  CHECK(report.best_conv_arch() == Approx(0.5));  // the conv layers', not up1's 1.0
+  bool concat_row = false;
+  for (const auto& row : report.op_classes()) concat_row = concat_row || row.application == "concat_forward";
+  CHECK(concat_row);
+  // The copy has no arithmetic intensity: it is in the table, not on the roofline.
+  CHECK(report.roofline_svg().find("skip1") == std::string::npos);
+  CHECK(report.roofline_svg().find("up1") != std::string::npos);
+}

@@ -29,9 +29,9 @@ struct ModelResult {
   double step_seconds = 0;  // median
   double samples_per_second = 0;
   // The step split by the per-op timings of the same backend: ops the roofline calls
-  // compute-bound, memory-bound, the gradient all-reduce wait, and the rest (optimizer, loss,
-  // data, layers outside the op interface; negative when the ops ran faster in the step than
-  // alone).
+  // compute-bound, memory-bound (the layers that run their own kernels, such as concat, among
+  // them), the gradient all-reduce wait, and the rest (optimizer, loss, data, redistributions;
+  // negative when the ops ran faster in the step than alone).
   double compute_bound_seconds = 0, memory_bound_seconds = 0, communication_seconds = 0, other_seconds = 0;
   double roofline_seconds = 0;  // Σ of the ops' roofline bounds: the step at the machine's limits
   double arch_efficiency = 0;   // roofline_seconds / step_seconds

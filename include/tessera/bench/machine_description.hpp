@@ -17,7 +17,7 @@ struct MachineDescription {
   std::vector<std::string> isa;  // the SIMD and FMA extensions among the CPU's flags
   int64_t cores = 0;             // logical CPUs online
   int64_t numa_domains = 0;      // /sys/devices/system/node/node*
-  std::string gpu = "none";      // the device execution space, "none" on a host-only build
+  std::string gpu = "none";      // the device and its execution space, "none" on a host-only build
   std::string compiler, tessera_version, kokkos_version, kokkos_kernels_version, onednn_version, cudnn_version, mpi;
   std::string execution_space;  // Kokkos' default
   int64_t threads = 0;          // its concurrency in this run

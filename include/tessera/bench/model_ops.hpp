@@ -5,35 +5,61 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/core/shape.hpp"
+#include "tessera/layers/layer.hpp"
 #include "tessera/ops/backend.hpp"
 
 namespace tessera::bench {
+
+/// What runs a case, which decides how it is timed.
+enum class CaseRunner {
+  op,              // an op of the backend interface, of kind OpCase::kind
+  conv_transpose,  // a transposed convolution: the backend's convolution at the adjoint geometry
+  layer,           // a layer whose kernels are its own Kokkos code: the layer itself is timed
+};
 
 /// One op of a model's layer at the shape that layer gives it on this rank: the geometry of
 /// whichever kind it is (the others stay default).
 struct OpCase {
   std::string layer;  // the layer's name in the model spec
+  CaseRunner runner = CaseRunner::op;
   ops::OpKind kind = ops::OpKind::conv;
+  /// A convolution's geometry; for a transposed convolution, that of its adjoint convolution
+  /// (whose input is the layer's output and whose output is the layer's input).
   ops::ConvGeometry conv;
   ops::PoolGeometry pool;
   ops::EltwiseDesc eltwise;
   int64_t eltwise_elements = 0;
   ops::BatchNormGeometry batch_norm;
   ops::InnerProductGeometry inner_product;
+  /// A transposed convolution adds a bias in its forward and sums its gradient in its
+  /// weight gradient, with the Kokkos kernels the layer runs.
+  bool bias = false;
   /// The layer reads the model input, whose gradient training does not compute (a first
   /// convolution runs no backward-data in a training step).
   bool reads_model_input = false;
+
+  // CaseRunner::layer: what makes the layer again, and where it runs.
+  std::string layer_type;         // its spec type ("concat", "dropout", ...)
+  nlohmann::json layer_config;    // its spec entry's keys
+  std::string layer_path;         // "$.model.layers[k]", for errors
+  std::vector<Shape> inputs;      // this rank's input blocks
+  std::vector<bool> input_grads;  // per input: whether training computes its gradient
+  Shape output;                   // this rank's output block
+  layers::LayerContext context;   // its grid and seed; the op factory is the timed backend's
+  int64_t batch = 0;              // the global batch (dropout places its mask by sample)
+
   /// The op and its shape, as tables print it.
   std::string shape() const;
 };
 
 /// The ops of the model in a run config's "model" section for a global batch of `batch`
-/// samples on this rank, in layer order: convolutions, poolings, activations, batch norms and
-/// inner products. Layers of other kinds (flatten, concat, add, dropout, transposed
-/// convolutions) run Kokkos code outside the op interface and are not listed. The graph passes
-/// run as in training (activations move after max pools) except the fusion of convolution and
-/// max pool, whose layer runs the same two ops in slabs. Throws ConfigError naming the JSON
-/// path for a bad spec.
+/// samples on this rank, in layer order: convolutions, poolings, activations, batch norms,
+/// inner products and transposed convolutions, and the layers that run Kokkos code of their
+/// own (flatten, concat, add, dropout, global average pooling). Redistributions between
+/// layers are communication and not listed. The graph passes run as in training (activations
+/// move after max pools) except the fusion of convolution and max pool, whose layer runs the
+/// same two ops in slabs. Throws ConfigError naming the JSON path for a bad spec.
 std::vector<OpCase> model_op_cases(const nlohmann::json& model_section, int64_t batch);
 
 }  // namespace tessera::bench

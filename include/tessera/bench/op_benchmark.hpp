@@ -27,10 +27,16 @@ struct TimingOptions {
 
 /// The op classes of an op kind, in the order time_op_case returns them.
 std::vector<std::string> op_classes(ops::OpKind kind);
+/// The op classes of a case, in the order time_op_case returns them: those of its op kind,
+/// "conv_transpose_*" for a transposed convolution, "<layer type>_forward/_backward" (without
+/// the 2d/3d) for a layer that runs its own kernels.
+std::vector<std::string> op_classes(const OpCase& op);
 
 /// Times every direction of `op` on `backend` (forward, backward-data, backward-weights, or
 /// forward and backward), on tensors of realistic random values. A backend that declines the
-/// op gives entries with supported = false and its reason.
+/// op gives entries with supported = false and its reason. A layer that runs its own Kokkos
+/// kernels is made from its spec and timed whole, with `backend`'s op factory: it runs the
+/// same kernels under every backend.
 std::vector<OpTiming> time_op_case(const OpCase& op, ops::Backend& backend, const TimingOptions& options);
 
 /// The median seconds of `reps` calls of `f` after `warmup` calls, each followed by a fence.

@@ -1,26 +1,34 @@
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/bench/device_peak.hpp"
 #include "tessera/core/config.hpp"
 
 namespace tessera::bench {
 
 /// The machine's measured limits: single-precision FMA throughput and STREAM-triad bandwidth
-/// of one core and of all the threads a run uses. Rooflines and architectural efficiencies are
-/// taken against these, not against data-sheet figures.
+/// of one core and of all the threads a run uses, and of the device on a GPU build. Rooflines
+/// and architectural efficiencies are taken against these, not against data-sheet figures.
 struct PeakFigures {
   std::string fma_kernel;  // the instruction set of the FMA kernel that ran ("avx512f", ...)
-  int64_t threads = 1;     // threads of the all-core figures
+  int64_t threads = 1;     // host threads of the all-core figures
   double fma_gflops_one_core = 0, fma_gflops_all_cores = 0;
   double triad_gbs_one_core = 0, triad_gbs_all_cores = 0;
-  int64_t triad_bytes = 0;  // the three arrays of the triad together
+  int64_t triad_bytes = 0;           // the three arrays of the triad together
+  std::optional<DevicePeak> device;  // measured by a GPU build
 
-  /// The limits for a run of `threads` threads: one core's for 1, else all cores'.
-  double gflops(int64_t run_threads) const { return run_threads <= 1 ? fma_gflops_one_core : fma_gflops_all_cores; }
-  double gbs(int64_t run_threads) const { return run_threads <= 1 ? triad_gbs_one_core : triad_gbs_all_cores; }
+  /// The limits of a run: the device's where one was measured (a GPU build runs its ops
+  /// there), else one core's for 1 thread and all cores' for more.
+  double gflops(int64_t run_threads) const {
+    return device ? device->fma_gflops : run_threads <= 1 ? fma_gflops_one_core : fma_gflops_all_cores;
+  }
+  double gbs(int64_t run_threads) const {
+    return device ? device->triad_gbs : run_threads <= 1 ? triad_gbs_one_core : triad_gbs_all_cores;
+  }
   nlohmann::json to_json() const;
   static PeakFigures from_json(ConfigObject cfg);
 };
@@ -41,7 +49,10 @@ std::string fma_kernel_name();
 /// Best-of-`repeats` GB/s of a[i] = b[i] + s·c[i] over `bytes` (three double arrays), each
 /// thread on the block it first touched; counts 24 bytes per element, as STREAM does.
 double measure_triad_gbs(int64_t threads, int64_t bytes, int repeats);
-/// All four figures.
+/// The host threads of this process: Kokkos' host execution space's (on a GPU build the
+/// default execution space is the device's).
+int64_t host_threads();
+/// All four host figures, and the device's on a GPU build.
 PeakFigures measure_peak(const PeakOptions& options);
 
 }  // namespace tessera::bench

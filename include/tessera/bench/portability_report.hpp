@@ -1,4 +1,5 @@
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -49,6 +50,8 @@ class PortabilityReport {
   static PortabilityReport build(const std::vector<std::pair<std::string, BenchResult>>& results);
 
   const std::vector<std::string>& platforms() const { return platforms_; }
+  /// What ran on `platform`: "BACKEND, Kokkos SPACE on N thread(s)", one per distinct setting.
+  std::vector<std::string> platform_notes(const std::string& platform) const;
   const std::vector<PortabilityRow>& models() const { return models_; }
   const std::vector<PortabilityRow>& op_classes() const { return op_classes_; }
   /// Supported ops below `threshold` architectural efficiency, slowest first.
@@ -80,6 +83,7 @@ class PortabilityReport {
     double gflops = 0, gbs = 0;
   };
   std::vector<std::string> platforms_;
+  std::map<std::string, std::vector<std::string>> platform_notes_;  // platform → what ran it
   std::vector<PortabilityRow> models_, op_classes_;
   std::vector<Op> ops_;
   std::vector<Roof> roofs_;
