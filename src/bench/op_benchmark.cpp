@@ -60,6 +60,25 @@ std::vector<OpTiming> declined(const OpCase& op, const std::string& backend, con
   return out;
 }
 
+/// The three directions of a weighted op (forward, backward-data, backward-weights), each with
+/// the same work and the bytes of the tensors it reads and writes: x, w, y being the op's
+/// input, weights and output in the forward direction.
+std::vector<OpTiming> time_three_directions(const OpCase& op, const std::string& backend,
+                                            const std::function<void()> (&calls)[3], double flops, int64_t xn,
+                                            int64_t wn, int64_t yn, const TimingOptions& o) {
+  const std::vector<std::string> classes = op_classes(op);
+  const double bytes[] = {bytes_of({xn, wn, yn}), bytes_of({yn, wn, xn}), bytes_of({xn, yn, wn})};
+  std::vector<OpTiming> out;
+  for (size_t k = 0; k < 3; ++k) {
+    OpTiming t = entry(op, classes[k], backend);
+    t.flops = flops;
+    t.bytes = bytes[k];
+    t.seconds = median_seconds(o, calls[k]);
+    out.push_back(t);
+  }
+  return out;
+}
+
 std::vector<OpTiming> time_conv(const OpCase& op, ops::Backend& backend, const TimingOptions& o) {
   const ops::ConvGeometry& g = op.conv;
   std::string why;
@@ -70,20 +89,9 @@ std::vector<OpTiming> time_conv(const OpCase& op, ops::Backend& backend, const T
   Tensor b = random_tensor(Shape{g.out_channels}, 0.1f, 3), y(g.output_shape());
   Tensor dy = random_tensor(g.output_shape(), 1.0f, 4), dx(g.input_shape()), dw(g.weight_shape()),
          db(Shape{g.out_channels});
-  const int64_t xn = x.numel(), wn = w.numel(), yn = y.numel();
-  std::vector<OpTiming> out;
-  const std::vector<std::string> classes = op_classes(op);
   const std::function<void()> calls[] = {[&] { conv->forward(x, w, b, y); }, [&] { conv->backward_data(dy, w, dx); },
                                          [&] { conv->backward_weights(x, dy, dw, db); }};
-  const double bytes[] = {bytes_of({xn, wn, yn}), bytes_of({yn, wn, xn}), bytes_of({xn, yn, wn})};
-  for (size_t k = 0; k < 3; ++k) {
-    OpTiming t = entry(op, classes[k], backend.name());
-    t.flops = g.forward_flops();
-    t.bytes = bytes[k];
-    t.seconds = median_seconds(o, calls[k]);
-    out.push_back(t);
-  }
-  return out;
+  return time_three_directions(op, backend.name(), calls, g.forward_flops(), x.numel(), w.numel(), y.numel(), o);
 }
 
 std::vector<OpTiming> time_pool(const OpCase& op, ops::Backend& backend, const TimingOptions& o) {
@@ -165,21 +173,11 @@ std::vector<OpTiming> time_inner_product(const OpCase& op, ops::Backend& backend
   Tensor w = random_tensor(Shape{g.out_features, g.in_features}, w_scale, 2);
   Tensor b = random_tensor(Shape{g.out_features}, 0.1f, 3), y(Shape{g.batch, g.out_features});
   Tensor dy = random_tensor(y.shape(), 1.0f, 4), dx(x.shape()), dw(w.shape()), db(b.shape());
-  const int64_t xn = x.numel(), wn = w.numel(), yn = y.numel();
-  const auto classes = op_classes(op);
   const std::function<void()> calls[] = {[&] { ip->forward(x, w, b, y); }, [&] { ip->backward_data(dy, w, dx); },
                                          [&] { ip->backward_weights(x, dy, dw, db); }};
-  const double bytes[] = {bytes_of({xn, wn, yn}), bytes_of({yn, wn, xn}), bytes_of({xn, yn, wn})};
-  std::vector<OpTiming> out;
-  for (size_t k = 0; k < 3; ++k) {
-    OpTiming t = entry(op, classes[k], backend.name());
-    t.flops =
-        2.0 * static_cast<double>(g.batch) * static_cast<double>(g.in_features) * static_cast<double>(g.out_features);
-    t.bytes = bytes[k];
-    t.seconds = median_seconds(o, calls[k]);
-    out.push_back(t);
-  }
-  return out;
+  const double flops =
+      2.0 * static_cast<double>(g.batch) * static_cast<double>(g.in_features) * static_cast<double>(g.out_features);
+  return time_three_directions(op, backend.name(), calls, flops, x.numel(), w.numel(), y.numel(), o);
 }
 
 /// A transposed convolution runs the adjoint convolution's op (op.conv) with the directions
@@ -198,8 +196,6 @@ std::vector<OpTiming> time_conv_transpose(const OpCase& op, ops::Backend& backen
   Tensor dy = random_tensor(g.input_shape(), 1.0f, 4), dx(g.output_shape()), dw(g.weight_shape()),
          db(Shape{g.in_channels});
   kokkos_backend::ConvWorkspace<float> bias_workspace;
-  const int64_t xn = x.numel(), wn = w.numel(), yn = y.numel();
-  const std::vector<std::string> classes = op_classes(op);
   const std::function<void()> calls[] = {[&] {
                                            conv->backward_data(x, w, y);
                                            if (op.bias) kokkos_backend::add_channel_bias(b, y);
@@ -209,16 +205,7 @@ std::vector<OpTiming> time_conv_transpose(const OpCase& op, ops::Backend& backen
                                            conv->backward_weights(dy, x, dw, Tensor());
                                            if (op.bias) kokkos_backend::sum_channels(dy, db, bias_workspace);
                                          }};
-  const double bytes[] = {bytes_of({xn, wn, yn}), bytes_of({yn, wn, xn}), bytes_of({xn, yn, wn})};
-  std::vector<OpTiming> out;
-  for (size_t k = 0; k < 3; ++k) {
-    OpTiming t = entry(op, classes[k], backend.name());
-    t.flops = g.forward_flops();
-    t.bytes = bytes[k];
-    t.seconds = median_seconds(o, calls[k]);
-    out.push_back(t);
-  }
-  return out;
+  return time_three_directions(op, backend.name(), calls, g.forward_flops(), x.numel(), w.numel(), y.numel(), o);
 }
 
 /// Nominal arithmetic of a layer that runs its own kernels: copies (flatten, concat) do
