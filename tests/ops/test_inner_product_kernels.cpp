@@ -1,8 +1,11 @@
 // The inner-product kernels in double: forward against a naive product, every gradient
 // against central finite differences.
 #include <catch2/catch.hpp>
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "support/double_views.hpp"
 #include "support/gradient_check.hpp"
@@ -103,4 +106,17 @@ TEST_CASE("the Kokkos inner product op checks its tensors", "[inner_product][ker
   CHECK(y.to_host() == std::vector<float>{-2.0f, 3.0f, -2.0f, 7.5f});
   tessera::Tensor wrong(tessera::Shape{3, 3});
   CHECK_THROWS_AS(op->forward(x, wrong, tessera::Tensor(), y), tessera::ShapeError);
+}
+
+TEST_CASE("a host gemm keeps OpenBLAS on the calling thread", "[inner_product][kernels]") {
+  // OpenBLAS's own pool would run beside the threads Kokkos was given (see the Kokkos
+  // backend's blas_threads.hpp); after the first gemm it must use the calling thread alone.
+  using GetThreads = int (*)();
+  const auto get_threads = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  if (get_threads == nullptr || std::getenv("OPENBLAS_NUM_THREADS") != nullptr) {
+    WARN("no OpenBLAS linked, or OPENBLAS_NUM_THREADS set by the user: nothing to check");
+    return;
+  }
+  forward(random_vector<double>(batch * in, 1), random_vector<double>(out * in, 2), random_vector<double>(out, 3));
+  CHECK(get_threads() == 1);
 }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "blas_threads.hpp"
+
 namespace tessera::kokkos_backend {
 namespace {
 
@@ -69,6 +71,7 @@ void gemm(const char* trans_a, const char* trans_b, const T* a, int64_t a_rows, 
   const UnmanagedMatrix<const T> A(a, static_cast<size_t>(a_rows), static_cast<size_t>(a_cols));
   const UnmanagedMatrix<const T> B(b, static_cast<size_t>(b_rows), static_cast<size_t>(b_cols));
   const UnmanagedMatrix<T> C(c, static_cast<size_t>(c_rows), static_cast<size_t>(c_cols));
+  keep_blas_on_calling_thread();
   KokkosBlas::gemm(trans_a, trans_b, T(1), A, B, beta, C);
 }
 

@@ -2,11 +2,14 @@
 
 #include <KokkosBlas3_gemm.hpp>
 
+#include "blas_threads.hpp"
+
 namespace tessera::kokkos_backend {
 
 template <class T>
 void inner_product_forward(const ConstMatrixView<T>& x, const ConstMatrixView<T>& w,
                            const Kokkos::View<const T*, Kokkos::LayoutRight, MemSpace>& bias, const MatrixView<T>& y) {
+  keep_blas_on_calling_thread();
   KokkosBlas::gemm("N", "T", T(1), x, w, T(0), y);
   if (bias.data() == nullptr) return;
   const int64_t out = static_cast<int64_t>(y.extent(1));
@@ -17,12 +20,14 @@ void inner_product_forward(const ConstMatrixView<T>& x, const ConstMatrixView<T>
 
 template <class T>
 void inner_product_backward_data(const ConstMatrixView<T>& dy, const ConstMatrixView<T>& w, const MatrixView<T>& dx) {
+  keep_blas_on_calling_thread();
   KokkosBlas::gemm("N", "N", T(1), dy, w, T(0), dx);
 }
 
 template <class T>
 void inner_product_backward_weights(const ConstMatrixView<T>& x, const ConstMatrixView<T>& dy, const MatrixView<T>& dw,
                                     const Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>& dbias) {
+  keep_blas_on_calling_thread();
   KokkosBlas::gemm("T", "N", T(1), dy, x, T(0), dw);
   if (dbias.data() == nullptr) return;
   const int64_t batch = static_cast<int64_t>(dy.extent(0));
