@@ -71,6 +71,12 @@ Genome Nsga2::random_genome(Draws& draws) const {
   return g;
 }
 
+Genome Nsga2::random_new(const std::function<bool(const Genome&)>& seen, Draws& draws, int tries) const {
+  Genome genome = random_genome(draws);
+  for (int t = 0; t < tries && seen(genome); ++t) genome = random_genome(draws);
+  return genome;
+}
+
 std::vector<Genome> Nsga2::initial(size_t count) const {
   Draws draws(seed_, stream(0x696e6974ull, 0));
   std::vector<Genome> population;

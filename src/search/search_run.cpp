@@ -217,10 +217,8 @@ SearchState SearchRun::run() {
     } else if (b.algorithm == "random") {
       Draws draws(b.seed, Nsga2::stream(0x72616e646f6dull, g));
       for (size_t i = 0; i < population; ++i) {
-        Genome genome = nsga_.random_genome(draws);
-        for (int t = 0; t < 50 && is_seen(genome); ++t) genome = nsga_.random_genome(draws);
-        seen.insert(space_.network_of(genome));
-        genomes.push_back(std::move(genome));
+        genomes.push_back(nsga_.random_new(is_seen, draws));
+        seen.insert(space_.network_of(genomes.back()));
       }
     } else {
       std::vector<Genome> parents;

@@ -134,3 +134,14 @@ TEST_CASE("Repeated offspring are mutated until new", "[search][nsga2]") {
   CHECK(tiny.made_new(
             {0}, [](const Genome&) { return true; }, draws) == Genome{0});
 }
+
+TEST_CASE("Random search draws again until a genome is new", "[search][nsga2]") {
+  const Nsga2 nsga({2, 2}, 5);
+  Draws draws(5, 2);
+  // Three of the four genomes are known: every draw must end on the fourth.
+  auto seen = [](const Genome& g) { return !(g[0] == 1 && g[1] == 1); };
+  for (int k = 0; k < 20; ++k) CHECK(nsga.random_new(seen, draws) == Genome{1, 1});
+  // Nothing new left: the last draw, still inside the choices.
+  const Genome g = nsga.random_new([](const Genome&) { return true; }, draws);
+  CHECK((g[0] >= 0 && g[0] < 2 && g[1] >= 0 && g[1] < 2));
+}

@@ -38,6 +38,9 @@ class Nsga2 {
   std::vector<Genome> initial(size_t count) const;
   /// One genome drawn uniformly from draw stream `stream` (used to replace invalid ones).
   Genome random_genome(Draws& draws) const;
+  /// A genome drawn uniformly until `seen` says it is new (random search's twin of
+  /// made_new), at most `tries` draws after the first; the last draw if none is new.
+  Genome random_new(const std::function<bool(const Genome&)>& seen, Draws& draws, int tries = 50) const;
   /// `count` offspring of `parents` (with their objectives) for generation `generation`:
   /// parents by binary tournament on the crowded comparison, then crossover and mutation.
   std::vector<Genome> offspring(const std::vector<Genome>& parents, const std::vector<Objectives>& objectives,
