@@ -205,20 +205,31 @@ double measure_triad_gbs(int64_t threads, int64_t bytes, int repeats) {
 
 int64_t host_threads() { return Kokkos::DefaultHostExecutionSpace().concurrency(); }
 
-PeakFigures measure_peak(const PeakOptions& options) {
+int peak_measurements() { return device_build() ? 6 : 4; }
+
+PeakFigures measure_peak(const PeakOptions& options, const std::function<void(const std::string&)>& before_each) {
+  auto step = [&](const std::string& what) {
+    if (before_each) before_each(what);
+  };
   PeakFigures p;
   p.fma_kernel = fma_kernel_name();
   p.threads = options.threads;
   p.triad_bytes = options.triad_bytes;
+  step("FMA, one core");
   p.fma_gflops_one_core = measure_fma_gflops(1, options.seconds, options.repeats);
+  step("FMA, all cores");
   p.fma_gflops_all_cores = measure_fma_gflops(options.threads, options.seconds, options.repeats);
+  step("triad, one core");
   p.triad_gbs_one_core = measure_triad_gbs(1, options.triad_bytes, options.repeats);
+  step("triad, all cores");
   p.triad_gbs_all_cores = measure_triad_gbs(options.threads, options.triad_bytes, options.repeats);
   if (device_build()) {
     DevicePeak d;
     d.name = device_name();
     d.triad_bytes = options.triad_bytes;
+    step("FMA, device");
     d.fma_gflops = measure_device_fma_gflops(options.seconds, options.repeats);
+    step("triad, device");
     d.triad_gbs = measure_device_triad_gbs(options.triad_bytes, options.repeats);
     p.device = d;
   }

@@ -104,29 +104,8 @@ int run_peak_command(const BenchArgs& a) {
   o.triad_bytes = a.triad_mb << 20;
   // Many short tries, the best kept: on a shared machine some of them find the cores idle.
   o.repeats = 10;
-  const bool device = bench::device_build();
-  bench::ProgressBar progress(!a.no_progress, device ? 6 : 4);
-  progress.advance("FMA, one core");
-  r.peak.fma_kernel = bench::fma_kernel_name();
-  r.peak.threads = o.threads;
-  r.peak.triad_bytes = o.triad_bytes;
-  r.peak.fma_gflops_one_core = bench::measure_fma_gflops(1, o.seconds, o.repeats);
-  progress.advance("FMA, all cores");
-  r.peak.fma_gflops_all_cores = bench::measure_fma_gflops(o.threads, o.seconds, o.repeats);
-  progress.advance("triad, one core");
-  r.peak.triad_gbs_one_core = bench::measure_triad_gbs(1, o.triad_bytes, o.repeats);
-  progress.advance("triad, all cores");
-  r.peak.triad_gbs_all_cores = bench::measure_triad_gbs(o.threads, o.triad_bytes, o.repeats);
-  if (device) {
-    bench::DevicePeak d;
-    d.name = bench::device_name();
-    d.triad_bytes = o.triad_bytes;
-    progress.advance("FMA, device");
-    d.fma_gflops = bench::measure_device_fma_gflops(o.seconds, o.repeats);
-    progress.advance("triad, device");
-    d.triad_gbs = bench::measure_device_triad_gbs(o.triad_bytes, o.repeats);
-    r.peak.device = d;
-  }
+  bench::ProgressBar progress(!a.no_progress, bench::peak_measurements());
+  r.peak = bench::measure_peak(o, [&](const std::string& what) { progress.advance(what); });
   progress.finish();
   const auto& p = r.peak;
   log::info("machine: " + r.machine.key() + ", " + std::to_string(r.machine.cores) + " CPUs, " +

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -52,7 +53,11 @@ double measure_triad_gbs(int64_t threads, int64_t bytes, int repeats);
 /// The host threads of this process: Kokkos' host execution space's (on a GPU build the
 /// default execution space is the device's).
 int64_t host_threads();
-/// All four host figures, and the device's on a GPU build.
-PeakFigures measure_peak(const PeakOptions& options);
+/// How many measurements measure_peak makes: the four host figures, two more on a GPU build.
+int peak_measurements();
+/// All four host figures, and the device's on a GPU build; `before_each`, if given, hears the
+/// name of each measurement before it starts ("FMA, one core", ...), for a progress bar.
+PeakFigures measure_peak(const PeakOptions& options,
+                         const std::function<void(const std::string&)>& before_each = nullptr);
 
 }  // namespace tessera::bench
