@@ -109,8 +109,24 @@ double run_fma(FmaIsa isa, int64_t iterations, volatile float* sink) {
 
 /// Runs `work(t)` on `threads` threads released together; returns the wall seconds from the
 /// release until the last one finished.
+///
+/// Up to the host execution space's concurrency, the threads are Kokkos' own, one iteration
+/// each: the threads Tessera's host kernels run on, bound as they are. Threads started here
+/// would inherit the calling thread's binding instead, and that is one CPU when the OpenMP
+/// runtime binds its threads (the tessera command asks it to unless told otherwise): every
+/// "all-core" figure would then be one core's, measured twice over.
 template <class Work>
 double run_parallel(int64_t threads, Work&& work) {
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  if (threads <= Host().concurrency()) {
+    Kokkos::fence();
+    const auto t0 = Clock::now();
+    Kokkos::parallel_for("tessera::bench::peak_threads",
+                         Kokkos::RangePolicy<Host, Kokkos::Schedule<Kokkos::Static>>(0, threads),
+                         [&](const int64_t t) { work(t); });
+    Kokkos::fence();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  }
   std::atomic<int64_t> ready{0};
   std::atomic<bool> go{false};
   std::vector<std::thread> pool;
