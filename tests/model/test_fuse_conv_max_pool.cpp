@@ -2,6 +2,8 @@
 // parameters of the fused model against the unfused one.
 #include <catch2/catch.hpp>
 
+#include "support/skip.hpp"
+
 #include "tessera/model/graph_builder.hpp"
 #include "tessera/model/model.hpp"
 #include "tessera/model/passes/fuse_conv_max_pool.hpp"
@@ -32,7 +34,7 @@ constexpr bool kHost = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::
 }  // namespace
 
 TEST_CASE("A convolution fuses with the max pool after it where that pays", "[model][passes]") {
-  if (!kHost) return;  // the fusion is for host builds only
+  if (!kHost) TESSERA_SKIP("host-build", "the fusion is for host builds only");
   auto g = graph_of(spec(true));
   const size_t before = g.nodes.size();
   const auto lines = model::passes::fuse_conv_max_pool(g);

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "support/skip.hpp"
+
 #include <cstdio>
 #include <fstream>
 
@@ -13,7 +15,7 @@ using parallel::NodeTopology;
 TEST_CASE("Synthetic topologies read as their description says", "[parallel][topology]") {
   if (!NodeTopology::supported()) {
     CHECK_THROWS_WITH(NodeTopology::this_node(), Catch::Contains("TESSERA_ENABLE_HWLOC=OFF"));
-    return;
+    TESSERA_SKIP("hwloc", "built without hwloc: no synthetic topology to read");
   }
   SECTION("KNL in SNC-4: 4 NUMA domains of 16 cores with 4 threads each") {
     const auto knl = NodeTopology::from_synthetic("package:1 numa:4 core:16 pu:4", "knl");
@@ -44,7 +46,7 @@ TEST_CASE("Synthetic topologies read as their description says", "[parallel][top
 }
 
 TEST_CASE("Topology sources that hwloc cannot read are refused by name", "[parallel][topology]") {
-  if (!NodeTopology::supported()) return;
+  if (!NodeTopology::supported()) TESSERA_SKIP("hwloc", "built without hwloc (TESSERA_ENABLE_HWLOC=OFF)");
   CHECK_THROWS_AS(NodeTopology::from_synthetic("package:two", "--topology"), ConfigError);
   CHECK_THROWS_WITH(NodeTopology::from_synthetic("package:two", "--topology"), Catch::StartsWith("--topology: "));
   CHECK_THROWS_WITH(NodeTopology::from_xml_file("/nonexistent/node.xml"),
@@ -56,7 +58,7 @@ TEST_CASE("Topology sources that hwloc cannot read are refused by name", "[paral
 }
 
 TEST_CASE("This node and this process's binding are read from the machine", "[parallel][topology]") {
-  if (!NodeTopology::supported()) return;
+  if (!NodeTopology::supported()) TESSERA_SKIP("hwloc", "built without hwloc (TESSERA_ENABLE_HWLOC=OFF)");
   const auto node = NodeTopology::this_node();
   CHECK(node.numa_domains().size() >= 1);
   CHECK(node.cores().size() >= 1);

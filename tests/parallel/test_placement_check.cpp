@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "support/skip.hpp"
+
 #include "tessera/core/error.hpp"
 #include "tessera/parallel/placement_check.hpp"
 
@@ -56,7 +58,7 @@ TEST_CASE("A launch whose channel groups straddle nodes is refused naming the ra
 }
 
 TEST_CASE("Ranks bound one per NUMA domain draw no warning", "[parallel][placement]") {
-  if (!NodeTopology::supported()) return;
+  if (!NodeTopology::supported()) TESSERA_SKIP("hwloc", "built without hwloc (TESSERA_ENABLE_HWLOC=OFF)");
   const auto knl = NodeTopology::from_synthetic("package:1 numa:4 core:16 pu:4", "knl");
   CHECK(parallel::binding_warning(knl, bound({"0-63", "64-127", "128-191", "192-255"})) == "");
   // Two ranks per domain, each on its own 8 cores.
@@ -70,7 +72,7 @@ TEST_CASE("Ranks bound one per NUMA domain draw no warning", "[parallel][placeme
 }
 
 TEST_CASE("Ranks spanning NUMA domains or sharing cores are warned about with the fix", "[parallel][placement]") {
-  if (!NodeTopology::supported()) return;
+  if (!NodeTopology::supported()) TESSERA_SKIP("hwloc", "built without hwloc (TESSERA_ENABLE_HWLOC=OFF)");
   const auto knl = NodeTopology::from_synthetic("package:1 numa:4 core:16 pu:4", "knl");
   SECTION("4 unbound ranks on KNL SNC-4") {
     const std::string w = parallel::binding_warning(knl, bound({"0-255", "0-255", "0-255", "0-255"}));
@@ -107,7 +109,7 @@ TEST_CASE("Ranks spanning NUMA domains or sharing cores are warned about with th
 
 TEST_CASE("The recommended ranks per node fill the NUMA domains and keep channel groups whole",
           "[parallel][placement]") {
-  if (!NodeTopology::supported()) return;
+  if (!NodeTopology::supported()) TESSERA_SKIP("hwloc", "built without hwloc (TESSERA_ENABLE_HWLOC=OFF)");
   const auto knl = NodeTopology::from_synthetic("package:1 numa:4 core:16 pu:4", "knl");
   const auto skx = NodeTopology::from_synthetic("package:2 numa:1 core:20 pu:1", "skx");
   const auto one = NodeTopology::from_synthetic("package:1 core:8 pu:2", "one");
