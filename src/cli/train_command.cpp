@@ -10,8 +10,8 @@
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/parallel/placement_check.hpp"
 #include "tessera/parallel/rank_placement.hpp"
+#include "tessera/train/ltfb/population_run.hpp"
 #include "tessera/train/metrics_log.hpp"
-#include "tessera/train/population_run.hpp"
 
 namespace tessera::cli {
 

@@ -1,4 +1,4 @@
-#include "tessera/train/tournament_hook.hpp"
+#include "tessera/train/ltfb/tournament_hook.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -10,7 +10,7 @@
 #include "tessera/core/profiling.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/parallel/peer_exchange.hpp"
-#include "tessera/train/tournament_pairing.hpp"
+#include "tessera/train/ltfb/tournament_pairing.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
@@ -138,8 +138,7 @@ TournamentHook::Outcome TournamentHook::truncation_round(Trainer& trainer, int64
 void TournamentHook::on_step_end(Trainer& trainer, const StepEnd& step) {
   // Held also when the run stops after this step (all trainers agree on that): the checkpoint
   // then holds the round's outcome, and the resumed run goes on as the uninterrupted one.
-  if (options_.selection == Selection::none || step.step % options_.round_steps != 0 ||
-      step.step < options_.start_step)
+  if (options_.selection == Selection::none || step.step % options_.round_steps != 0 || step.step < options_.start_step)
     return;
   ProfileRegion region("tournament");
   const auto start = std::chrono::steady_clock::now();
@@ -161,8 +160,11 @@ void TournamentHook::revalidate(Trainer& trainer, const StepEnd& step) {
   report.validation_loss = v.loss;
   report.validation_baseline = v.baseline;
   report.validation_accuracy = v.accuracy;
-  nlohmann::json rec{{"event", "validation"}, {"step", step.step},     {"epoch", step.epoch},
-                     {"loss", v.loss},        {"after_tournament", true}};
+  nlohmann::json rec{{"event", "validation"},
+                     {"step", step.step},
+                     {"epoch", step.epoch},
+                     {"loss", v.loss},
+                     {"after_tournament", true}};
   if (v.accuracy >= 0) rec["accuracy"] = v.accuracy;
   trainer.metrics().write(rec);
 }

@@ -1,4 +1,4 @@
-#include "tessera/train/population_run.hpp"
+#include "tessera/train/ltfb/population_run.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -7,9 +7,9 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/io/dataset_slice.hpp"
+#include "tessera/train/ltfb/population_checkpoint.hpp"
+#include "tessera/train/ltfb/population_checkpoint_hook.hpp"
 #include "tessera/train/metrics_log.hpp"
-#include "tessera/train/population_checkpoint.hpp"
-#include "tessera/train/population_checkpoint_hook.hpp"
 
 namespace tessera::train {
 
