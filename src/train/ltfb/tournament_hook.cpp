@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/core/rng.hpp"
@@ -15,12 +15,6 @@
 
 namespace tessera::train {
 namespace {
-
-std::string format(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -207,9 +201,9 @@ void TournamentHook::report_round(Trainer& trainer, int64_t round, int64_t step,
   const std::string name = options_.higher_is_better ? "accuracy" : "loss";
   trainer.progress().finish_line();
   log::info("tournament " + std::to_string(round) + " (step " + std::to_string(step) + "): best " + name + " " +
-            format(*best) + " (trainer " + std::to_string(best - metrics.begin()) + "), median " +
-            format(median(metrics)) + "; " + std::to_string(adopted) + " of " + std::to_string(trainers) +
-            " trainers adopted a winner's model; " + format(round_seconds) + " s");
+            format("%.4g", *best) + " (trainer " + std::to_string(best - metrics.begin()) + "), median " +
+            format("%.4g", median(metrics)) + "; " + std::to_string(adopted) + " of " + std::to_string(trainers) +
+            " trainers adopted a winner's model; " + format("%.4g", round_seconds) + " s");
 }
 
 void TournamentHook::on_run_end(Trainer& trainer, const RunEnd& /*end*/) {
