@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -7,6 +8,7 @@
 
 #include "support/hdf5_files.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/io/cell_samples.hpp"
 #include "tessera/io/cosmoflow_samples.hpp"
 #include "tessera/io/hdf5_dataset_writer.hpp"
 #include "tessera/io/hdf5_reader.hpp"
@@ -156,4 +158,37 @@ TEST_CASE("CosmoFlow samples that carry no signal are refused before their file 
   io::Hdf5DatasetWriter writer(layout(dir / "out", 2, 0), false, parallel::Communicator::self());
   CHECK_THROWS_AS(writer.write(samples, false), ConfigError);
   CHECK(files_in(dir / "out").empty());
+}
+
+TEST_CASE("Cell samples report the membrane fractions and image moments of the volumes written", "[io][hdf5]") {
+  ScratchFolder dir("tessera_dataset_writer");
+  io::CellSamples samples({16, 8.0, 1.6, 0.08, 3}, /*train_samples=*/2);
+  io::Hdf5DatasetWriter writer(layout(dir / "out", 2, 1), false, parallel::Communicator::self());
+  writer.write(samples, false);
+  const auto stats = samples.statistics(parallel::Communicator::self());
+  // The same figures from the files, read back.
+  double membrane[2] = {0, 0}, voxels[2] = {0, 0}, sum = 0, squares = 0;
+  for (const char* list : {"train.txt", "validation.txt"}) {
+    const size_t set = std::string(list) == "train.txt" ? 0 : 1;
+    const auto files =
+        std::make_shared<const io::Hdf5Layout>(io::Hdf5Layout::from_sample_list(dir / "out/" + list, {}, true));
+    io::Hdf5Reader reader(files);
+    for (int64_t i = 0; i < files->size(); ++i) {
+      std::vector<uint8_t> image(16 * 16 * 16), labels(image.size());
+      reader.read(i, parallel::Box::whole({16, 16, 16}), image.data(), labels.data());
+      for (size_t v = 0; v < image.size(); ++v) {
+        membrane[set] += labels[v] == io::CellVolumes::kMembrane ? 1 : 0;
+        sum += image[v];
+        squares += static_cast<double>(image[v]) * image[v];
+      }
+      voxels[set] += static_cast<double>(image.size());
+    }
+  }
+  CHECK(stats.train_membrane == Approx(membrane[0] / voxels[0]));
+  CHECK(stats.validation_membrane == Approx(membrane[1] / voxels[1]));
+  CHECK(stats.train_membrane > 0.05);
+  CHECK(stats.train_membrane < 0.95);
+  const double n = voxels[0] + voxels[1], mean = sum / n;
+  CHECK(stats.mean == Approx(mean));
+  CHECK(stats.std == Approx(std::sqrt(squares / n - mean * mean)));
 }
