@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 #include "tessera/bench/bench_config.hpp"
@@ -68,32 +69,31 @@ std::string backend_for(const OpCase& op, const std::string& backend, std::strin
   return "";
 }
 
-}  // namespace
+using ChosenOps = std::vector<std::pair<OpCase, std::string>>;  // each op and the backend that runs it
 
-ModelResult benchmark_model(const nlohmann::json& config, const ModelBenchOptions& options,
-                            const std::vector<OpResult>& ops, const PeakFigures& peak, int64_t threads) {
-  if (options.steps < 1) throw Error("--steps: at least 1 timed step is needed");
-  if (options.warmup_steps < 0) throw Error("--warmup: expected at least 0");
-  ModelResult m;
-  m.backend = options.backend;
-  m.platform = options.platform;
-  const int64_t batch = config_batch(config);
-  // The op each layer runs, and on which backend, as the model will choose it.
-  std::map<std::tuple<std::string, std::string>, const OpResult*> timed;  // (layer, class) of that backend
-  std::vector<std::pair<OpCase, std::string>> chosen;
+/// The op each layer runs, and on which backend, as the model will choose it; `why` none does
+/// when one op has no backend.
+std::optional<ChosenOps> choose_backends(const nlohmann::json& config, int64_t batch, const std::string& backend,
+                                         std::string& why) {
+  ChosenOps chosen;
   for (const OpCase& op : model_op_cases(config.at("model"), batch)) {
-    std::string why;
-    const std::string b = backend_for(op, options.backend, why);
+    std::string reasons;
+    const std::string b = backend_for(op, backend, reasons);
     if (b.empty()) {
-      m.supported = false;
-      m.why = why;
-      return m;
+      why = reasons;
+      return std::nullopt;
     }
     chosen.emplace_back(op, b);
   }
+  return chosen;
+}
+
+/// Adds each chosen op's measured time, split by what bounds it, and its roofline bound to `m`.
+void add_op_bounds(const ChosenOps& chosen, const std::vector<OpResult>& ops, double gflops, double gbs,
+                   ModelResult& m) {
+  std::map<std::tuple<std::string, std::string>, const OpResult*> timed;  // (layer@backend, class)
   for (const OpResult& o : ops)
     if (o.timing.supported) timed[{o.timing.layer + "@" + o.timing.backend, o.timing.op_class}] = &o;
-  const double gflops = peak.gflops(threads), gbs = peak.gbs(threads);
   for (const auto& [op, b] : chosen)
     for (const std::string& c : op_classes(op)) {
       const std::string data_gradient = "_backward_data";
@@ -108,7 +108,11 @@ ModelResult benchmark_model(const nlohmann::json& config, const ModelBenchOption
       (memory_bound(t.flops, t.bytes, gflops, gbs) ? m.memory_bound_seconds : m.compute_bound_seconds) += t.seconds;
       m.roofline_seconds += roofline_seconds(t.flops, t.bytes, gflops, gbs);
     }
+}
 
+/// Trains the model for the warm-up and timed steps and adds the median step and all-reduce
+/// wait of the timed ones to `m`.
+void time_steps(const nlohmann::json& config, const ModelBenchOptions& options, int64_t batch, ModelResult& m) {
   train::RunOverrides overrides;
   overrides.backend = options.backend;
   overrides.max_steps = options.warmup_steps + options.steps;
@@ -136,6 +140,27 @@ ModelResult benchmark_model(const nlohmann::json& config, const ModelBenchOption
   m.step_seconds = median(timed_steps);
   m.samples_per_second = static_cast<double>(batch) / m.step_seconds;
   m.communication_seconds = median(timed_waits);
+}
+
+}  // namespace
+
+ModelResult benchmark_model(const nlohmann::json& config, const ModelBenchOptions& options,
+                            const std::vector<OpResult>& ops, const PeakFigures& peak, int64_t threads) {
+  if (options.steps < 1) throw Error("--steps: at least 1 timed step is needed");
+  if (options.warmup_steps < 0) throw Error("--warmup: expected at least 0");
+  ModelResult m;
+  m.backend = options.backend;
+  m.platform = options.platform;
+  const int64_t batch = config_batch(config);
+  std::string why;
+  const auto chosen = choose_backends(config, batch, options.backend, why);
+  if (!chosen) {
+    m.supported = false;
+    m.why = why;
+    return m;
+  }
+  add_op_bounds(*chosen, ops, peak.gflops(threads), peak.gbs(threads), m);
+  time_steps(config, options, batch, m);
   m.other_seconds = m.step_seconds - m.compute_bound_seconds - m.memory_bound_seconds - m.communication_seconds;
   m.arch_efficiency = m.roofline_seconds / m.step_seconds;
   return m;

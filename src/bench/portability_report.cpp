@@ -2,25 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include "tessera/bench/portability_metric.hpp"
 #include "tessera/bench/roofline.hpp"
 #include "tessera/bench/svg_plot.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 
 namespace tessera::bench {
 namespace {
-
-std::string fixed(double v, int digits = 2) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 /// PP over the platforms that measured the application.
 void finish_row(PortabilityRow& row) {
@@ -35,163 +28,188 @@ void finish_row(PortabilityRow& row) {
   row.pp_app = performance_portability(app);
 }
 
+/// `value` appended to `list` unless it is there already: first-seen order.
+void add_once(std::vector<std::string>& list, const std::string& value) {
+  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
+}
+
 }  // namespace
 
-PortabilityReport PortabilityReport::build(const std::vector<std::pair<std::string, BenchResult>>& results) {
-  if (results.empty()) throw Error("tessera bench report: no result files given");
-  PortabilityReport r;
-  std::set<std::string> hosts;
-  for (const auto& [file, res] : results) hosts.insert(res.machine.hostname);
-  auto platform_id = [&](const BenchResult& res, const std::string& label) {
-    return hosts.size() > 1 ? res.machine.hostname + ":" + label : label;
-  };
-  // What each model was measured at, and by which file first: results of one model must agree.
-  struct Seen {
-    std::string file;
-    int64_t batch, size;
-  };
-  std::map<std::string, Seen> model_setup;
-  std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::string, std::string>> op_shape;
-  std::map<std::string, std::string> measured;  // platform|model|layer|class → file
+/// build() in steps: each result is checked against the others and its ops and models
+/// collected (add), then the application efficiencies, the platforms' order, the rows and the
+/// convolution summary follow from all of them.
+class PortabilityReport::Builder {
+ public:
+  explicit Builder(const std::vector<std::pair<std::string, BenchResult>>& results) {
+    for (const auto& [file, res] : results) hosts_.insert(res.machine.hostname);
+  }
+
+  void add(const std::string& file, const BenchResult& res) {
+    const std::string roof_label = res.machine.key() + ", " + std::to_string(res.machine.threads) + " thread(s)";
+    if (roof_seen_.insert(roof_label).second)
+      r_.roofs_.push_back({roof_label, res.peak.gflops(res.machine.threads), res.peak.gbs(res.machine.threads)});
+    if (res.kind == "peak") return;
+    check_setup(file, res);
+    for (const OpResult& o : res.ops) note_platform(platform_id(res, o.platform), o.timing.backend, res.machine);
+    for (const ModelResult& m : res.models) note_platform(platform_id(res, m.platform), m.backend, res.machine);
+    for (size_t i = 0; i < res.ops.size(); ++i) add_op(file, res, i);
+    for (size_t i = 0; i < res.models.size(); ++i) add_model(file, res, i);
+  }
+
+  PortabilityReport finish() {
+    application_efficiencies();
+    for (const auto& e : model_entries_) add_once(r_.platforms_, e.platform);
+    for (const Op& o : r_.ops_) add_once(r_.platforms_, o.platform);
+    model_rows();
+    class_rows();
+    conv_summary();
+    return std::move(r_);
+  }
+
+ private:
   struct ModelEntry {
     std::string platform, machine, model;
     ModelResult m;
   };
-  std::vector<ModelEntry> model_entries;
-  std::set<std::string> roof_seen;
-  // What each platform label stands for: its backend, execution space and threads.
-  auto note_platform = [&r](const std::string& platform, const std::string& backend, const MachineDescription& m) {
+  /// What a model was measured at, and by which file first.
+  struct Seen {
+    std::string file;
+    int64_t batch, size;
+  };
+
+  std::string platform_id(const BenchResult& res, const std::string& label) const {
+    return hosts_.size() > 1 ? res.machine.hostname + ":" + label : label;
+  }
+  static std::string op_key(const Op& o) { return o.machine + "|" + o.model + "|" + o.layer + "|" + o.op_class; }
+  size_t index_of(const std::string& platform) const {
+    return static_cast<size_t>(std::find(r_.platforms_.begin(), r_.platforms_.end(), platform) - r_.platforms_.begin());
+  }
+
+  /// Results of one model must agree on its batch and size.
+  void check_setup(const std::string& file, const BenchResult& res) {
+    const std::string prefix = file + ": $";
+    auto seen = model_setup_.find(res.model);
+    if (seen == model_setup_.end()) {
+      model_setup_[res.model] = {file, res.batch, res.size};
+      return;
+    }
+    if (seen->second.batch != res.batch)
+      throw ConfigError(prefix + ".batch", "model '" + res.model + "' at batch " + std::to_string(res.batch) +
+                                               ", but at " + std::to_string(seen->second.batch) + " in " +
+                                               seen->second.file + ": results of one model must match");
+    if (seen->second.size != res.size)
+      throw ConfigError(prefix + ".size", "model '" + res.model + "' at size " + std::to_string(res.size) +
+                                              ", but at " + std::to_string(seen->second.size) + " in " +
+                                              seen->second.file + ": results of one model must match");
+  }
+
+  /// What a platform label stands for: its backend, execution space and threads.
+  void note_platform(const std::string& platform, const std::string& backend, const MachineDescription& m) {
     std::string note = (backend == "auto" ? "auto (each op on the first backend that takes it)" : backend) +
                        ", Kokkos " + m.execution_space + " on " + std::to_string(m.threads) + " thread(s)";
     // Kokkos' kernels run in the default execution space only: one thread of OpenMP is what
     // this build has of a serial run.
     if (backend == "kokkos" && m.threads == 1 && m.execution_space != "Serial")
       note += ", standing in for Kokkos Serial";
-    auto& notes = r.platform_notes_[platform];
-    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
-  };
-  for (const auto& [file, res] : results) {
-    const std::string prefix = file + ": $";
-    const std::string roof_label = res.machine.key() + ", " + std::to_string(res.machine.threads) + " thread(s)";
-    if (roof_seen.insert(roof_label).second)
-      r.roofs_.push_back({roof_label, res.peak.gflops(res.machine.threads), res.peak.gbs(res.machine.threads)});
-    if (res.kind == "peak") continue;
-    auto seen = model_setup.find(res.model);
-    if (seen == model_setup.end()) {
-      model_setup[res.model] = {file, res.batch, res.size};
-    } else {
-      if (seen->second.batch != res.batch)
-        throw ConfigError(prefix + ".batch", "model '" + res.model + "' at batch " + std::to_string(res.batch) +
-                                                 ", but at " + std::to_string(seen->second.batch) + " in " +
-                                                 seen->second.file + ": results of one model must match");
-      if (seen->second.size != res.size)
-        throw ConfigError(prefix + ".size", "model '" + res.model + "' at size " + std::to_string(res.size) +
-                                                ", but at " + std::to_string(seen->second.size) + " in " +
-                                                seen->second.file + ": results of one model must match");
-    }
-    const double gflops = res.peak.gflops(res.machine.threads), gbs = res.peak.gbs(res.machine.threads);
-    for (const OpResult& o : res.ops) note_platform(platform_id(res, o.platform), o.timing.backend, res.machine);
-    for (const ModelResult& m : res.models) note_platform(platform_id(res, m.platform), m.backend, res.machine);
-    for (size_t i = 0; i < res.ops.size(); ++i) {
-      const OpResult& o = res.ops[i];
-      const std::string at = prefix + ".ops[" + std::to_string(i) + "]";
-      const auto key = std::make_tuple(res.model, o.timing.layer, o.timing.op_class);
-      auto shape = op_shape.find(key);
-      if (shape == op_shape.end())
-        op_shape[key] = {o.timing.shape, file};
-      else if (shape->second.first != o.timing.shape)
-        throw ConfigError(at + ".shape", "'" + o.timing.shape + "' differs from '" + shape->second.first + "' in " +
-                                             shape->second.second + " for the same layer of model '" + res.model + "'");
-      Op op;
-      op.platform = platform_id(res, o.platform);
-      op.machine = res.machine.key();
-      op.model = res.model;
-      op.layer = o.timing.layer;
-      op.op_class = o.timing.op_class;
-      op.shape = o.timing.shape;
-      op.supported = o.timing.supported;
-      op.seconds = o.timing.seconds;
-      op.flops = o.timing.flops;
-      op.bytes = o.timing.bytes;
-      op.gflops = gflops;
-      op.gbs = gbs;
-      op.roofline = roofline_seconds(op.flops, op.bytes, gflops, gbs);
-      op.memory_bound = memory_bound(op.flops, op.bytes, gflops, gbs);
-      op.arch = op.supported ? op.roofline / op.seconds : 0.0;
-      const std::string id = op.platform + "|" + op.model + "|" + op.layer + "|" + op.op_class;
-      if (!measured.emplace(id, file).second)
-        throw ConfigError(at, "platform '" + op.platform + "' measured " + op.op_class + " of layer '" + op.layer +
-                                  "' of model '" + op.model + "' already in " + measured[id]);
-      r.ops_.push_back(op);
-    }
-    for (size_t i = 0; i < res.models.size(); ++i) {
-      const ModelResult& m = res.models[i];
-      const std::string pid = platform_id(res, m.platform);
-      const std::string id = pid + "|" + res.model + "|model";
-      if (!measured.emplace(id, file).second)
-        throw ConfigError(prefix + ".models[" + std::to_string(i) + "]",
-                          "platform '" + pid + "' measured model '" + res.model + "' already in " + measured[id]);
-      model_entries.push_back({pid, res.machine.key(), res.model, m});
-    }
-  }
-  // Application efficiency against the fastest platform of the same machine.
-  std::map<std::string, double> best;
-  auto op_key = [](const Op& o) { return o.machine + "|" + o.model + "|" + o.layer + "|" + o.op_class; };
-  for (const Op& o : r.ops_)
-    if (o.supported) {
-      auto it = best.find(op_key(o));
-      if (it == best.end() || o.seconds < it->second) best[op_key(o)] = o.seconds;
-    }
-  for (Op& o : r.ops_) o.app = o.supported ? best[op_key(o)] / o.seconds : 0.0;
-  std::map<std::string, double> best_step;
-  for (const auto& e : model_entries)
-    if (e.m.supported) {
-      const std::string k = e.machine + "|" + e.model;
-      auto it = best_step.find(k);
-      if (it == best_step.end() || e.m.step_seconds < it->second) best_step[k] = e.m.step_seconds;
-    }
-
-  // Platforms in the order first seen.
-  auto add_platform = [&](const std::string& p) {
-    if (std::find(r.platforms_.begin(), r.platforms_.end(), p) == r.platforms_.end()) r.platforms_.push_back(p);
-  };
-  for (const auto& e : model_entries) add_platform(e.platform);
-  for (const Op& o : r.ops_) add_platform(o.platform);
-  auto index_of = [&](const std::string& p) {
-    return static_cast<size_t>(std::find(r.platforms_.begin(), r.platforms_.end(), p) - r.platforms_.begin());
-  };
-
-  // Models.
-  std::vector<std::string> model_names;
-  for (const auto& e : model_entries)
-    if (std::find(model_names.begin(), model_names.end(), e.model) == model_names.end()) model_names.push_back(e.model);
-  for (const auto& name : model_names) {
-    PortabilityRow row;
-    row.application = "model " + name;
-    row.cells.resize(r.platforms_.size());
-    for (const auto& e : model_entries) {
-      if (e.model != name) continue;
-      PlatformCell& c = row.cells[index_of(e.platform)];
-      c.measured = true;
-      c.arch = e.m.supported ? e.m.arch_efficiency : 0.0;
-      c.app = e.m.supported ? best_step[e.machine + "|" + e.model] / e.m.step_seconds : 0.0;
-    }
-    finish_row(row);
-    r.models_.push_back(row);
+    add_once(r_.platform_notes_[platform], note);
   }
 
-  // Op classes over every model: time-weighted efficiencies (Σ bound / Σ time); a platform
-  // that cannot run one op of the class cannot run the class.
-  std::vector<std::string> classes;
-  for (const Op& o : r.ops_)
-    if (std::find(classes.begin(), classes.end(), o.op_class) == classes.end()) classes.push_back(o.op_class);
-  for (const auto& cls : classes) {
+  /// Op `i` of `res`, with its roofline bound and architectural efficiency; one layer's op
+  /// must have one shape in every result, and each platform measures it once.
+  void add_op(const std::string& file, const BenchResult& res, size_t i) {
+    const OpResult& o = res.ops[i];
+    const std::string at = file + ": $.ops[" + std::to_string(i) + "]";
+    const auto key = std::make_tuple(res.model, o.timing.layer, o.timing.op_class);
+    auto shape = op_shape_.find(key);
+    if (shape == op_shape_.end())
+      op_shape_[key] = {o.timing.shape, file};
+    else if (shape->second.first != o.timing.shape)
+      throw ConfigError(at + ".shape", "'" + o.timing.shape + "' differs from '" + shape->second.first + "' in " +
+                                           shape->second.second + " for the same layer of model '" + res.model + "'");
+    Op op;
+    op.platform = platform_id(res, o.platform);
+    op.machine = res.machine.key();
+    op.model = res.model;
+    op.layer = o.timing.layer;
+    op.op_class = o.timing.op_class;
+    op.shape = o.timing.shape;
+    op.supported = o.timing.supported;
+    op.seconds = o.timing.seconds;
+    op.flops = o.timing.flops;
+    op.bytes = o.timing.bytes;
+    op.gflops = res.peak.gflops(res.machine.threads);
+    op.gbs = res.peak.gbs(res.machine.threads);
+    op.roofline = roofline_seconds(op.flops, op.bytes, op.gflops, op.gbs);
+    op.memory_bound = memory_bound(op.flops, op.bytes, op.gflops, op.gbs);
+    op.arch = op.supported ? op.roofline / op.seconds : 0.0;
+    const std::string id = op.platform + "|" + op.model + "|" + op.layer + "|" + op.op_class;
+    if (!measured_.emplace(id, file).second)
+      throw ConfigError(at, "platform '" + op.platform + "' measured " + op.op_class + " of layer '" + op.layer +
+                                "' of model '" + op.model + "' already in " + measured_[id]);
+    r_.ops_.push_back(op);
+  }
+
+  void add_model(const std::string& file, const BenchResult& res, size_t i) {
+    const ModelResult& m = res.models[i];
+    const std::string pid = platform_id(res, m.platform);
+    const std::string id = pid + "|" + res.model + "|model";
+    if (!measured_.emplace(id, file).second)
+      throw ConfigError(file + ": $.models[" + std::to_string(i) + "]",
+                        "platform '" + pid + "' measured model '" + res.model + "' already in " + measured_[id]);
+    model_entries_.push_back({pid, res.machine.key(), res.model, m});
+  }
+
+  /// Application efficiency against the fastest platform of the same machine.
+  void application_efficiencies() {
+    for (const Op& o : r_.ops_)
+      if (o.supported) {
+        auto it = best_.find(op_key(o));
+        if (it == best_.end() || o.seconds < it->second) best_[op_key(o)] = o.seconds;
+      }
+    for (Op& o : r_.ops_) o.app = o.supported ? best_[op_key(o)] / o.seconds : 0.0;
+    for (const auto& e : model_entries_)
+      if (e.m.supported) {
+        const std::string k = e.machine + "|" + e.model;
+        auto it = best_step_.find(k);
+        if (it == best_step_.end() || e.m.step_seconds < it->second) best_step_[k] = e.m.step_seconds;
+      }
+  }
+
+  void model_rows() {
+    std::vector<std::string> model_names;
+    for (const auto& e : model_entries_) add_once(model_names, e.model);
+    for (const auto& name : model_names) {
+      PortabilityRow row;
+      row.application = "model " + name;
+      row.cells.resize(r_.platforms_.size());
+      for (const auto& e : model_entries_) {
+        if (e.model != name) continue;
+        PlatformCell& c = row.cells[index_of(e.platform)];
+        c.measured = true;
+        c.arch = e.m.supported ? e.m.arch_efficiency : 0.0;
+        c.app = e.m.supported ? best_step_[e.machine + "|" + e.model] / e.m.step_seconds : 0.0;
+      }
+      finish_row(row);
+      r_.models_.push_back(row);
+    }
+  }
+
+  void class_rows() {
+    std::vector<std::string> classes;
+    for (const Op& o : r_.ops_) add_once(classes, o.op_class);
+    for (const auto& cls : classes) r_.op_classes_.push_back(class_row(cls));
+  }
+
+  /// Op class `cls` over every model: time-weighted efficiencies (Σ bound / Σ time); a
+  /// platform that cannot run one op of the class cannot run the class.
+  PortabilityRow class_row(const std::string& cls) {
+    const size_t platforms = r_.platforms_.size();
     PortabilityRow row;
     row.application = cls;
-    row.cells.resize(r.platforms_.size());
-    std::vector<double> time(r.platforms_.size()), bound(r.platforms_.size()), fastest(r.platforms_.size());
-    std::vector<bool> unsupported(r.platforms_.size());
-    for (const Op& o : r.ops_) {
+    row.cells.resize(platforms);
+    std::vector<double> time(platforms), bound(platforms), fastest(platforms);
+    std::vector<bool> unsupported(platforms);
+    for (const Op& o : r_.ops_) {
       if (o.op_class != cls) continue;
       const size_t p = index_of(o.platform);
       row.cells[p].measured = true;
@@ -201,37 +219,55 @@ PortabilityReport PortabilityReport::build(const std::vector<std::pair<std::stri
       }
       time[p] += o.seconds;
       bound[p] += o.roofline;
-      fastest[p] += best[op_key(o)];
+      fastest[p] += best_[op_key(o)];
     }
-    for (size_t p = 0; p < r.platforms_.size(); ++p) {
+    for (size_t p = 0; p < platforms; ++p) {
       if (!row.cells[p].measured || unsupported[p] || time[p] <= 0) continue;
       row.cells[p].arch = bound[p] / time[p];
       row.cells[p].app = fastest[p] / time[p];
     }
     finish_row(row);
-    r.op_classes_.push_back(row);
+    return row;
   }
 
-  // Convolutions: the best, and each platform's on its largest shape.
-  for (const Op& o : r.ops_) {
-    // Transposed convolutions are timed apart (conv_transpose_*): the figure stays the
-    // convolution layers'.
-    if (!o.supported || o.op_class.rfind("conv_", 0) != 0 || o.op_class.rfind("conv_transpose_", 0) == 0) continue;
-    if (o.arch > r.best_conv_arch_) {
-      r.best_conv_arch_ = o.arch;
-      r.best_conv_ = o.platform + " " + o.model + " " + o.layer + " " + o.op_class + " (" + o.shape + ")";
+  /// Convolutions: the best, and each platform's on its largest shape.
+  void conv_summary() {
+    for (const Op& o : r_.ops_) {
+      // Transposed convolutions are timed apart (conv_transpose_*): the figure stays the
+      // convolution layers'.
+      if (!o.supported || o.op_class.rfind("conv_", 0) != 0 || o.op_class.rfind("conv_transpose_", 0) == 0) continue;
+      if (o.arch > r_.best_conv_arch_) {
+        r_.best_conv_arch_ = o.arch;
+        r_.best_conv_ = o.platform + " " + o.model + " " + o.layer + " " + o.op_class + " (" + o.shape + ")";
+      }
     }
+    for (const auto& p : r_.platforms_)
+      for (const char* cls : {"conv_forward", "conv_backward_data", "conv_backward_weights"}) {
+        const Op* largest = nullptr;
+        for (const Op& o : r_.ops_)
+          if (o.platform == p && o.op_class == cls && o.supported && (!largest || o.flops > largest->flops))
+            largest = &o;
+        if (largest)
+          r_.largest_convs_.push_back(p + " " + cls + " on its largest shape (" + largest->model + " " +
+                                      largest->layer + ", " + fixed(largest->flops / 1e9, 1) +
+                                      " GFLOP): " + fixed(largest->arch, 2));
+      }
   }
-  for (const auto& p : r.platforms_)
-    for (const char* cls : {"conv_forward", "conv_backward_data", "conv_backward_weights"}) {
-      const Op* largest = nullptr;
-      for (const Op& o : r.ops_)
-        if (o.platform == p && o.op_class == cls && o.supported && (!largest || o.flops > largest->flops)) largest = &o;
-      if (largest)
-        r.largest_convs_.push_back(p + " " + cls + " on its largest shape (" + largest->model + " " + largest->layer +
-                                   ", " + fixed(largest->flops / 1e9, 1) + " GFLOP): " + fixed(largest->arch));
-    }
-  return r;
+
+  PortabilityReport r_;
+  std::set<std::string> hosts_, roof_seen_;
+  std::map<std::string, Seen> model_setup_;
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::string, std::string>> op_shape_;
+  std::map<std::string, std::string> measured_;  // platform|model|layer|class → file
+  std::vector<ModelEntry> model_entries_;
+  std::map<std::string, double> best_, best_step_;  // fastest op time per op_key, step per machine|model
+};
+
+PortabilityReport PortabilityReport::build(const std::vector<std::pair<std::string, BenchResult>>& results) {
+  if (results.empty()) throw Error("tessera bench report: no result files given");
+  Builder builder(results);
+  for (const auto& [file, res] : results) builder.add(file, res);
+  return builder.finish();
 }
 
 std::vector<std::string> PortabilityReport::platform_notes(const std::string& platform) const {
@@ -261,65 +297,58 @@ std::vector<SlowOp> PortabilityReport::below(double threshold) const {
   return out;
 }
 
-std::string PortabilityReport::table(double slow_threshold) const {
-  std::ostringstream s;
-  auto print_rows = [&](const std::string& title, const std::vector<PortabilityRow>& rows) {
-    if (rows.empty()) return;
-    s << title << "\n";
-    char head[64];
-    std::snprintf(head, sizeof head, "%-32s", "application");
-    s << head;
-    for (const auto& p : platforms_) {
-      std::snprintf(head, sizeof head, " %19s", p.substr(0, 19).c_str());
-      s << head;
+namespace {
+
+/// One table of rows: an arch and an app column per platform, then the PPs.
+std::string rows_table(const std::string& title, const std::vector<PortabilityRow>& rows,
+                       const std::vector<std::string>& platforms) {
+  if (rows.empty()) return "";
+  std::string s = title + "\n" + format("%-32s", "application");
+  for (const auto& p : platforms) s += format(" %19s", p.substr(0, 19).c_str());
+  s += "   PP_arch  PP_app\n" + format("%-32s", "");
+  for (size_t i = 0; i < platforms.size(); ++i) s += "      arch      app";
+  s += "\n";
+  for (const auto& row : rows) {
+    s += format("%-32s", row.application.substr(0, 32).c_str());
+    for (const auto& c : row.cells) {
+      if (!c.measured)
+        s += format(" %19s", "-");
+      else if (c.arch == 0 && c.app == 0)
+        s += format(" %19s", "cannot run");
+      else
+        s += format(" %9.3f %9.3f", c.arch, c.app);
     }
-    s << "   PP_arch  PP_app\n";
-    std::snprintf(head, sizeof head, "%-32s", "");
-    s << head;
-    for (size_t i = 0; i < platforms_.size(); ++i) s << "      arch      app";
-    s << "\n";
-    for (const auto& row : rows) {
-      char cell[64];
-      std::snprintf(cell, sizeof cell, "%-32s", row.application.substr(0, 32).c_str());
-      s << cell;
-      for (const auto& c : row.cells) {
-        if (!c.measured)
-          std::snprintf(cell, sizeof cell, " %19s", "-");
-        else if (c.arch == 0 && c.app == 0)
-          std::snprintf(cell, sizeof cell, " %19s", "cannot run");
-        else
-          std::snprintf(cell, sizeof cell, " %9.3f %9.3f", c.arch, c.app);
-        s << cell;
-      }
-      std::snprintf(cell, sizeof cell, "   %7.3f %7.3f", row.pp_arch, row.pp_app);
-      s << cell
-        << (row.platforms < static_cast<int>(platforms_.size())
-                ? "  (over " + std::to_string(row.platforms) + " platforms)"
-                : "")
-        << "\n";
-    }
-    s << "\n";
-  };
-  s << "platforms:\n";
+    s +=
+        format("   %7.3f %7.3f", row.pp_arch, row.pp_app) +
+        (row.platforms < static_cast<int>(platforms.size()) ? "  (over " + std::to_string(row.platforms) + " platforms)"
+                                                            : "") +
+        "\n";
+  }
+  return s + "\n";
+}
+
+}  // namespace
+
+std::string PortabilityReport::platforms_section() const {
+  std::string s = "platforms:\n";
   for (const auto& p : platforms_) {
-    s << "  " << p << ":";
+    s += "  " + p + ":";
     const auto notes = platform_notes_.find(p);
     if (notes != platform_notes_.end())
-      for (size_t i = 0; i < notes->second.size(); ++i) s << (i ? "; " : " ") << notes->second[i];
-    s << "\n";
+      for (size_t i = 0; i < notes->second.size(); ++i) s += (i ? "; " : " ") + notes->second[i];
+    s += "\n";
   }
-  s << "machine limits (measured):\n";
+  s += "machine limits (measured):\n";
   for (const auto& roof : roofs_)
-    s << "  " << roof.label << ": " << fixed(roof.gflops, 1) << " GFLOP/s FMA, " << fixed(roof.gbs, 1)
-      << " GB/s triad\n";
-  s << "\n";
-  print_rows("models (step time):", models_);
-  print_rows("op classes (over every model's ops, time-weighted):", op_classes_);
-  for (const auto& line : largest_convs_) s << line << "\n";
-  if (!best_conv_.empty()) s << "best convolution: " << fixed(best_conv_arch_, 3) << " " << best_conv_ << "\n";
+    s += "  " + roof.label + ": " + fixed(roof.gflops, 1) + " GFLOP/s FMA, " + fixed(roof.gbs, 1) + " GB/s triad\n";
+  return s + "\n";
+}
+
+std::string PortabilityReport::slow_ops_section(double slow_threshold) const {
   const auto slow = below(slow_threshold);
-  s << "\nops below " << fixed(slow_threshold, 2) << " architectural efficiency: " << slow.size() << " of "
-    << std::count_if(ops_.begin(), ops_.end(), [](const Op& o) { return o.supported; }) << "\n";
+  std::string s =
+      "\nops below " + fixed(slow_threshold, 2) + " architectural efficiency: " + std::to_string(slow.size()) + " of " +
+      std::to_string(std::count_if(ops_.begin(), ops_.end(), [](const Op& o) { return o.supported; })) + "\n";
   // Grouped by platform, class and bound, which is what explains them.
   std::map<std::string, std::vector<const SlowOp*>> groups;
   for (const auto& o : slow) {
@@ -330,11 +359,20 @@ std::string PortabilityReport::table(double slow_threshold) const {
   }
   for (const auto& [key, list] : groups) {
     const SlowOp& worst = *list.front();
-    s << "  " << key << ": " << list.size() << " op(s), worst " << fixed(worst.arch, 3) << " (" << worst.model << " "
-      << worst.layer << ": " << fixed(worst.achieved, 1) << " of " << fixed(worst.limit, 1)
-      << (worst.memory_bound ? " GB/s" : " GFLOP/s") << " in " << fixed(worst.seconds * 1e6, 0) << " us)\n";
+    s += "  " + key + ": " + std::to_string(list.size()) + " op(s), worst " + fixed(worst.arch, 3) + " (" +
+         worst.model + " " + worst.layer + ": " + fixed(worst.achieved, 1) + " of " + fixed(worst.limit, 1) +
+         (worst.memory_bound ? " GB/s" : " GFLOP/s") + " in " + fixed(worst.seconds * 1e6, 0) + " us)\n";
   }
-  return s.str();
+  return s;
+}
+
+std::string PortabilityReport::table(double slow_threshold) const {
+  std::string s = platforms_section();
+  s += rows_table("models (step time):", models_, platforms_);
+  s += rows_table("op classes (over every model's ops, time-weighted):", op_classes_, platforms_);
+  for (const auto& line : largest_convs_) s += line + "\n";
+  if (!best_conv_.empty()) s += "best convolution: " + fixed(best_conv_arch_, 3) + " " + best_conv_ + "\n";
+  return s + slow_ops_section(slow_threshold);
 }
 
 std::string PortabilityReport::cascade_svg() const {

@@ -1,27 +1,19 @@
 #include "tessera/bench/svg_plot.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 
 namespace tessera::bench {
 namespace {
 
 constexpr double kLeft = 70, kRight = 270, kTop = 40, kBottom = 60;  // margins; the legend sits right
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string num(double v) { return fixed(v, 1); }
 
-std::string tick_label(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
+std::string tick_label(double v) { return format("%g", v); }
 
 }  // namespace
 

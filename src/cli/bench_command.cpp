@@ -17,17 +17,12 @@
 #include "tessera/bench/progress_bar.hpp"
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/registry/backend_registry.hpp"
 
 namespace tessera::cli {
 namespace {
-
-std::string format(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
 
 int64_t run_threads() { return Kokkos::DefaultExecutionSpace().concurrency(); }
 
@@ -175,15 +170,13 @@ int run_ops_command(const BenchArgs& a) {
   log::info("platform       layer        op class                           ms     GFLOP/s     GB/s   arch    app");
   for (const auto& o : r.ops) {
     const auto& t = o.timing;
-    char line[256];
     if (!t.supported)
-      std::snprintf(line, sizeof line, "%-14s %-12s %-30s  not supported: %s", o.platform.c_str(), t.layer.c_str(),
-                    t.op_class.c_str(), t.why.c_str());
+      log::info(format("%-14s %-12s %-30s  not supported: %s", o.platform.c_str(), t.layer.c_str(), t.op_class.c_str(),
+                       t.why.c_str()));
     else
-      std::snprintf(line, sizeof line, "%-14s %-12s %-30s %9.3f %9.1f %9.1f  %5.3f  %5.3f%s", o.platform.c_str(),
-                    t.layer.c_str(), t.op_class.c_str(), t.seconds * 1e3, t.flops / t.seconds / 1e9,
-                    t.bytes / t.seconds / 1e9, o.arch_efficiency, o.app_efficiency, o.memory_bound ? "  mem" : "");
-    log::info(line);
+      log::info(format("%-14s %-12s %-30s %9.3f %9.1f %9.1f  %5.3f  %5.3f%s", o.platform.c_str(), t.layer.c_str(),
+                       t.op_class.c_str(), t.seconds * 1e3, t.flops / t.seconds / 1e9, t.bytes / t.seconds / 1e9,
+                       o.arch_efficiency, o.app_efficiency, o.memory_bound ? "  mem" : ""));
   }
   write_result(a, r);
   return 0;
@@ -223,15 +216,13 @@ int run_model_command(const BenchArgs& a) {
             " thread(s), median of " + std::to_string(a.steps) + " steps after " + std::to_string(a.warmup));
   log::info("platform        step ms  samples/s  compute ms  memory ms  comm ms  other ms  roofline ms   arch    app");
   for (const auto& m : r.models) {
-    char line[256];
     if (!m.supported)
-      std::snprintf(line, sizeof line, "%-14s cannot run: %s", m.platform.c_str(), m.why.c_str());
+      log::info(format("%-14s cannot run: %s", m.platform.c_str(), m.why.c_str()));
     else
-      std::snprintf(line, sizeof line, "%-14s %8.1f %10.2f %11.1f %10.1f %8.1f %9.1f %12.1f  %5.3f  %5.3f",
-                    m.platform.c_str(), m.step_seconds * 1e3, m.samples_per_second, m.compute_bound_seconds * 1e3,
-                    m.memory_bound_seconds * 1e3, m.communication_seconds * 1e3, m.other_seconds * 1e3,
-                    m.roofline_seconds * 1e3, m.arch_efficiency, m.app_efficiency);
-    log::info(line);
+      log::info(format("%-14s %8.1f %10.2f %11.1f %10.1f %8.1f %9.1f %12.1f  %5.3f  %5.3f", m.platform.c_str(),
+                       m.step_seconds * 1e3, m.samples_per_second, m.compute_bound_seconds * 1e3,
+                       m.memory_bound_seconds * 1e3, m.communication_seconds * 1e3, m.other_seconds * 1e3,
+                       m.roofline_seconds * 1e3, m.arch_efficiency, m.app_efficiency));
   }
   write_result(a, r);
   return 0;

@@ -1,10 +1,10 @@
 // `tessera datagen fashion-mnist`: imports the Fashion-MNIST image files into the HDF5 layout
 // of docs/data.md, for the ResNet example (examples/resnet/).
 #include <chrono>
-#include <cstdio>
 
 #include "commands.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/stop_request.hpp"
 #include "tessera/parallel/communicator.hpp"
@@ -49,18 +49,17 @@ int run_fashion_mnist(FashionMnistArgs& a) {
   // The files are small: one rank writes them, the others wait until they are in place.
   if (world.rank() == 0) {
     const auto start = std::chrono::steady_clock::now();
-    const io::FashionMnistImport r = io::FashionMnistImport::run(a.from, a.output, a.checksum, a.train_samples, a.test_samples);
+    const io::FashionMnistImport r =
+        io::FashionMnistImport::run(a.from, a.output, a.checksum, a.train_samples, a.test_samples);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "datagen fashion-mnist: wrote %lld training and %lld test images of %lld classes from %s in %.1f s\n"
-                  "read them with (mean and std measured on the training images):\n"
-                  "  \"data\": {\"source\": \"hdf5\", \"files\": \"%s/train.h5\", \"validation\": {\"files\": "
-                  "\"%s/test.h5\"},\n           \"normalize\": {\"mean\": %.4f, \"std\": %.4f}}",
-                  static_cast<long long>(r.train.samples), static_cast<long long>(r.test.samples),
-                  static_cast<long long>(r.train.classes), a.from.c_str(), seconds, a.output.c_str(), a.output.c_str(),
-                  r.mean, r.std);
-    log::info(line);
+    log::info(
+        format("datagen fashion-mnist: wrote %lld training and %lld test images of %lld classes from %s in %.1f s\n"
+               "read them with (mean and std measured on the training images):\n"
+               "  \"data\": {\"source\": \"hdf5\", \"files\": \"%s/train.h5\", \"validation\": {\"files\": "
+               "\"%s/test.h5\"},\n           \"normalize\": {\"mean\": %.4f, \"std\": %.4f}}",
+               static_cast<long long>(r.train.samples), static_cast<long long>(r.test.samples),
+               static_cast<long long>(r.train.classes), a.from.c_str(), seconds, a.output.c_str(), a.output.c_str(),
+               r.mean, r.std));
   }
   world.barrier();
   return 0;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,84 @@ void default_openmp_binding(char* argv[]) {
 #endif
 }
 
+/// Every command's flags, and the subcommand each is parsed from.
+struct Commands {
+  tessera::cli::TrainArgs train_args;
+  tessera::cli::DatagenArgs datagen_args;
+  tessera::cli::FashionMnistArgs fashion_args;
+  tessera::cli::InfoArgs info_args;
+  tessera::cli::SearchArgs search_args;
+  tessera::cli::PlanArgs plan_args;
+  tessera::cli::BenchArgs bench_args;
+  tessera::cli::CalibrateArgs calibrate_args;
+  CLI::App *train = nullptr, *datagen = nullptr, *fashion_mnist = nullptr, *info = nullptr, *search = nullptr,
+           *plan = nullptr, *bench = nullptr, *calibrate = nullptr;
+};
+
+void add_info_command(CLI::App& app, Commands& c) {
+  c.info = app.add_subcommand("info",
+                              "Print the build configuration: Kokkos execution space and threads, "
+                              "compiled-in backends and library versions.");
+  c.info->add_flag("--topology", c.info_args.topology,
+                   "Print this node's packages, NUMA domains, cores and GPUs, this process's binding, and the "
+                   "recommended ranks per node and mpirun mapping for each kind of split");
+  c.info->add_option("--topology-of", c.info_args.topology_of,
+                     "Like --topology, for another node: read an hwloc XML file (lstopo FILE.xml) or "
+                     "a synthetic description such as \"package:2 numa:1 core:20 pu:2\"");
+}
+
+/// The commands, in the order --help lists them.
+void add_commands(CLI::App& app, Commands& c, int argc, char* argv[]) {
+  c.train_args.command_line.assign(argv, argv + argc);
+  c.train = tessera::cli::add_train_command(app, c.train_args);
+  c.datagen = tessera::cli::add_datagen_command(app, c.datagen_args);
+  c.fashion_mnist = tessera::cli::add_fashion_mnist_command(*c.datagen, c.fashion_args);
+  add_info_command(app, c);
+  c.search = tessera::cli::add_search_command(app, c.search_args);
+  c.plan = tessera::cli::add_plan_command(app, c.plan_args);
+  c.bench = tessera::cli::add_bench_command(app, c.bench_args);
+  c.calibrate = tessera::cli::add_calibrate_command(app, c.calibrate_args);
+}
+
+/// Parses our arguments and checks the Kokkos ones; the exit status when the program ends
+/// here (help, version, a bad argument), nothing when a command is to run.
+std::optional<int> parse(CLI::App& app, std::vector<char*>& ours, const std::vector<char*>& kokkos_args) {
+  for (const std::string& problem : {unknown_subcommand(app, ours), bad_kokkos_flag(kokkos_args)})
+    if (!problem.empty()) {
+      // Every rank sees the same arguments and exits alike; only rank 0 prints.
+      if (tessera::log::rank() == 0) std::fprintf(stderr, "%s\n", problem.c_str());
+      return 2;
+    }
+  try {
+    app.parse(static_cast<int>(ours.size()), ours.data());
+  } catch (const CLI::ParseError& e) {
+    // Every rank sees the same arguments and exits alike; only rank 0 prints help or errors.
+    if (tessera::log::rank() != 0) return e.get_exit_code();
+    return app.exit(e);
+  }
+  return std::nullopt;
+}
+
+/// Runs the command given; its exit status. Errors of any kind end every rank here.
+int run_command(Commands& c) {
+  int status = 0;
+  try {
+    if (*c.train) status = tessera::cli::run_train(c.train_args);
+    if (*c.fashion_mnist) status = tessera::cli::run_fashion_mnist(c.fashion_args);
+    if (*c.datagen && !*c.fashion_mnist) status = tessera::cli::run_datagen(c.datagen_args);
+    if (*c.info) status = tessera::cli::run_info(c.info_args);
+    if (*c.search) status = tessera::cli::run_search(c.search_args);
+    if (*c.bench) status = tessera::cli::run_bench(c.bench_args);
+    if (*c.plan) status = tessera::cli::run_plan(c.plan_args);
+    if (*c.calibrate) status = tessera::cli::run_calibrate(c.calibrate_args);
+  } catch (const std::exception& e) {
+    // On one rank or many: say what failed where, and end every rank (no rank may be left
+    // waiting in a collective for one that is gone).
+    status = tessera::parallel::handle_fatal_error(e);
+  }
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -133,47 +212,11 @@ int main(int argc, char* argv[]) {
                "tessera"};
   app.set_version_flag("--version", TESSERA_VERSION);
   app.require_subcommand(1);
-  tessera::cli::TrainArgs train_args;
-  train_args.command_line.assign(argv, argv + argc);
-  auto* train = tessera::cli::add_train_command(app, train_args);
-  tessera::cli::DatagenArgs datagen_args;
-  auto* datagen = tessera::cli::add_datagen_command(app, datagen_args);
-  tessera::cli::FashionMnistArgs fashion_args;
-  auto* fashion_mnist = tessera::cli::add_fashion_mnist_command(*datagen, fashion_args);
-  auto* info = app.add_subcommand("info",
-                                  "Print the build configuration: Kokkos execution space and threads, "
-                                  "compiled-in backends and library versions.");
-  tessera::cli::InfoArgs info_args;
-  info->add_flag("--topology", info_args.topology,
-                 "Print this node's packages, NUMA domains, cores and GPUs, this process's binding, and the "
-                 "recommended ranks per node and mpirun mapping for each kind of split");
-  info->add_option("--topology-of", info_args.topology_of,
-                   "Like --topology, for another node: read an hwloc XML file (lstopo FILE.xml) or "
-                   "a synthetic description such as \"package:2 numa:1 core:20 pu:2\"");
-  tessera::cli::SearchArgs search_args;
-  auto* search = tessera::cli::add_search_command(app, search_args);
-  tessera::cli::PlanArgs plan_args;
-  auto* plan = tessera::cli::add_plan_command(app, plan_args);
-  tessera::cli::BenchArgs bench_args;
-  auto* bench = tessera::cli::add_bench_command(app, bench_args);
-  tessera::cli::CalibrateArgs calibrate_args;
-  auto* calibrate = tessera::cli::add_calibrate_command(app, calibrate_args);
-  for (const std::string& problem : {unknown_subcommand(app, ours), bad_kokkos_flag(kokkos_args)})
-    if (!problem.empty()) {
-      // Every rank sees the same arguments and exits alike; only rank 0 prints.
-      if (tessera::log::rank() == 0) std::fprintf(stderr, "%s\n", problem.c_str());
-      return 2;
-    }
-  try {
-    app.parse(static_cast<int>(ours.size()), ours.data());
-  } catch (const CLI::ParseError& e) {
-    // Every rank sees the same arguments and exits alike; only rank 0 prints help or errors.
-    if (tessera::log::rank() != 0) return e.get_exit_code();
-    return app.exit(e);
-  }
+  Commands commands;
+  add_commands(app, commands, argc, argv);
+  if (const auto status = parse(app, ours, kokkos_args)) return *status;
 
   int kokkos_argc = static_cast<int>(kokkos_args.size());
-  int status = 0;
   try {
     Kokkos::initialize(kokkos_argc, kokkos_args.data());
   } catch (const std::exception& e) {
@@ -182,20 +225,7 @@ int main(int argc, char* argv[]) {
         std::string("Kokkos could not start its ") + Kokkos::DefaultExecutionSpace::name() +
         " execution space (this build runs its ops there; is a device with a working driver present?): " + e.what()));
   }
-  try {
-    if (*train) status = tessera::cli::run_train(train_args);
-    if (*fashion_mnist) status = tessera::cli::run_fashion_mnist(fashion_args);
-    if (*datagen && !*fashion_mnist) status = tessera::cli::run_datagen(datagen_args);
-    if (*info) status = tessera::cli::run_info(info_args);
-    if (*search) status = tessera::cli::run_search(search_args);
-    if (*bench) status = tessera::cli::run_bench(bench_args);
-    if (*plan) status = tessera::cli::run_plan(plan_args);
-    if (*calibrate) status = tessera::cli::run_calibrate(calibrate_args);
-  } catch (const std::exception& e) {
-    // On one rank or many: say what failed where, and end every rank (no rank may be left
-    // waiting in a collective for one that is gone).
-    status = tessera::parallel::handle_fatal_error(e);
-  }
+  const int status = run_command(commands);
   Kokkos::finalize();
   return status;
 }

@@ -1,17 +1,17 @@
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 
 #include "commands.hpp"
 #include "tessera/core/config.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/core/json_reader.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/stop_request.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/parallel/placement_check.hpp"
 #include "tessera/parallel/rank_placement.hpp"
+#include "tessera/train/ltfb/population_run.hpp"
 #include "tessera/train/metrics_log.hpp"
-#include "tessera/train/population_run.hpp"
 
 namespace tessera::cli {
 
@@ -88,26 +88,17 @@ int report_stop(const TrainArgs& a, const std::string& checkpoint, const train::
 
 /// "done: 40 steps, 12.3 samples/s, training loss 0.9 -> 0.2, validation loss ..., peak RSS ..."
 std::string summary_line(const train::TrainingReport& report) {
-  char line[256];
-  std::snprintf(line, sizeof line, "%s: %lld steps, %.2f samples/s", report.stop_signal != 0 ? "stopped" : "done",
-                static_cast<long long>(report.steps), report.samples_per_second);
-  std::string summary = line;
-  if (!report.logged_losses.empty()) {
-    std::snprintf(line, sizeof line, ", training loss %.4f -> %.4f", report.logged_losses.front(),
-                  report.logged_losses.back());
-    summary += line;
-  }
+  std::string summary = format("%s: %lld steps, %.2f samples/s", report.stop_signal != 0 ? "stopped" : "done",
+                               static_cast<long long>(report.steps), report.samples_per_second);
+  if (!report.logged_losses.empty())
+    summary += format(", training loss %.4f -> %.4f", report.logged_losses.front(), report.logged_losses.back());
   if (report.validation_loss >= 0) {
-    std::snprintf(line, sizeof line, ", validation loss %.4f", report.validation_loss);
-    summary += line;
-    if (report.validation_baseline > 0) {
-      std::snprintf(line, sizeof line, " (%.1fx below predicting the mean)",
-                    report.validation_baseline / std::max(report.validation_loss, 1e-12));
-      summary += line;
-    }
+    summary += format(", validation loss %.4f", report.validation_loss);
+    if (report.validation_baseline > 0)
+      summary += format(" (%.1fx below predicting the mean)",
+                        report.validation_baseline / std::max(report.validation_loss, 1e-12));
   }
-  std::snprintf(line, sizeof line, ", peak RSS %.0f MiB (largest rank)", report.peak_rss_mb_max_rank);
-  return summary + line;
+  return summary + format(", peak RSS %.0f MiB (largest rank)", report.peak_rss_mb_max_rank);
 }
 
 /// Rank 0 prints each rank's CPUs and NUMA domains (unless quiet); each node's first rank

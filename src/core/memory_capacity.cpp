@@ -3,10 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <limits>
 
+#include "tessera/core/format.hpp"
 #include "tessera/core/kokkos_compat.hpp"
 
 namespace tessera {
@@ -63,9 +63,7 @@ std::string human_bytes(double bytes) {
     bytes /= 1024.0;
     ++u;
   }
-  char text[32];
-  std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
-  return text;
+  return fixed(bytes, u == 0 ? 0 : 1) + " " + units[u];
 }
 
 }  // namespace tessera

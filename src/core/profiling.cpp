@@ -3,8 +3,9 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <vector>
+
+#include "tessera/core/format.hpp"
 
 namespace tessera {
 
@@ -23,13 +24,10 @@ std::string Profiler::report(double total_seconds) const {
   std::vector<std::pair<std::string, Entry>> rows(entries_.begin(), entries_.end());
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
   std::string out = "region                                   calls    total_s   ms/call  share\n";
-  char line[256];
-  for (const auto& [name, e] : rows) {
-    std::snprintf(line, sizeof line, "%-40s %6ld %10.3f %9.3f %5.1f%%\n", name.c_str(), e.calls, e.seconds,
+  for (const auto& [name, e] : rows)
+    out += format("%-40s %6ld %10.3f %9.3f %5.1f%%\n", name.c_str(), e.calls, e.seconds,
                   1e3 * e.seconds / static_cast<double>(std::max(1L, e.calls)),
                   total_seconds > 0 ? 100.0 * e.seconds / total_seconds : 0.0);
-    out += line;
-  }
   return out;
 }
 

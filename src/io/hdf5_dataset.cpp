@@ -9,8 +9,7 @@
 
 namespace tessera::io {
 
-Hdf5Dataset::Hdf5Dataset(std::shared_ptr<const Hdf5Layout> layout, std::vector<int64_t> samples,
-                         const Options& options)
+Hdf5Dataset::Hdf5Dataset(std::shared_ptr<const Hdf5Layout> layout, std::vector<int64_t> samples, const Options& options)
     : layout_(std::move(layout)),
       samples_(std::move(samples)),
       options_(options),
@@ -118,7 +117,8 @@ void Hdf5Dataset::refuse_non_finite(const Request& request, bool inputs, const f
       break;
     }
   int64_t count = 0;
-  for (int64_t j = 0; j < per_row; ++j) count += bad(values[row * static_cast<size_t>(per_row) + static_cast<size_t>(j)]);
+  for (int64_t j = 0; j < per_row; ++j)
+    count += bad(values[row * static_cast<size_t>(per_row) + static_cast<size_t>(j)]);
   const int64_t sample = samples_[static_cast<size_t>(request.indices[row])];
   const auto [file, position] = layout_->locate(sample);
   throw IoError(layout_->files()[file].path + ": dataset '" +
@@ -130,8 +130,7 @@ void Hdf5Dataset::refuse_non_finite(const Request& request, bool inputs, const f
                      : " (NaN or Inf in the file)"));
 }
 
-void Hdf5Dataset::convert(const Request& request, const Staging& staging, const Tensor& inputs,
-                          const Tensor& targets) {
+void Hdf5Dataset::convert(const Request& request, const Staging& staging, const Tensor& inputs, const Tensor& targets) {
   const auto start = std::chrono::steady_clock::now();
   const SampleSchema& schema = layout_->schema();
   const auto n = static_cast<int64_t>(request.indices.size());
@@ -160,8 +159,7 @@ void Hdf5Dataset::convert(const Request& request, const Staging& staging, const 
   refuse_non_finite(request, in_inputs, host.data(), static_cast<int64_t>(values) / n);
 }
 
-void Hdf5Dataset::deliver(const Request& request, const Staging& staging, const Tensor& inputs,
-                          const Tensor& targets) {
+void Hdf5Dataset::deliver(const Request& request, const Staging& staging, const Tensor& inputs, const Tensor& targets) {
   const auto start = std::chrono::steady_clock::now();
   const SampleSchema& schema = layout_->schema();
   const auto n = static_cast<int64_t>(request.indices.size());
@@ -174,35 +172,35 @@ void Hdf5Dataset::deliver(const Request& request, const Staging& staging, const 
   convert_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+namespace {
+
+/// Runs `work`, adding its wall time in seconds to `total`.
+template <typename Work>
+void timed(double& total, Work&& work) {
+  const auto start = std::chrono::steady_clock::now();
+  work();
+  total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
 bool Hdf5Dataset::read_directly(const Request& request, const Tensor& inputs, const Tensor& targets) {
   const SampleSchema& schema = layout_->schema();
   const parallel::Box& box = request.box;
   const int64_t in_bytes = schema.input_bytes(box), target_bytes = schema.target_bytes(box);
   const int64_t in_values = schema.input_values(box), target_values = schema.target_values(box);
-  const int64_t plane_values = box.extent[1] * box.extent[2] * schema.channels();
-  const int64_t plane_bytes = plane_values * element_size(schema.input_type);
-  // Slabs of depth planes of at most 4 MiB (a whole 64³ sample of int16 counts is 2 MiB): read
-  // into a buffer that stays in cache and converted from there, in few enough kernels that
-  // their launches cost nothing.
-  const int64_t planes = std::max<int64_t>(1, std::min<int64_t>(box.extent[0], (int64_t{1} << 22) / plane_bytes));
-  if (slab_.size() < static_cast<size_t>(planes * plane_bytes)) slab_.resize(static_cast<size_t>(planes * plane_bytes));
   if (slab_targets_.size() < static_cast<size_t>(target_bytes)) slab_targets_.resize(static_cast<size_t>(target_bytes));
   store_.reset_for(box, in_bytes, target_bytes);
-  const auto transform = options_.normalization.transform;
-  double read_s = 0.0, convert_s = 0.0;
-  auto timed = [](double& total, auto&& work) {
-    const auto start = std::chrono::steady_clock::now();
-    work();
-    total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
+  DirectTimes times;
   int64_t bad = 0;
   for (size_t row = 0; row < request.indices.size(); ++row) {
     const int64_t sample = samples_[static_cast<size_t>(request.indices[row])];
-    const auto first_in = static_cast<int64_t>(row) * in_values, first_target = static_cast<int64_t>(row) * target_values;
+    const auto first_in = static_cast<int64_t>(row) * in_values,
+               first_target = static_cast<int64_t>(row) * target_values;
     if (const unsigned char* stored = store_.find(sample)) {
-      timed(convert_s, [&] {
-        bad += convert_values(stored, schema.input_type, in_values, transform, input_coefficients_, inputs.view(),
-                              first_in);
+      timed(times.convert_s, [&] {
+        bad += convert_values(stored, schema.input_type, in_values, options_.normalization.transform,
+                              input_coefficients_, inputs.view(), first_in);
         bad += convert_values(stored + in_bytes, schema.target_type, target_values, Normalization::Transform::none,
                               target_coefficients_, targets.view(), first_target);
       });
@@ -211,23 +209,7 @@ bool Hdf5Dataset::read_directly(const Request& request, const Tensor& inputs, co
     }
     unsigned char* keep = store_.add(sample);  // filled as it is read, when the store has room
     try {
-      for (int64_t d = 0; d < box.extent[0]; d += planes) {
-        parallel::Box slab = box;
-        slab.offset[0] += d;
-        slab.extent[0] = std::min(planes, box.extent[0] - d);
-        unsigned char* bytes = keep ? keep + d * plane_bytes : slab_.data();
-        timed(read_s, [&] { reader_.read_inputs(sample, slab, bytes); });
-        timed(convert_s, [&] {
-          bad += convert_values(bytes, schema.input_type, slab.extent[0] * plane_values, transform,
-                                input_coefficients_, inputs.view(), first_in + d * plane_values);
-        });
-      }
-      unsigned char* bytes = keep ? keep + in_bytes : slab_targets_.data();
-      timed(read_s, [&] { reader_.read_targets(sample, box, bytes); });
-      timed(convert_s, [&] {
-        bad += convert_values(bytes, schema.target_type, target_values, Normalization::Transform::none,
-                              target_coefficients_, targets.view(), first_target);
-      });
+      bad += read_from_file(sample, box, keep, first_in, first_target, inputs, targets, times);
     } catch (...) {
       if (keep) store_.remove(sample);  // never keep half a sample
       throw;
@@ -235,9 +217,41 @@ bool Hdf5Dataset::read_directly(const Request& request, const Tensor& inputs, co
     ++file_reads_;
     file_bytes_ += in_bytes + target_bytes;
   }
-  read_nanoseconds_ += static_cast<int64_t>(read_s * 1e9);
-  convert_seconds_ += convert_s;
+  read_nanoseconds_ += static_cast<int64_t>(times.read_s * 1e9);
+  convert_seconds_ += times.convert_s;
   return bad == 0;
+}
+
+int64_t Hdf5Dataset::read_from_file(int64_t sample, const parallel::Box& box, unsigned char* keep, int64_t first_in,
+                                    int64_t first_target, const Tensor& inputs, const Tensor& targets,
+                                    DirectTimes& times) {
+  const SampleSchema& schema = layout_->schema();
+  const int64_t plane_values = box.extent[1] * box.extent[2] * schema.channels();
+  const int64_t plane_bytes = plane_values * element_size(schema.input_type);
+  // Slabs of depth planes of at most 4 MiB (a whole 64³ sample of int16 counts is 2 MiB): read
+  // into a buffer that stays in cache and converted from there, in few enough kernels that
+  // their launches cost nothing.
+  const int64_t planes = std::max<int64_t>(1, std::min<int64_t>(box.extent[0], (int64_t{1} << 22) / plane_bytes));
+  if (slab_.size() < static_cast<size_t>(planes * plane_bytes)) slab_.resize(static_cast<size_t>(planes * plane_bytes));
+  int64_t bad = 0;
+  for (int64_t d = 0; d < box.extent[0]; d += planes) {
+    parallel::Box slab = box;
+    slab.offset[0] += d;
+    slab.extent[0] = std::min(planes, box.extent[0] - d);
+    unsigned char* bytes = keep ? keep + d * plane_bytes : slab_.data();
+    timed(times.read_s, [&] { reader_.read_inputs(sample, slab, bytes); });
+    timed(times.convert_s, [&] {
+      bad += convert_values(bytes, schema.input_type, slab.extent[0] * plane_values, options_.normalization.transform,
+                            input_coefficients_, inputs.view(), first_in + d * plane_values);
+    });
+  }
+  unsigned char* bytes = keep ? keep + schema.input_bytes(box) : slab_targets_.data();
+  timed(times.read_s, [&] { reader_.read_targets(sample, box, bytes); });
+  timed(times.convert_s, [&] {
+    bad += convert_values(bytes, schema.target_type, schema.target_values(box), Normalization::Transform::none,
+                          target_coefficients_, targets.view(), first_target);
+  });
+  return bad;
 }
 
 void Hdf5Dataset::claim_oldest(bool rethrow) {

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 
 namespace tessera::io {
 namespace {
@@ -46,11 +46,9 @@ IdxArray IdxArray::read(const std::string& path) {
   unsigned char magic[4];
   if (read_up_to(f.get(), magic, 4, path) != 4 || magic[0] != 0 || magic[1] != 0)
     throw IoError(path + ": not an IDX file (its first bytes are not 00 00 <type> <dimensions>)");
-  if (magic[2] != 0x08) {
-    char type[8];
-    std::snprintf(type, sizeof type, "0x%02x", magic[2]);
-    throw IoError(path + ": IDX element type " + type + " is not supported; only unsigned bytes (0x08) are");
-  }
+  if (magic[2] != 0x08)
+    throw IoError(path + ": IDX element type " + format("0x%02x", magic[2]) +
+                  " is not supported; only unsigned bytes (0x08) are");
   const int rank = magic[3];
   if (rank < 1 || rank > 4)
     throw IoError(path + ": IDX header gives " + std::to_string(rank) + " dimensions; expected 1 to 4");

@@ -1,9 +1,9 @@
 #include "tessera/io/normalization.hpp"
 
 #include <cmath>
-#include <cstdio>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/core/json_reader.hpp"
 
 namespace tessera::io {
@@ -109,7 +109,8 @@ int64_t on_host_as(const void* values, int64_t count, Normalization::Transform t
   const float* k = coefficients.host.data();
   const bool log = transform == Normalization::Transform::log1p;
   if (coefficients.period == 16)
-    return log ? convert_on_host<T, true, 16>(in, count, k, 16, out) : convert_on_host<T, false, 16>(in, count, k, 16, out);
+    return log ? convert_on_host<T, true, 16>(in, count, k, 16, out)
+               : convert_on_host<T, false, 16>(in, count, k, 16, out);
   return log ? convert_on_host<T, true, 0>(in, count, k, coefficients.period, out)
              : convert_on_host<T, false, 0>(in, count, k, coefficients.period, out);
 }
@@ -144,8 +145,8 @@ std::vector<float> Normalization::coefficients(int64_t channels, const std::stri
   for (const auto* list : {&mean, &std})
     if (list->size() != 1 && static_cast<int64_t>(list->size()) != channels)
       throw ConfigError(where + (list == &mean ? ".mean" : ".std"),
-                        "has " + std::to_string(list->size()) + " values; give one for all channels or one per channel (" +
-                            std::to_string(channels) + ")");
+                        "has " + std::to_string(list->size()) +
+                            " values; give one for all channels or one per channel (" + std::to_string(channels) + ")");
   std::vector<float> k(static_cast<size_t>(2 * channels));
   for (int64_t c = 0; c < channels; ++c) {
     const double m = mean.size() == 1 ? mean[0] : mean[static_cast<size_t>(c)];
@@ -159,11 +160,7 @@ std::vector<float> Normalization::coefficients(int64_t channels, const std::stri
 std::string Normalization::str() const {
   auto list = [](const std::vector<double>& v) {
     std::string s = v.size() == 1 ? "" : "[";
-    char buf[32];
-    for (size_t i = 0; i < v.size(); ++i) {
-      std::snprintf(buf, sizeof buf, "%s%g", i ? ", " : "", v[i]);
-      s += buf;
-    }
+    for (size_t i = 0; i < v.size(); ++i) s += format("%s%g", i ? ", " : "", v[i]);
     return v.size() == 1 ? s : s + "]";
   };
   return std::string(transform == Transform::log1p ? "log1p" : "none") + ", mean " + list(mean) + ", std " + list(std);
@@ -179,8 +176,8 @@ DeviceCoefficients DeviceCoefficients::of(const std::vector<float>& per_channel)
     host[static_cast<size_t>(d.period + j)] = per_channel[static_cast<size_t>(2 * (j % channels) + 1)];
   }
   d.scale_shift = Kokkos::View<float*, MemSpace>("tessera::normalization", host.size());
-  Kokkos::deep_copy(d.scale_shift,
-                    Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()));
+  Kokkos::deep_copy(d.scale_shift, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                       host.data(), host.size()));
   d.host = std::move(host);
   return d;
 }

@@ -46,6 +46,23 @@ void gather_boxes(const Kokkos::View<const float**, Kokkos::LayoutRight, MemSpac
             src(rows(r), (((d + od) * sh + (h + oh)) * sw + ow) * c + wc);
       });
 }
+/// Normalised 1D Gaussian weights of width `sigma` over [−radius, radius], into `weights`;
+/// returns Σ w². The separable 3D blur of unit white noise then has variance (Σ w²)³, which
+/// the caller divides out.
+double gaussian_weights(double sigma, int radius, const Kokkos::View<float*, MemSpace>& weights) {
+  std::vector<float> w(static_cast<size_t>(2 * radius + 1));
+  double total = 0.0, total_sq = 0.0;
+  for (int k = -radius; k <= radius; ++k) total += std::exp(-0.5 * k * k / (sigma * sigma));
+  for (int k = -radius; k <= radius; ++k) {
+    const double v = std::exp(-0.5 * k * k / (sigma * sigma)) / total;
+    w[static_cast<size_t>(k + radius)] = static_cast<float>(v);
+    total_sq += v * v;
+  }
+  Kokkos::deep_copy(Kokkos::subview(weights, std::make_pair<size_t, size_t>(0, w.size())),
+                    Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(w.data(), w.size()));
+  return total_sq;
+}
+
 }  // namespace
 
 SyntheticFields::SyntheticFields(const Options& options) : options_(options) {
@@ -64,8 +81,8 @@ SyntheticFields::SyntheticFields(const Options& options) : options_(options) {
         decltype(stored_targets_)("tessera::synthetic_store_targets", options_.samples, target_shape().numel());
     stored_.assign(static_cast<size_t>(options_.samples), 0);
   }
-  whole_inputs_ = Tensor(Shape{1, options_.size, options_.size, options_.size, options_.channels},
-                         "tessera::synthetic_sample");
+  whole_inputs_ =
+      Tensor(Shape{1, options_.size, options_.size, options_.size, options_.channels}, "tessera::synthetic_sample");
   whole_targets_ = Tensor(Shape{1, target_shape().numel()}, "tessera::synthetic_sample_targets");
   first_row_ = Kokkos::View<int64_t*, MemSpace>("tessera::synthetic_first_row", 1);  // zero: row 0
 }
@@ -97,7 +114,8 @@ void SyntheticFields::load(const std::vector<int64_t>& indices, const parallel::
                   std::to_string(options_.samples) + ")");
   // Inputs are S³ voxels of C channels; targets either 4 values (a 1×1×1 "volume" of 4
   // channels, never cut) or one value per voxel (cut by the box like the inputs).
-  const std::array<int64_t, 3> target_size = voxel_targets ? std::array<int64_t, 3>{s, s, s} : std::array<int64_t, 3>{1, 1, 1};
+  const std::array<int64_t, 3> target_size =
+      voxel_targets ? std::array<int64_t, 3>{s, s, s} : std::array<int64_t, 3>{1, 1, 1};
   const parallel::Box target_box = voxel_targets ? box : parallel::Box::whole({1, 1, 1});
   const int64_t target_channels = voxel_targets ? 1 : 4;
   const int64_t per_input = sample_shape().numel(), per_target = target_shape().numel();
@@ -142,21 +160,10 @@ void SyntheticFields::generate(int64_t index, int64_t row_index, const Tensor& i
                       Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                           host_targets.data(), host_targets.size()));
   }
-  // Normalised 1D Gaussian weights; the separable 3D blur of unit white noise then has
-  // variance (Σ w²)³, which we divide out.
   const double sigma = 1.0 + 0.5 * theta[1];
   const int radius = std::min(kMaxRadius, static_cast<int>(std::ceil(3.0 * sigma)));
-  std::vector<float> w(static_cast<size_t>(2 * radius + 1));
-  double total = 0.0, total_sq = 0.0;
-  for (int k = -radius; k <= radius; ++k) total += std::exp(-0.5 * k * k / (sigma * sigma));
-  for (int k = -radius; k <= radius; ++k) {
-    const double v = std::exp(-0.5 * k * k / (sigma * sigma)) / total;
-    w[static_cast<size_t>(k + radius)] = static_cast<float>(v);
-    total_sq += v * v;
-  }
   auto weights = weights_;
-  Kokkos::deep_copy(Kokkos::subview(weights, std::make_pair<size_t, size_t>(0, w.size())),
-                    Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(w.data(), w.size()));
+  const double total_sq = gaussian_weights(sigma, radius, weights);
 
   const uint64_t seed = options_.seed, global = options_.index_offset + static_cast<uint64_t>(index);
   Kokkos::parallel_for(

@@ -175,9 +175,11 @@ void save_checkpoint(const std::string& path, const model::ParameterStore& param
   });
 }
 
-TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore& params, optim::Optimizer& optimizer) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(path + ": cannot open the checkpoint for reading");
+namespace {
+
+/// The header of the checkpoint `in` reads, after its magic bytes and length, checked to be a
+/// Tessera checkpoint of this format version. IoError naming `path` otherwise.
+nlohmann::json read_header(std::ifstream& in, const std::string& path) {
   char magic[8];
   uint64_t length = 0;
   if (!in.read(magic, sizeof magic) || std::memcmp(magic, kMagic, sizeof magic) != 0)
@@ -193,7 +195,8 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
     throw IoError(path + ": corrupt checkpoint header length: " + std::to_string(length) +
                   " bytes, but the file holds " + std::to_string(file_size - header_start) + " after it");
   std::string text(length, '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(length))) throw IoError(path + ": truncated checkpoint header");
+  if (!in.read(text.data(), static_cast<std::streamsize>(length)))
+    throw IoError(path + ": truncated checkpoint header");
   nlohmann::json header;
   try {
     header = parse_json_text(text, "checkpoint header");
@@ -207,23 +210,20 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
   if (format == header.end() || !format->is_string() || *format != "tessera-checkpoint" || version == header.end() ||
       !version->is_number_integer() || *version != kFormatVersion)
     throw IoError(path + ": unsupported checkpoint format or version");
-  const auto written_with = header_field<std::string>(header, "optimizer", path);
-  if (written_with != optimizer.type())
-    throw Error(path + ": checkpoint was written with optimizer '" + written_with + "', this run uses '" +
-                optimizer.type() + "'");
-  TrainingProgress progress;
-  progress.step = header_count(header, "step", path);
-  progress.seed = header_field<uint64_t>(header, "seed", path);
-  const int64_t optimizer_steps = header_count(header, "optimizer_steps", path);
-  const auto checksum_written = header_field<uint64_t>(header, "checksum", path);
+  return header;
+}
 
-  const auto blocks = blocks_of(params, optimizer);
+/// The tensors after the header, one per block in the same order and shapes, their checksum
+/// the header's and every value finite.
+std::vector<std::vector<float>> read_payload(std::ifstream& in, const nlohmann::json& header,
+                                             const std::vector<Block>& blocks, const std::string& path) {
+  const auto checksum_written = header_field<uint64_t>(header, "checksum", path);
   const auto it = header.find("tensors");
   if (it == header.end() || !it->is_array()) throw IoError(path + ": corrupt checkpoint header: no tensor list");
   const auto& tensors = *it;
   if (tensors.size() != blocks.size())
-    throw Error(path + ": checkpoint holds " + std::to_string(tensors.size()) + " tensors, this model and optimizer have " +
-                std::to_string(blocks.size()) + " (a different model?)");
+    throw Error(path + ": checkpoint holds " + std::to_string(tensors.size()) +
+                " tensors, this model and optimizer have " + std::to_string(blocks.size()) + " (a different model?)");
   std::vector<std::vector<float>> host;
   uint64_t checksum = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -244,6 +244,25 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
   for (size_t i = 0; i < blocks.size(); ++i)
     for (const float v : host[i])
       if (!std::isfinite(v)) throw IoError(path + ": tensor '" + blocks[i].name + "' holds NaN or infinite values");
+  return host;
+}
+
+}  // namespace
+
+TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore& params, optim::Optimizer& optimizer) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path + ": cannot open the checkpoint for reading");
+  const nlohmann::json header = read_header(in, path);
+  const auto written_with = header_field<std::string>(header, "optimizer", path);
+  if (written_with != optimizer.type())
+    throw Error(path + ": checkpoint was written with optimizer '" + written_with + "', this run uses '" +
+                optimizer.type() + "'");
+  TrainingProgress progress;
+  progress.step = header_count(header, "step", path);
+  progress.seed = header_field<uint64_t>(header, "seed", path);
+  const int64_t optimizer_steps = header_count(header, "optimizer_steps", path);
+  const auto blocks = blocks_of(params, optimizer);
+  const auto host = read_payload(in, header, blocks, path);
   // Only now, with everything read and verified, overwrite the live tensors.
   for (size_t i = 0; i < blocks.size(); ++i) {
     Tensor t = blocks[i].tensor;

@@ -1,7 +1,6 @@
 #include "tessera/train/profile_hook.hpp"
 
-#include <cstdio>
-
+#include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/train/trainer.hpp"
@@ -30,10 +29,9 @@ void ProfileHook::on_step_start(Trainer& trainer, int64_t step) {
 void ProfileHook::on_run_end(Trainer& trainer, const RunEnd& end) {
   if (!trainer.options().profile) return;
   const double profiled = seconds_since(start_);
-  char seconds[64];
-  std::snprintf(seconds, sizeof seconds, "%.3f s", profiled);
   log::info("profile of steps " + std::to_string(first_profiled_ + 1) + "-" + std::to_string(end.steps) + " (" +
-            seconds + ", validation included; warm-up steps left out):\n" + Profiler::instance().report(profiled));
+            fixed(profiled, 3) + " s" + ", validation included; warm-up steps left out):\n" +
+            Profiler::instance().report(profiled));
   nlohmann::json regions = nlohmann::json::object();
   for (const auto& [name, entry] : Profiler::instance().entries())
     regions[name] = {{"seconds", entry.seconds}, {"calls", entry.calls}};

@@ -1,16 +1,14 @@
 #include "tessera/train/progress_hook.hpp"
 
-#include <cstdio>
-
+#include "tessera/core/format.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
 
 void ProgressHook::on_step_end(Trainer& trainer, const StepEnd& step) {
   if (!step.window_end) return;
-  char status[160];
-  std::snprintf(status, sizeof status, "loss %.4f  lr %.2e  %.1f samples/s", step.window_loss,
-                static_cast<double>(step.lr), step.window_samples_per_s);
+  const std::string status = format("loss %.4f  lr %.2e  %.1f samples/s", step.window_loss,
+                                    static_cast<double>(step.lr), step.window_samples_per_s);
   const int64_t per_epoch = trainer.steps_per_epoch();
   trainer.progress().step(step.epoch, trainer.options().epochs, step.step - step.epoch * per_epoch, per_epoch,
                           step.step, status);

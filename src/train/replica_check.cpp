@@ -1,10 +1,10 @@
 #include "tessera/train/replica_check.hpp"
 
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "tessera/core/format.hpp"
 #include "tessera/core/rng.hpp"
 
 namespace tessera::train {
@@ -72,11 +72,7 @@ void check_replicas(const parallel::Communicator& group, const model::ParameterS
       first = i;
     }
   if (differing == 0) return;
-  auto hex = [](uint64_t x) {
-    char text[19];
-    std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(x));
-    return std::string(text);
-  };
+  auto hex = [](uint64_t x) { return format("0x%016llx", static_cast<unsigned long long>(x)); };
   throw parallel::DistError("model replicas differ after step " + std::to_string(step) + ": parameter '" +
                             trainable[first]->name + "' is not bit-identical on the " + std::to_string(group.size()) +
                             " ranks that hold replicas (rank " + std::to_string(group.rank()) + " has fingerprint " +

@@ -1,9 +1,9 @@
 #include "tessera/train/validation_hook.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
+#include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/train/trainer.hpp"
 
@@ -13,19 +13,11 @@ namespace {
 /// "epoch 3: validation loss 0.1234 (predicting the mean: 0.3375, ratio 0.366), MAE 0.2510
 /// (predicting the mean: 0.4820)" or "epoch 3: validation loss 0.2500, accuracy 91.50%, top-5 99.10%"
 std::string console_line(int64_t epoch, const ValidationResult& v) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%.4f", v.loss);
-  std::string line = "epoch " + std::to_string(epoch + 1) + ": validation loss " + buf;
-  if (v.baseline >= 0) {
-    std::snprintf(buf, sizeof buf, " (predicting the mean: %.4f, ratio %.3f)", v.baseline,
-                  v.loss / std::max(v.baseline, 1e-12));
-    line += buf;
-  }
+  std::string line = "epoch " + std::to_string(epoch + 1) + ": validation loss " + fixed(v.loss, 4);
+  if (v.baseline >= 0)
+    line += format(" (predicting the mean: %.4f, ratio %.3f)", v.baseline, v.loss / std::max(v.baseline, 1e-12));
   // The loss counts arg-max hits anyway; shown unless the chosen metrics show them.
-  if (v.accuracy >= 0 && v.metrics.accuracy < 0) {
-    std::snprintf(buf, sizeof buf, ", accuracy %.2f%%", 100.0 * v.accuracy);
-    line += buf;
-  }
+  if (v.accuracy >= 0 && v.metrics.accuracy < 0) line += format(", accuracy %.2f%%", 100.0 * v.accuracy);
   const std::string metrics = v.metrics.str();
   if (!metrics.empty()) line += ", " + metrics;
   return line;

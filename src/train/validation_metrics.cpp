@@ -2,10 +2,10 @@
 
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 
 namespace tessera::train {
 namespace {
@@ -126,31 +126,14 @@ void ValidationMetrics::add_to(nlohmann::json& record) const {
 
 std::string ValidationMetrics::str() const {
   std::string out;
-  char buf[160];
-  const auto add = [&out](const char* text) { out += (out.empty() ? "" : ", ") + std::string(text); };
-  if (accuracy >= 0) {
-    std::snprintf(buf, sizeof buf, "accuracy %.2f%%", 100.0 * accuracy);
-    add(buf);
-  }
-  if (top5 >= 0) {
-    std::snprintf(buf, sizeof buf, "top-5 %.2f%%", 100.0 * top5);
-    add(buf);
-  }
-  if (!iou.empty()) {
-    std::snprintf(buf, sizeof buf, "IoU mean %.3f (foreground %.3f)", mean_iou, foreground_iou);
-    add(buf);
-  }
-  if (!dice.empty()) {
-    std::snprintf(buf, sizeof buf, "Dice mean %.3f (foreground %.3f)", mean_dice, foreground_dice);
-    add(buf);
-  }
+  const auto add = [&out](const std::string& text) { out += (out.empty() ? "" : ", ") + text; };
+  if (accuracy >= 0) add(format("accuracy %.2f%%", 100.0 * accuracy));
+  if (top5 >= 0) add(format("top-5 %.2f%%", 100.0 * top5));
+  if (!iou.empty()) add(format("IoU mean %.3f (foreground %.3f)", mean_iou, foreground_iou));
+  if (!dice.empty()) add(format("Dice mean %.3f (foreground %.3f)", mean_dice, foreground_dice));
   if (mae >= 0) {
-    std::snprintf(buf, sizeof buf, "MAE %.4f", mae);
-    add(buf);
-    if (baseline_mae >= 0) {
-      std::snprintf(buf, sizeof buf, " (predicting the mean: %.4f)", baseline_mae);
-      out += buf;
-    }
+    add(format("MAE %.4f", mae));
+    if (baseline_mae >= 0) out += format(" (predicting the mean: %.4f)", baseline_mae);
   }
   return out;
 }

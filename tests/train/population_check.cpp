@@ -19,9 +19,9 @@
 #include "parallel/mpi_check.hpp"
 #include "support/mpi_program.hpp"
 #include "tessera/core/error.hpp"
-#include "tessera/train/population_checkpoint.hpp"
-#include "tessera/train/population_run.hpp"
-#include "tessera/train/tournament_pairing.hpp"
+#include "tessera/train/ltfb/population_checkpoint.hpp"
+#include "tessera/train/ltfb/population_run.hpp"
+#include "tessera/train/ltfb/tournament_pairing.hpp"
 #include "tessera/train/trainer.hpp"
 #include "tessera/train/trainer_state.hpp"
 

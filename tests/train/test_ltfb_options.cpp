@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/core/error.hpp"
-#include "tessera/train/ltfb_options.hpp"
+#include "tessera/train/ltfb/ltfb_options.hpp"
 
 using namespace tessera;
 using namespace tessera::train;

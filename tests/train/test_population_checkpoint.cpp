@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "tessera/core/error.hpp"
-#include "tessera/train/population_checkpoint.hpp"
+#include "tessera/train/ltfb/population_checkpoint.hpp"
 
 using namespace tessera;
 using namespace tessera::train;

@@ -4,7 +4,7 @@
 #include <limits>
 #include <set>
 
-#include "tessera/train/tournament_pairing.hpp"
+#include "tessera/train/ltfb/tournament_pairing.hpp"
 
 using namespace tessera::train;
 

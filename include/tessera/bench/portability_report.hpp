@@ -82,6 +82,10 @@ class PortabilityReport {
     std::string label;
     double gflops = 0, gbs = 0;
   };
+  class Builder;  // the steps of build(), in portability_report.cpp
+  /// The platforms' notes, machine limits and rows, as table() prints them.
+  std::string platforms_section() const;
+  std::string slow_ops_section(double slow_threshold) const;
   std::vector<std::string> platforms_;
   std::map<std::string, std::vector<std::string>> platform_notes_;  // platform → what ran it
   std::vector<PortabilityRow> models_, op_classes_;

@@ -94,6 +94,15 @@ class Hdf5Dataset final : public Dataset {
   /// returns false, having changed nothing that matters, when a value is not finite, so the
   /// staged path can name it.
   bool read_directly(const Request& request, const Tensor& inputs, const Tensor& targets);
+  /// Seconds read_directly spent reading files and converting values.
+  struct DirectTimes {
+    double read_s = 0, convert_s = 0;
+  };
+  /// read_directly's read of sample `sample`'s part `box` from its file, converted into the
+  /// tensors from values `first_in` and `first_target` on, its bytes kept at `keep` unless
+  /// null; returns how many values were not finite.
+  int64_t read_from_file(int64_t sample, const parallel::Box& box, unsigned char* keep, int64_t first_in,
+                         int64_t first_target, const Tensor& inputs, const Tensor& targets, DirectTimes& times);
   /// Converts the staged batch into the tensors with Kokkos kernels.
   void convert(const Request& request, const Staging& staging, const Tensor& inputs, const Tensor& targets);
   /// Copies the staged floats into the tensors.
@@ -109,8 +118,8 @@ class Hdf5Dataset final : public Dataset {
   Options options_;
   Hdf5Reader reader_;
   SampleStore store_;
-  std::vector<std::unique_ptr<Staging>> staging_;          // reused; read_ahead + 1 at most
-  std::vector<unsigned char> slab_, slab_targets_;         // read_directly's cache-sized buffers
+  std::vector<std::unique_ptr<Staging>> staging_;         // reused; read_ahead + 1 at most
+  std::vector<unsigned char> slab_, slab_targets_;        // read_directly's cache-sized buffers
   Kokkos::View<unsigned char*, MemSpace> device_staged_;  // used when kernels cannot read host memory
   DeviceCoefficients input_coefficients_, target_coefficients_;
   std::deque<Pending> pending_;  // batches read ahead, oldest first, as queued in prefetcher_

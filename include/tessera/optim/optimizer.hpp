@@ -38,7 +38,7 @@ class Optimizer {
   virtual std::string str() const = 0;
 
   /// The numeric hyper-parameters a population of trainers may vary and hand on to each other
-  /// (train/tournament_hook.hpp), by their config key: "lr", "weight_decay" and the
+  /// (train/ltfb/tournament_hook.hpp), by their config key: "lr", "weight_decay" and the
   /// optimizer's own ("momentum"; "beta1", "beta2", "epsilon").
   virtual std::map<std::string, double> hyperparameters() const = 0;
   /// Sets one of hyperparameters() by key, checked as the config's value would be: throws

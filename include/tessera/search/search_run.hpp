@@ -9,7 +9,7 @@
 #include "tessera/search/objective.hpp"
 #include "tessera/search/search_space.hpp"
 #include "tessera/search/search_state.hpp"
-#include "tessera/train/population_layout.hpp"
+#include "tessera/train/ltfb/population_layout.hpp"
 
 namespace tessera::search {
 

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/io/dataset.hpp"
-#include "tessera/train/ltfb_options.hpp"
-#include "tessera/train/population_layout.hpp"
-#include "tessera/train/tournament_hook.hpp"
+#include "tessera/train/ltfb/ltfb_options.hpp"
+#include "tessera/train/ltfb/population_layout.hpp"
+#include "tessera/train/ltfb/tournament_hook.hpp"
 #include "tessera/train/training_run.hpp"
 
 namespace tessera::train {

@@ -1,17 +1,52 @@
-#include "tessera/train/population_run.hpp"
+#include "tessera/train/ltfb/population_run.hpp"
 
 #include <cmath>
-#include <cstdio>
 
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/io/dataset_slice.hpp"
+#include "tessera/train/ltfb/population_checkpoint.hpp"
+#include "tessera/train/ltfb/population_checkpoint_hook.hpp"
 #include "tessera/train/metrics_log.hpp"
-#include "tessera/train/population_checkpoint.hpp"
-#include "tessera/train/population_checkpoint_hook.hpp"
 
 namespace tessera::train {
+namespace {
+
+/// What the run of this rank's trainer overrides: its group and seed, no checkpoint of its
+/// own (the population's is written instead), the tournament samples held out of its data,
+/// progress on the job's rank 0 only, and a metrics log of its own beside the first trainer's.
+RunOverrides trainer_overrides(const RunOverrides& overrides, const PopulationLayout& layout,
+                               const LtfbOptions& options, uint64_t seed) {
+  const int64_t t = layout.trainer();
+  RunOverrides mine = overrides;
+  mine.group = layout.trainer_group();
+  mine.seed = seed + static_cast<uint64_t>(t);
+  mine.checkpoint_file.clear();
+  mine.checkpoint_every.reset();
+  mine.held_out_samples = options.trainers * options.tournament_samples;
+  mine.held_out_key = "$.training.ltfb.tournament_samples";
+  mine.progress = overrides.progress && layout.job().rank() == 0;
+  if (!overrides.metrics_file.empty() && t > 0)
+    mine.metrics_file = log_beside(overrides.metrics_file, ".trainer" + std::to_string(t));
+  return mine;
+}
+
+/// The manifest --resume names, which must be a population checkpoint of `trainers` trainers.
+PopulationManifest resumed_population(const std::string& resume_file, int64_t trainers) {
+  if (!PopulationManifest::is_manifest(resume_file))
+    throw ConfigError("--resume", resume_file +
+                                      " is not a population checkpoint: a population resumes from the manifest "
+                                      "written at its --checkpoint path");
+  PopulationManifest manifest = PopulationManifest::read(resume_file);
+  if (manifest.trainers != trainers)
+    throw ConfigError("--resume", resume_file + " holds a population of " + std::to_string(manifest.trainers) +
+                                      " trainers, this run has " + std::to_string(trainers));
+  return manifest;
+}
+
+}  // namespace
 
 bool PopulationRun::requested(const nlohmann::json& config, int64_t trainers_flag) {
   if (trainers_flag > 0) return true;
@@ -44,28 +79,11 @@ PopulationRun::PopulationRun(nlohmann::json config, const RunOverrides& override
   training.erase("checkpoint");
   if (!checkpoint_path_.empty()) require_writable_location(checkpoint_path_, "checkpoints");
 
-  RunOverrides mine = overrides;
-  mine.group = layout_->trainer_group();
-  mine.seed = seed_ + static_cast<uint64_t>(t);
-  mine.checkpoint_file.clear();
-  mine.checkpoint_every.reset();
-  mine.held_out_samples = options_.trainers * options_.tournament_samples;
-  mine.held_out_key = "$.training.ltfb.tournament_samples";
-  mine.progress = overrides.progress && layout_->job().rank() == 0;
-  if (!overrides.metrics_file.empty() && t > 0)
-    mine.metrics_file = log_beside(overrides.metrics_file, ".trainer" + std::to_string(t));
+  RunOverrides mine = trainer_overrides(overrides, *layout_, options_, seed_);
   std::vector<std::string> resumed_files;
   PopulationManifest manifest;
   if (!overrides.resume_file.empty()) {
-    if (!PopulationManifest::is_manifest(overrides.resume_file))
-      throw ConfigError("--resume", overrides.resume_file +
-                                        " is not a population checkpoint: a population resumes from the manifest "
-                                        "written at its --checkpoint path");
-    manifest = PopulationManifest::read(overrides.resume_file);
-    if (manifest.trainers != options_.trainers)
-      throw ConfigError("--resume", overrides.resume_file + " holds a population of " +
-                                        std::to_string(manifest.trainers) + " trainers, this run has " +
-                                        std::to_string(options_.trainers));
+    manifest = resumed_population(overrides.resume_file, options_.trainers);
     for (const auto& f : manifest.files) resumed_files.push_back(PopulationManifest::beside(overrides.resume_file, f));
     mine.resume_file = resumed_files[static_cast<size_t>(t)];
   }
@@ -132,19 +150,13 @@ std::string PopulationRun::summary_table() const {
   std::string s = "trainer  validation loss";
   for (const auto& key : sum.hyperparameter_keys) s += "  " + key;
   s += "\n";
-  char buf[64];
   for (size_t t = 0; t < sum.validation_loss.size(); ++t) {
-    std::snprintf(buf, sizeof buf, "%7zu  %15.4f", t, sum.validation_loss[t]);
-    s += buf;
-    for (const double v : sum.hyperparameters[t]) {
-      std::snprintf(buf, sizeof buf, "  %.4g", v);
-      s += buf;
-    }
+    s += format("%7zu  %15.4f", t, sum.validation_loss[t]);
+    for (const double v : sum.hyperparameters[t]) s += format("  %.4g", v);
     s += static_cast<int64_t>(t) == sum.best_trainer ? "  <- best\n" : "\n";
   }
-  std::snprintf(buf, sizeof buf, "%lld tournament round(s), %.3f s in tournaments on this rank",
-                static_cast<long long>(sum.rounds), sum.tournament_seconds);
-  return s + buf;
+  return s + format("%lld tournament round(s), %.3f s in tournaments on this rank", static_cast<long long>(sum.rounds),
+                    sum.tournament_seconds);
 }
 
 }  // namespace tessera::train

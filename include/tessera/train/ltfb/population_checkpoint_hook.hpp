@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/train/population_layout.hpp"
+#include "tessera/train/ltfb/population_layout.hpp"
 #include "tessera/train/trainer_hook.hpp"
 
 namespace tessera::train {

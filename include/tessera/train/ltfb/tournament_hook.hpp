@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "tessera/io/dataset.hpp"
-#include "tessera/train/ltfb_options.hpp"
-#include "tessera/train/population_layout.hpp"
+#include "tessera/train/ltfb/ltfb_options.hpp"
+#include "tessera/train/ltfb/population_layout.hpp"
 #include "tessera/train/trainer_hook.hpp"
 #include "tessera/train/trainer_state.hpp"
 

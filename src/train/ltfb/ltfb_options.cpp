@@ -1,4 +1,4 @@
-#include "tessera/train/ltfb_options.hpp"
+#include "tessera/train/ltfb/ltfb_options.hpp"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "tessera/train/tournament_pairing.hpp"
+#include "tessera/train/ltfb/tournament_pairing.hpp"
 
 #include <algorithm>
 #include <cmath>

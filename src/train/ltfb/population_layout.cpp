@@ -1,4 +1,4 @@
-#include "tessera/train/population_layout.hpp"
+#include "tessera/train/ltfb/population_layout.hpp"
 
 #include <algorithm>
 

@@ -1,10 +1,10 @@
-#include "tessera/train/population_checkpoint_hook.hpp"
+#include "tessera/train/ltfb/population_checkpoint_hook.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
 #include "tessera/train/checkpoint.hpp"
-#include "tessera/train/population_checkpoint.hpp"
+#include "tessera/train/ltfb/population_checkpoint.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {

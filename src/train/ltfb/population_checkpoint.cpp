@@ -1,4 +1,4 @@
-#include "tessera/train/population_checkpoint.hpp"
+#include "tessera/train/ltfb/population_checkpoint.hpp"
 
 #include <cstdio>
 #include <fstream>

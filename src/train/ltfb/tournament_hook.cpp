@@ -1,26 +1,20 @@
-#include "tessera/train/tournament_hook.hpp"
+#include "tessera/train/ltfb/tournament_hook.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/parallel/peer_exchange.hpp"
-#include "tessera/train/tournament_pairing.hpp"
+#include "tessera/train/ltfb/tournament_pairing.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
 namespace {
-
-std::string format(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -138,8 +132,7 @@ TournamentHook::Outcome TournamentHook::truncation_round(Trainer& trainer, int64
 void TournamentHook::on_step_end(Trainer& trainer, const StepEnd& step) {
   // Held also when the run stops after this step (all trainers agree on that): the checkpoint
   // then holds the round's outcome, and the resumed run goes on as the uninterrupted one.
-  if (options_.selection == Selection::none || step.step % options_.round_steps != 0 ||
-      step.step < options_.start_step)
+  if (options_.selection == Selection::none || step.step % options_.round_steps != 0 || step.step < options_.start_step)
     return;
   ProfileRegion region("tournament");
   const auto start = std::chrono::steady_clock::now();
@@ -161,8 +154,11 @@ void TournamentHook::revalidate(Trainer& trainer, const StepEnd& step) {
   report.validation_loss = v.loss;
   report.validation_baseline = v.baseline;
   report.validation_accuracy = v.accuracy;
-  nlohmann::json rec{{"event", "validation"}, {"step", step.step},     {"epoch", step.epoch},
-                     {"loss", v.loss},        {"after_tournament", true}};
+  nlohmann::json rec{{"event", "validation"},
+                     {"step", step.step},
+                     {"epoch", step.epoch},
+                     {"loss", v.loss},
+                     {"after_tournament", true}};
   if (v.accuracy >= 0) rec["accuracy"] = v.accuracy;
   trainer.metrics().write(rec);
 }
@@ -205,9 +201,9 @@ void TournamentHook::report_round(Trainer& trainer, int64_t round, int64_t step,
   const std::string name = options_.higher_is_better ? "accuracy" : "loss";
   trainer.progress().finish_line();
   log::info("tournament " + std::to_string(round) + " (step " + std::to_string(step) + "): best " + name + " " +
-            format(*best) + " (trainer " + std::to_string(best - metrics.begin()) + "), median " +
-            format(median(metrics)) + "; " + std::to_string(adopted) + " of " + std::to_string(trainers) +
-            " trainers adopted a winner's model; " + format(round_seconds) + " s");
+            format("%.4g", *best) + " (trainer " + std::to_string(best - metrics.begin()) + "), median " +
+            format("%.4g", median(metrics)) + "; " + std::to_string(adopted) + " of " + std::to_string(trainers) +
+            " trainers adopted a winner's model; " + format("%.4g", round_seconds) + " s");
 }
 
 void TournamentHook::on_run_end(Trainer& trainer, const RunEnd& /*end*/) {
