@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
+#include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/model/model_spec.hpp"

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
+#include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/layers/layer.hpp"
 
