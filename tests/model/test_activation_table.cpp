@@ -9,12 +9,14 @@
 
 #include "support/double_views.hpp"
 #include "support/gradient_check.hpp"
+#include "support/test_parameters.hpp"
 #include "tessera/backends/kokkos/activation_kernels.hpp"
 #include "tessera/backends/kokkos/kokkos_backend.hpp"
 #include "tessera/layers/activation.hpp"
 #include "tessera/model/layer_entry.hpp"
 #include "tessera/model/layer_registry.hpp"
 #include "tessera/ops/activation_docs.hpp"
+#include "tessera/registry/op_factory.hpp"
 
 using namespace tessera;
 namespace kb = tessera::kokkos_backend;
@@ -148,4 +150,27 @@ TEST_CASE("docs/config.md lists the table's activations and keys", "[model][acti
   const auto rows = ops::activation_rows();
   CHECK(docs.find(ops::activation_docs(rows)) != std::string::npos);
   CHECK(docs.find("| " + ops::activation_type_list(rows) + " | 1 | any | same |") != std::string::npos);
+}
+
+TEST_CASE("an activation without a oneDNN algorithm runs on Kokkos under the auto backend", "[model][activations]") {
+  // GELU's row names no oneDNN algorithm: the oneDNN backend declines it and Kokkos runs it.
+  nlohmann::json entry = nlohmann::json::object();
+  ConfigObject cfg(entry, "$.layers[0]");
+  auto gelu = model::make_layer("gelu", "g", cfg);
+  const registry::OpFactory factory("auto");
+  layers::LayerContext ctx;
+  ctx.ops = &factory;
+  testing::TestParameters params;
+  const Shape shape{1, 2, 2, 2, 3};
+  gelu->setup({shape}, ctx, params);
+  CHECK(gelu->backend() == "kokkos");
+  Tensor x(shape), y(shape);
+  const auto xs = random_vector<float>(static_cast<size_t>(shape.numel()), 5u, -3.0, 3.0);
+  x.copy_from_host(xs);
+  gelu->forward({x}, y, {});
+  const auto ys = y.to_host();
+  double worst = 0.0;
+  for (size_t i = 0; i < xs.size(); ++i)
+    worst = std::max(worst, std::abs(ys[i] - 0.5 * xs[i] * (1.0 + std::erf(xs[i] / std::sqrt(2.0)))));
+  CHECK(worst < 1e-6);
 }
