@@ -2,7 +2,9 @@
 // The activations, one row each. Everything else that knows an activation reads its row: the
 // kind's name, its config key, the Kokkos kernels (value and derivative), the oneDNN mapping,
 // whether the graph may run it after a max pool, the docs' key list and the builder's entry.
-// Adding one: its enum value, its row and its place in `Activations` below, and its test.
+// Adding one: its enum value, its row and its place in `Activations` below, its lines in
+// docs/config.md (a test compares them with ops::activation_docs) and its test. A row whose
+// oneDNN algorithm is not in OnednnEltwise yet also adds that case to the oneDNN backend.
 #include <cstddef>
 
 #include "tessera/core/kokkos_compat.hpp"
