@@ -1,15 +1,10 @@
 #include "tessera/bench/model_ops.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
-#include "tessera/layers/activation.hpp"
-#include "tessera/layers/batch_norm.hpp"
-#include "tessera/layers/conv.hpp"
-#include "tessera/layers/conv_transpose.hpp"
-#include "tessera/layers/dense.hpp"
-#include "tessera/layers/pool.hpp"
 #include "tessera/model/graph_builder.hpp"
 #include "tessera/model/model_spec.hpp"
 #include "tessera/model/passes/passes.hpp"
@@ -43,14 +38,15 @@ std::string OpCase::shape() const {
   return "";
 }
 
-std::vector<OpCase> model_op_cases(const nlohmann::json& model_section, int64_t batch) {
-  ConfigObject spec(model_section, "$.model");
+namespace {
+
+/// The model's graph as training builds it, with the passes that change which ops run on
+/// which shapes, except the fusion: a fused layer runs the same convolution and pooling, in
+/// slabs.
+model::Graph op_graph(const model::ModelSpec& model_spec, int64_t batch) {
   model::BuildOptions options;
   options.group = parallel::Communicator::world();
-  const model::ModelSpec model_spec = model::ModelSpec::from_json(spec);
   model::Graph graph = model::build_graph(model_spec, options);
-  // The passes that change which ops run on which shapes, except the fusion: a fused layer
-  // runs the same convolution and pooling, in slabs.
   for (const auto& pass : model::passes::all())
     if (std::string(pass.name) != "fuse_conv_max_pool") pass.run(graph);
   try {
@@ -58,6 +54,52 @@ std::vector<OpCase> model_op_cases(const nlohmann::json& model_section, int64_t 
   } catch (const ShapeError& e) {
     throw ConfigError("$.training.batch_size", e.what());
   }
+  return graph;
+}
+
+/// The case of a layer that runs a backend op, as the layer declares it.
+void set_backend_op(const layers::LayerOp& op, OpCase& c) {
+  c.runner = op.adjoint_conv ? CaseRunner::conv_transpose : CaseRunner::op;
+  c.kind = op.kind;
+  c.conv = op.conv;
+  c.pool = op.pool;
+  c.eltwise = op.eltwise;
+  c.eltwise_elements = op.eltwise_elements;
+  c.batch_norm = op.batch_norm;
+  c.inner_product = op.inner_product;
+  c.bias = op.bias;
+}
+
+/// The case of node `i`, a layer of the spec whose kernels are its own; false for the nodes
+/// the graph added (redistributions), which communicate.
+bool set_own_layer(const model::ModelSpec& model_spec, const model::Graph& graph, size_t i,
+                   const std::vector<Shape>& inputs, int64_t batch, OpCase& c) {
+  const model::GraphNode& node = graph.nodes[i];
+  const layers::Layer& layer = *node.layer;
+  const auto entry = std::find_if(model_spec.layers.begin(), model_spec.layers.end(),
+                                  [&](const model::LayerSpec& ls) { return ls.name == layer.name(); });
+  if (entry == model_spec.layers.end() || entry->type != layer.type()) return false;
+  c.runner = CaseRunner::layer;
+  c.layer_type = entry->type;
+  c.layer_config = entry->config;
+  c.layer_path = entry->path;
+  c.inputs = inputs;
+  for (int in : node.inputs) c.input_grads.push_back(in != model::Graph::kModelInput);
+  Shape out = node.global_output;
+  out[0] = batch;
+  c.output = node.grid().local_shape(out, "layer '" + layer.name() + "' (" + layer.type() + ")");
+  c.context = node.context;
+  c.context.ops = nullptr;  // the graph's factory; the timing gives the layer its own
+  c.batch = batch;
+  return true;
+}
+
+}  // namespace
+
+std::vector<OpCase> model_op_cases(const nlohmann::json& model_section, int64_t batch) {
+  ConfigObject spec(model_section, "$.model");
+  const model::ModelSpec model_spec = model::ModelSpec::from_json(spec);
+  const model::Graph graph = op_graph(model_spec, batch);
   std::vector<OpCase> cases;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const layers::Layer& layer = *graph.nodes[i].layer;
@@ -65,50 +107,10 @@ std::vector<OpCase> model_op_cases(const nlohmann::json& model_section, int64_t 
     OpCase c;
     c.layer = layer.name();
     c.reads_model_input = graph.nodes[i].inputs.size() == 1 && graph.nodes[i].inputs[0] == model::Graph::kModelInput;
-    if (const auto* conv = dynamic_cast<const layers::Conv*>(&layer)) {
-      c.kind = ops::OpKind::conv;
-      c.conv = conv->geometry(inputs[0]);
-    } else if (const auto* pool = dynamic_cast<const layers::Pool*>(&layer)) {
-      c.kind = ops::OpKind::pool;
-      c.pool = pool->geometry(inputs[0]);
-    } else if (const auto* act = dynamic_cast<const layers::Activation*>(&layer)) {
-      c.kind = ops::OpKind::eltwise;
-      c.eltwise = act->desc();
-      c.eltwise_elements = inputs[0].numel();
-    } else if (const auto* bn = dynamic_cast<const layers::BatchNorm*>(&layer)) {
-      c.kind = ops::OpKind::batch_norm;
-      c.batch_norm.channels = inputs[0][inputs[0].rank() - 1];
-      c.batch_norm.rows = inputs[0].numel() / c.batch_norm.channels;
-      c.batch_norm.epsilon = static_cast<float>(bn->epsilon());
-    } else if (const auto* dense = dynamic_cast<const layers::Dense*>(&layer)) {
-      c.kind = ops::OpKind::inner_product;
-      c.inner_product.batch = inputs[0][0];
-      c.inner_product.in_features = inputs[0].numel() / inputs[0][0];
-      c.inner_product.out_features = dense->units();
-    } else if (const auto* up = dynamic_cast<const layers::ConvTranspose*>(&layer)) {
-      c.runner = CaseRunner::conv_transpose;
-      c.kind = ops::OpKind::conv;
-      c.conv = up->adjoint_geometry(inputs[0]);
-      c.bias = up->options().bias;
-    } else {
-      // A layer of the spec whose kernels are its own; the rest (redistributions) communicate.
-      const auto entry = std::find_if(model_spec.layers.begin(), model_spec.layers.end(),
-                                      [&](const model::LayerSpec& ls) { return ls.name == layer.name(); });
-      if (entry == model_spec.layers.end() || entry->type != layer.type()) continue;
-      const model::GraphNode& node = graph.nodes[i];
-      c.runner = CaseRunner::layer;
-      c.layer_type = entry->type;
-      c.layer_config = entry->config;
-      c.layer_path = entry->path;
-      c.inputs = inputs;
-      for (int in : node.inputs) c.input_grads.push_back(in != model::Graph::kModelInput);
-      Shape out = node.global_output;
-      out[0] = batch;
-      c.output = node.grid().local_shape(out, "layer '" + layer.name() + "' (" + layer.type() + ")");
-      c.context = node.context;
-      c.context.ops = nullptr;  // the graph's factory; the timing gives the layer its own
-      c.batch = batch;
-    }
+    if (const std::optional<layers::LayerOp> op = layer.backend_op(inputs))
+      set_backend_op(*op, c);
+    else if (!set_own_layer(model_spec, graph, i, inputs, batch, c))
+      continue;
     cases.push_back(c);
   }
   return cases;

@@ -6,34 +6,31 @@ namespace tessera::layers {
 
 Activation::Activation(std::string name, ops::EltwiseDesc desc) : Layer(std::move(name)), desc_(desc) {}
 
-template <ops::EltwiseKind Kind>
-std::unique_ptr<Layer> Activation::from_json(const std::string& name, ConfigObject& cfg, int /*spatial_rank*/) {
+std::unique_ptr<Layer> Activation::from_config(ops::EltwiseKind kind, const std::string& name, ConfigObject& cfg) {
   ops::EltwiseDesc desc;
-  desc.kind = Kind;
-  if (Kind == ops::EltwiseKind::leaky_relu) desc.alpha = static_cast<float>(cfg.number_in("alpha", 0.0, 1.0, 0.01));
-  if (Kind == ops::EltwiseKind::elu) desc.alpha = static_cast<float>(cfg.number_in("alpha", 0.0, 1e6, 1.0));
-  if (Kind == ops::EltwiseKind::scale) desc.alpha = static_cast<float>(cfg.number_in("factor", -1e6, 1e6, 1.0));
+  desc.kind = kind;
+  const ops::ActivationKey& key = ops::activation_info(kind).key;
+  if (key.name) desc.alpha = static_cast<float>(cfg.number_in(key.name, key.min, key.max, key.fallback));
   return std::make_unique<Activation>(name, desc);
 }
 
-template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::relu>(const std::string&, ConfigObject&, int);
-template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::leaky_relu>(const std::string&, ConfigObject&,
-                                                                                    int);
-template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::elu>(const std::string&, ConfigObject&, int);
-template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::tanh>(const std::string&, ConfigObject&, int);
-template std::unique_ptr<Layer> Activation::from_json<ops::EltwiseKind::scale>(const std::string&, ConfigObject&, int);
+std::string Activation::type() const { return ops::activation_info(desc_.kind).name; }
 
-std::string Activation::type() const {
-  switch (desc_.kind) {
-    case ops::EltwiseKind::leaky_relu:
-      return "leaky_relu";
-    case ops::EltwiseKind::elu:
-      return "elu";
-    case ops::EltwiseKind::tanh: return "tanh";
-    case ops::EltwiseKind::scale: return "scale";
-    default:
-      return "relu";
-  }
+LayerTraits Activation::traits() const {
+  LayerTraits t;
+  t.spatial_split = true;
+  t.channel_split = true;
+  t.commutes_with_max_pool = ops::activation_info(desc_.kind).non_decreasing(desc_.alpha);
+  t.op_kinds = {ops::OpKind::eltwise};
+  return t;
+}
+
+std::optional<LayerOp> Activation::backend_op(const std::vector<Shape>& inputs) const {
+  LayerOp op;
+  op.kind = ops::OpKind::eltwise;
+  op.eltwise = desc_;
+  op.eltwise_elements = inputs.at(0).numel();
+  return op;
 }
 
 Shape Activation::output_shape(const std::vector<Shape>& inputs) const {

@@ -1,6 +1,6 @@
 #include "tessera/layers/add.hpp"
 
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
+#include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::layers {

@@ -18,6 +18,24 @@ std::unique_ptr<Layer> BatchNorm::from_json(const std::string& name, ConfigObjec
   return layer;
 }
 
+LayerTraits BatchNorm::traits() const {
+  LayerTraits t;
+  t.spatial_split = true;
+  t.channel_split = true;
+  t.op_kinds = {ops::OpKind::batch_norm};
+  return t;
+}
+
+std::optional<LayerOp> BatchNorm::backend_op(const std::vector<Shape>& inputs) const {
+  const Shape& x = inputs.at(0);
+  LayerOp op;
+  op.kind = ops::OpKind::batch_norm;
+  op.batch_norm.channels = x[x.rank() - 1];
+  op.batch_norm.rows = x.numel() / op.batch_norm.channels;
+  op.batch_norm.epsilon = static_cast<float>(epsilon_);
+  return op;
+}
+
 Shape BatchNorm::output_shape(const std::vector<Shape>& inputs) const {
   require_shape(inputs.size() == 1, where() + ": expected one input, got " + std::to_string(inputs.size()));
   const Shape& s = inputs[0];

@@ -51,6 +51,28 @@ ops::ConvGeometry Conv::geometry(const Shape& input) const {
   return g;
 }
 
+LayerTraits Conv::traits() const {
+  LayerTraits t;
+  t.spatial_split = true;
+  t.channel_split = true;
+  t.mixes_channels = true;
+  t.output_channels_key = "filters";
+  t.op_kinds = {ops::OpKind::conv};
+  return t;
+}
+
+std::optional<SlidingWindow> Conv::window(const Shape& input) const {
+  const ops::ConvGeometry g = geometry(input);
+  return SlidingWindow{Window{g.kernel, g.stride, g.padding, g.dilation}, false};
+}
+
+std::optional<LayerOp> Conv::backend_op(const std::vector<Shape>& inputs) const {
+  LayerOp op;
+  op.kind = ops::OpKind::conv;
+  op.conv = geometry(inputs.at(0));
+  return op;
+}
+
 Shape Conv::output_shape(const std::vector<Shape>& inputs) const {
   return geometry(single_input(inputs)).output_shape();
 }

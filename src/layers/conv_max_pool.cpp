@@ -34,6 +34,13 @@ bool ConvMaxPool::pays_off(const ops::ConvGeometry& g) {
   return out[0] * out[1] * out[2] * g.out_channels * static_cast<int64_t>(sizeof(float)) > kSlabBytes;
 }
 
+LayerTraits ConvMaxPool::traits() const {
+  LayerTraits t;
+  t.mixes_channels = true;
+  t.op_kinds = {ops::OpKind::conv};
+  return t;
+}
+
 std::string ConvMaxPool::type() const {
   return conv_->type() + "+max_pool" + (pool_.options().spatial_rank == 2 ? "2d" : "3d");
 }

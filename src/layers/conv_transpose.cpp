@@ -1,5 +1,7 @@
 #include "tessera/layers/conv_transpose.hpp"
 
+#include <array>
+
 #include "tessera/backends/kokkos/conv_kernels.hpp"
 #include "tessera/core/error.hpp"
 
@@ -72,6 +74,32 @@ ops::ConvGeometry ConvTranspose::adjoint_geometry(const Shape& input) const {
   require_shape(g.out_size() == in, where() + ": internal error: the adjoint convolution " + g.str() +
                                         " does not map back to input " + input.str());
   return g;
+}
+
+LayerTraits ConvTranspose::traits() const {
+  LayerTraits t;
+  t.spatial_split = true;
+  t.channel_split = true;
+  t.mixes_channels = true;
+  t.output_channels_key = "filters";
+  t.op_kinds = {ops::OpKind::conv};
+  return t;
+}
+
+std::optional<SlidingWindow> ConvTranspose::window(const Shape& /*input*/) const {
+  // Its window slides over its output; a 2D one has a depth of one.
+  std::array<int64_t, 3> kernel = options_.kernel, stride = options_.stride, padding = options_.padding;
+  if (options_.spatial_rank == 2) kernel[0] = stride[0] = 1, padding[0] = 0;
+  return SlidingWindow{Window{kernel, stride, padding, {1, 1, 1}}, true};
+}
+
+std::optional<LayerOp> ConvTranspose::backend_op(const std::vector<Shape>& inputs) const {
+  LayerOp op;
+  op.kind = ops::OpKind::conv;
+  op.adjoint_conv = true;
+  op.conv = adjoint_geometry(inputs.at(0));
+  op.bias = options_.bias;
+  return op;
 }
 
 Shape ConvTranspose::output_shape(const std::vector<Shape>& inputs) const {

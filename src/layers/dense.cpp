@@ -13,6 +13,26 @@ std::unique_ptr<Layer> Dense::from_json(const std::string& name, ConfigObject& c
   return std::make_unique<Dense>(name, units, bias);
 }
 
+LayerTraits Dense::traits() const {
+  LayerTraits t;
+  t.spatial_split = true;
+  t.channel_split = true;
+  t.mixes_channels = true;
+  t.output_channels_key = "units";
+  t.op_kinds = {ops::OpKind::inner_product};
+  return t;
+}
+
+std::optional<LayerOp> Dense::backend_op(const std::vector<Shape>& inputs) const {
+  const Shape& x = inputs.at(0);
+  LayerOp op;
+  op.kind = ops::OpKind::inner_product;
+  op.inner_product.batch = x[0];
+  op.inner_product.in_features = x.numel() / x[0];
+  op.inner_product.out_features = units_;
+  return op;
+}
+
 Shape Dense::output_shape(const std::vector<Shape>& inputs) const {
   require_shape(inputs.size() == 1, where() + ": expected one input, got " + std::to_string(inputs.size()));
   const Shape& s = inputs[0];

@@ -1,6 +1,6 @@
 #include "tessera/layers/dropout.hpp"
 
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
+#include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/rng.hpp"
 

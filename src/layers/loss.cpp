@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
+#include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::layers {

@@ -62,6 +62,26 @@ ops::PoolGeometry Pool::geometry(const Shape& input) const {
   return g;
 }
 
+LayerTraits Pool::traits() const {
+  LayerTraits t;
+  t.spatial_split = true;
+  t.channel_split = true;
+  t.op_kinds = {ops::OpKind::pool};
+  return t;
+}
+
+std::optional<SlidingWindow> Pool::window(const Shape& input) const {
+  const ops::PoolGeometry g = geometry(input);
+  return SlidingWindow{Window{g.kernel, g.stride, g.padding, {1, 1, 1}}, false};
+}
+
+std::optional<LayerOp> Pool::backend_op(const std::vector<Shape>& inputs) const {
+  LayerOp op;
+  op.kind = ops::OpKind::pool;
+  op.pool = geometry(inputs.at(0));
+  return op;
+}
+
 Shape Pool::output_shape(const std::vector<Shape>& inputs) const {
   return geometry(single_input(inputs)).output_shape();
 }
@@ -77,8 +97,9 @@ void Pool::reshape(const std::vector<Shape>& inputs) {
     if (halo_.active() && options_.kind == ops::PoolKind::average)
       for (size_t k = 0; k < 3; ++k)
         require_shape(options_.padding[k] == 0 || grid().spatial_parts()[k] == 1,
-                      where() + ": average pooling with padding cannot split a padded axis over ranks (its "
-                                "divisor excludes padding); use padding 0 or do not split that axis");
+                      where() +
+                          ": average pooling with padding cannot split a padded axis over ranks (its "
+                          "divisor excludes padding); use padding 0 or do not split that axis");
     const ops::PoolGeometry local = halo_.op_geometry(geometry(halo_.op_input_shape()), where());
     op_ = op_factory().pool(local, name());
   } else {

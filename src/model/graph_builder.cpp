@@ -109,13 +109,13 @@ void Builder::check_layer(const GraphNode& node, const LayerSpec& ls, size_t inp
                                                (wanted < 0 ? std::string("two or more") : std::to_string(wanted)) +
                                                " input(s), got " + std::to_string(got));
   const parallel::Distribution& d = node.grid().distribution();
-  if (d.is_spatial() && !node.layer->supports_spatial_split())
+  if (d.is_spatial() && !node.layer->traits().spatial_split)
     throw ConfigError(ls.distribution ? ls.distribution_path : spec_.distribution_path,
                       "layer '" + ls.name + "' (" + ls.type + ") cannot run with its samples split in space " +
                           "(distribution " + d.str() +
                           "); give it a distribution without depth/height/width splits, e.g. {\"sample\": " +
                           std::to_string(options_.group.size()) + "}");
-  if (d.splits_channels() && !node.layer->supports_channel_split())
+  if (d.splits_channels() && !node.layer->traits().channel_split)
     throw ConfigError(ls.distribution ? ls.distribution_path : spec_.distribution_path,
                       "layer '" + ls.name + "' (" + ls.type + ") cannot run with its channels split (distribution " +
                           d.str() + "); give it a distribution without \"channel\"/\"filter\" splits, e.g. " +

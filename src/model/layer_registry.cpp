@@ -1,4 +1,5 @@
-// The layer types of the model spec. Adding a layer: its file, its test, one line here.
+// The layer types of the model spec. Adding a layer: its file, its test, one line here, and
+// its entry in model/layer_entry.hpp. Activations come from their table (ops/activations.hpp).
 #include <map>
 
 #include "tessera/core/error.hpp"
@@ -24,31 +25,38 @@ struct LayerType {
   int spatial_rank;  // 2 or 3 for dimensioned layers, 0 for layers that accept any rank
 };
 
+/// One type per row of the activation table.
+void add_activations(std::map<std::string, LayerType>& t) {
+  ops::Activations::for_each([&](auto row) {
+    using Row = decltype(row);
+    t.emplace(Row::name, LayerType{&layers::Activation::from_json<Row::kind>, 0});
+  });
+}
+
 const std::map<std::string, LayerType>& types() {
   using namespace layers;
-  static const std::map<std::string, LayerType> t{
-      {"conv2d", {&Conv::from_json, 2}},
-      {"conv3d", {&Conv::from_json, 3}},
-      {"conv_transpose2d", {&ConvTranspose::from_json, 2}},
-      {"conv_transpose3d", {&ConvTranspose::from_json, 3}},
-      {"max_pool2d", {&Pool::from_json<ops::PoolKind::max>, 2}},
-      {"max_pool3d", {&Pool::from_json<ops::PoolKind::max>, 3}},
-      {"avg_pool2d", {&Pool::from_json<ops::PoolKind::average>, 2}},
-      {"avg_pool3d", {&Pool::from_json<ops::PoolKind::average>, 3}},
-      {"global_avg_pool2d", {&GlobalAvgPool::from_json, 2}},
-      {"global_avg_pool3d", {&GlobalAvgPool::from_json, 3}},
-      {"batch_norm", {&BatchNorm::from_json, 0}},
-      {"relu", {&Activation::from_json<ops::EltwiseKind::relu>, 0}},
-      {"leaky_relu", {&Activation::from_json<ops::EltwiseKind::leaky_relu>, 0}},
-      {"elu", {&Activation::from_json<ops::EltwiseKind::elu>, 0}},
-      {"tanh", {&Activation::from_json<ops::EltwiseKind::tanh>, 0}},
-      {"scale", {&Activation::from_json<ops::EltwiseKind::scale>, 0}},
-      {"dropout", {&Dropout::from_json, 0}},
-      {"dense", {&Dense::from_json, 0}},
-      {"flatten", {&Flatten::from_json, 0}},
-      {"add", {&Add::from_json, 0}},
-      {"concat", {&Concat::from_json, 0}},
-  };
+  static const std::map<std::string, LayerType> t = [] {
+    std::map<std::string, LayerType> all{
+        {"conv2d", {&Conv::from_json, 2}},
+        {"conv3d", {&Conv::from_json, 3}},
+        {"conv_transpose2d", {&ConvTranspose::from_json, 2}},
+        {"conv_transpose3d", {&ConvTranspose::from_json, 3}},
+        {"max_pool2d", {&Pool::from_json<ops::PoolKind::max>, 2}},
+        {"max_pool3d", {&Pool::from_json<ops::PoolKind::max>, 3}},
+        {"avg_pool2d", {&Pool::from_json<ops::PoolKind::average>, 2}},
+        {"avg_pool3d", {&Pool::from_json<ops::PoolKind::average>, 3}},
+        {"global_avg_pool2d", {&GlobalAvgPool::from_json, 2}},
+        {"global_avg_pool3d", {&GlobalAvgPool::from_json, 3}},
+        {"batch_norm", {&BatchNorm::from_json, 0}},
+        {"dropout", {&Dropout::from_json, 0}},
+        {"dense", {&Dense::from_json, 0}},
+        {"flatten", {&Flatten::from_json, 0}},
+        {"add", {&Add::from_json, 0}},
+        {"concat", {&Concat::from_json, 0}},
+    };
+    add_activations(all);
+    return all;
+  }();
   return t;
 }
 

@@ -1,9 +1,8 @@
 #include "tessera/model/model.hpp"
 
-#include <cstdio>
-
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
+#include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/model/model_spec.hpp"
 #include "tessera/model/passes/passes.hpp"
@@ -144,11 +143,8 @@ void Model::backward(const Tensor& grad_output, const layers::StepInfo& step,
 }
 
 std::string Model::summary() const {
-  std::string out;
-  char line[512];
-  std::snprintf(line, sizeof line, "%-18s %-18s %-24s %12s  %s\n", "layer", "type", "output (N,D,H,W,C)", "parameters",
-                "backend");
-  out += line;
+  std::string out =
+      format("%-18s %-18s %-24s %12s  %s\n", "layer", "type", "output (N,D,H,W,C)", "parameters", "backend");
   std::string declined;  // the op choices for which a backend declined, with its reason
   std::string notes;     // what split layers decided (e.g. halo overlap)
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
@@ -158,18 +154,16 @@ std::string Model::summary() const {
     for (const auto& p : params_.all())
       if (p->trainable && p->name.rfind(layer.name() + ".", 0) == 0) count += p->shape.numel();
     const parallel::Distribution& d = node.grid().distribution();
-    std::snprintf(line, sizeof line, "%-18s %-18s %-24s %12lld  %s\n", layer.name().c_str(), layer.type().c_str(),
+    out += format("%-18s %-18s %-24s %12lld  %s\n", layer.name().c_str(), layer.type().c_str(),
                   state_[i].global_output.str().c_str(), static_cast<long long>(count),
                   (layer.backend() + (d.is_serial() ? "" : "  " + d.str())).c_str());
-    out += line;
     if (const std::string note = layer.distribution_note(); !note.empty()) notes += layer.name() + ": " + note + "\n";
     if (node.context.ops == nullptr) continue;
     for (const auto& choice : node.context.ops->choices_for(layer.name()))
       if (!choice.declined.empty()) declined += layer.name() + ": " + choice.op + ": " + choice.str() + "\n";
   }
-  std::snprintf(line, sizeof line, "total trainable parameters: %lld\n",
-                static_cast<long long>(params_.trainable_count()));
-  return out + line + notes + declined;
+  return out + format("total trainable parameters: %lld\n", static_cast<long long>(params_.trainable_count())) + notes +
+         declined;
 }
 
 double Model::forward_flops_per_sample() const {

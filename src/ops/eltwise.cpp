@@ -1,18 +1,14 @@
-#include <sstream>
-
 #include "tessera/ops/eltwise.hpp"
+
+#include <sstream>
 
 namespace tessera::ops {
 
 std::string EltwiseDesc::str() const {
+  const ActivationInfo& row = activation_info(kind);
   std::ostringstream s;
-  switch (kind) {
-    case EltwiseKind::relu: return "relu";
-    case EltwiseKind::leaky_relu: s << "leaky_relu(alpha=" << alpha << ")"; break;
-    case EltwiseKind::elu: s << "elu(alpha=" << alpha << ")"; break;
-    case EltwiseKind::tanh: return "tanh";
-    case EltwiseKind::scale: s << "scale(factor=" << alpha << ")"; break;
-  }
+  s << row.name;
+  if (row.key.name) s << "(" << row.key.name << "=" << alpha << ")";
   return s.str();
 }
 

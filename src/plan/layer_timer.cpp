@@ -67,13 +67,13 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-/// The spec entry of the layer computing `parts` of its output channels: "filters" or "units"
-/// divided. Keys that only place the layer (name, inputs, distribution) go.
+/// The spec entry of the layer computing `parts` of its output channels: the key its layer
+/// declares for them divided. Keys that only place the layer (name, inputs, distribution) go.
 nlohmann::json local_config(const PlanNode& node, int64_t parts) {
   nlohmann::json c = node.config;
   for (const char* k : {"name", "inputs", "distribution", "backend"}) c.erase(k);
-  for (const char* k : {"filters", "units"})
-    if (c.contains(k) && parts > 1) c[k] = c[k].get<int64_t>() / parts;
+  const std::string& k = node.output_channels_key;
+  if (!k.empty() && c.contains(k) && parts > 1) c[k] = c[k].get<int64_t>() / parts;
   return c;
 }
 

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <utility>
 
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
+#include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"

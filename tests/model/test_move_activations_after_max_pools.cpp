@@ -42,3 +42,17 @@ TEST_CASE("Activations stay before average pools, non-monotone maps and shared o
   auto pool_first = graph_of(R"({"name": "p", "type": "max_pool3d"}, {"name": "a", "type": "relu"})");
   CHECK(model::passes::move_activations_after_max_pools(pool_first).empty());
 }
+
+TEST_CASE("A non-monotone activation stays before a max pool, whatever the sign of its key", "[model][passes]") {
+  // GELU dips below 0 near x = −0.75: pooling first would change the result. Its key value is
+  // 0, which a rule on the key's sign alone would take for a safe move.
+  auto gelu = graph_of(R"({"name": "a", "type": "gelu"}, {"name": "p", "type": "max_pool3d"})");
+  CHECK(gelu.nodes[0].layer->traits().commutes_with_max_pool == false);
+  CHECK(model::passes::move_activations_after_max_pools(gelu).empty());
+  CHECK(gelu.nodes[0].layer->name() == "a");
+  // A negative scale is decreasing: max pooling would pick the wrong element.
+  auto negative = graph_of(R"({"name": "a", "type": "scale", "factor": -2}, {"name": "p", "type": "max_pool3d"})");
+  CHECK(model::passes::move_activations_after_max_pools(negative).empty());
+  auto positive = graph_of(R"({"name": "a", "type": "scale", "factor": 2}, {"name": "p", "type": "max_pool3d"})");
+  CHECK(model::passes::move_activations_after_max_pools(positive).size() == 1);
+}

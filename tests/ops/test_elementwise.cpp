@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "support/gradient_check.hpp"
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
+#include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/rng.hpp"
 

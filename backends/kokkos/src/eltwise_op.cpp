@@ -1,5 +1,5 @@
-// The Kokkos reference activations: the templated kernels of eltwise_kernels.hpp in float.
-#include "tessera/backends/kokkos/eltwise_kernels.hpp"
+// The Kokkos reference activations: the templated kernels of activation_kernels.hpp in float.
+#include "tessera/backends/kokkos/activation_kernels.hpp"
 #include "tessera/backends/kokkos/kokkos_backend.hpp"
 #include "tessera/core/error.hpp"
 

@@ -1,4 +1,5 @@
-// ReLU, LeakyReLU, ELU, tanh and scale through oneDNN's eltwise primitives over the flat tensor.
+// The activations whose row in ops/activations.hpp names a oneDNN algorithm, through oneDNN's
+// eltwise primitives over the flat tensor.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -76,20 +77,20 @@ class OnednnEltwiseOp final : public ops::EltwiseOp {
     return memory::desc({count}, memory::data_type::f32, memory::format_tag::a);
   }
 
-  // oneDNN's relu with a negative slope alpha is LeakyReLU; its elu is alpha·(eˣ − 1) for
-  // x ≤ 0, as ours. Both take the negative branch at 0, as the Kokkos reference does. Its
-  // linear is alpha·x + beta, our scale with beta = 0.
+  // Each row of ops/activations.hpp names its algorithm; make_eltwise takes only rows that
+  // have one. Both sides take the negative branch at 0, as the Kokkos reference does.
   dnnl::algorithm algorithm() const {
-    switch (desc_.kind) {
-      case ops::EltwiseKind::elu: return dnnl::algorithm::eltwise_elu;
-      case ops::EltwiseKind::tanh: return dnnl::algorithm::eltwise_tanh;
-      case ops::EltwiseKind::scale: return dnnl::algorithm::eltwise_linear;
-      default: return dnnl::algorithm::eltwise_relu;
+    switch (ops::activation_info(desc_.kind).onednn) {
+      case ops::OnednnEltwise::relu: return dnnl::algorithm::eltwise_relu;
+      case ops::OnednnEltwise::elu: return dnnl::algorithm::eltwise_elu;
+      case ops::OnednnEltwise::tanh: return dnnl::algorithm::eltwise_tanh;
+      case ops::OnednnEltwise::linear: return dnnl::algorithm::eltwise_linear;
+      case ops::OnednnEltwise::none: break;
     }
+    throw Error("onednn " + desc_.str() + ": no oneDNN algorithm");
   }
-  float alpha() const {
-    return desc_.kind == ops::EltwiseKind::relu || desc_.kind == ops::EltwiseKind::tanh ? 0.0f : desc_.alpha;
-  }
+  /// The key's value; rows without a key pass 0 (plain ReLU's slope, unused by tanh).
+  float alpha() const { return ops::activation_info(desc_.kind).key.name ? desc_.alpha : 0.0f; }
 
   dnnl::eltwise_forward::primitive_desc forward_pd(const memory::desc& md) const {
     const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, algorithm(), md, alpha(), 0.0f);

@@ -31,6 +31,10 @@ class OnednnBackend final : public ops::Backend {
   }
   std::unique_ptr<ops::EltwiseOp> create_eltwise(const ops::EltwiseDesc& d, std::string& why) override {
     if (!tensors_on_host) return decline(why);
+    if (ops::activation_info(d.kind).onednn == ops::OnednnEltwise::none) {
+      why = "oneDNN has no eltwise algorithm for " + d.str();
+      return nullptr;
+    }
     return onednn_backend::make_eltwise(d);
   }
   std::unique_ptr<ops::InnerProductOp> create_inner_product(const ops::InnerProductGeometry& g,

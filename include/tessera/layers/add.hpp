@@ -16,10 +16,14 @@ class Add final : public Layer {
   static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
 
   std::string type() const override { return "add"; }
-  /// Blocks of equally distributed inputs line up.
-  bool supports_spatial_split() const override { return true; }
-  /// Elementwise: a slice of the channels runs alone.
-  bool supports_channel_split() const override { return true; }
+  /// Split in space: blocks of equally distributed inputs line up. Over channels: elementwise,
+  /// a slice of the channels runs alone.
+  LayerTraits traits() const override {
+    LayerTraits t;
+    t.spatial_split = true;
+    t.channel_split = true;
+    return t;
+  }
   int num_inputs() const override { return -1; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;

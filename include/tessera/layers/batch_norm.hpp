@@ -20,10 +20,11 @@ class BatchNorm final : public Layer {
   static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
 
   std::string type() const override { return "batch_norm"; }
-  /// Statistics are reduced over the spatial group.
-  bool supports_spatial_split() const override { return true; }
-  /// Per channel: a slice of the channels runs alone.
-  bool supports_channel_split() const override { return true; }
+  /// Split in space: statistics are reduced over the spatial group. Split over channels: per
+  /// channel, a slice of the channels runs alone.
+  LayerTraits traits() const override;
+  /// The batch norm op over the rows and channels of `inputs[0]`.
+  std::optional<LayerOp> backend_op(const std::vector<Shape>& inputs) const override;
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void reshape(const std::vector<Shape>& inputs) override;
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;

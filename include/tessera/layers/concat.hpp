@@ -20,9 +20,13 @@ class Concat final : public Layer {
   static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
 
   std::string type() const override { return "concat"; }
-  /// Blocks of equally distributed inputs line up.
-  bool supports_spatial_split() const override { return true; }
-  bool supports_channel_split() const override { return true; }
+  /// Split in space or over channels: blocks of equally distributed inputs line up.
+  LayerTraits traits() const override {
+    LayerTraits t;
+    t.spatial_split = true;
+    t.channel_split = true;
+    return t;
+  }
   int num_inputs() const override { return -1; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;

@@ -56,8 +56,10 @@ class Conv final : public Layer {
   std::string backend() const override;
   /// 2·kD·kH·kW·C·filters per output position of one sample.
   double forward_flops(const std::vector<Shape>& inputs) const override;
-  bool supports_spatial_split() const override { return true; }
-  bool supports_channel_split() const override { return true; }
+  /// Split in space with halos; mixes channels ("filters").
+  LayerTraits traits() const override;
+  std::optional<SlidingWindow> window(const Shape& input) const override;
+  std::optional<LayerOp> backend_op(const std::vector<Shape>& inputs) const override;
   std::string distribution_note() const override;
   /// A ConvMaxPool where ConvMaxPool::can_fuse and ConvMaxPool::pays_off.
   std::unique_ptr<Layer> fused_with_max_pool(const std::string& pool_name, const PoolOptions& pool,

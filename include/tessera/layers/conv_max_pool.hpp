@@ -48,6 +48,8 @@ class ConvMaxPool final : public Layer {
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   std::string backend() const override { return slab_op_ ? slab_op_->backend() : ""; }
   double forward_flops(const std::vector<Shape>& inputs) const override { return conv_->forward_flops(inputs); }
+  /// Runs unsplit (the fusion pass builds it only then) and mixes channels as its convolution.
+  LayerTraits traits() const override;
 
  protected:
   /// The convolution's parameters, under its names and in its order.

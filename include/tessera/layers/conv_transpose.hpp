@@ -54,8 +54,11 @@ class ConvTranspose final : public Layer {
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   std::string backend() const override;
-  bool supports_spatial_split() const override { return true; }
-  bool supports_channel_split() const override { return true; }
+  /// Split in space with halos on its output; mixes channels ("filters").
+  LayerTraits traits() const override;
+  std::optional<SlidingWindow> window(const Shape& input) const override;
+  /// Its adjoint convolution and its bias.
+  std::optional<LayerOp> backend_op(const std::vector<Shape>& inputs) const override;
   /// The same multiply-adds as the adjoint convolution: 2·kD·kH·kW·C·filters per input position.
   double forward_flops(const std::vector<Shape>& inputs) const override;
 

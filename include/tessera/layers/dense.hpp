@@ -21,9 +21,10 @@ class Dense final : public Layer {
   static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
 
   std::string type() const override { return "dense"; }
-  /// Features are whole on every rank of a spatial group: it runs replicated there.
-  bool supports_spatial_split() const override { return true; }
-  bool supports_channel_split() const override { return true; }
+  /// Features are whole on every rank of a spatial group: it runs replicated there. Mixes
+  /// channels ("units").
+  LayerTraits traits() const override;
+  std::optional<LayerOp> backend_op(const std::vector<Shape>& inputs) const override;
   int64_t units() const { return units_; }
   bool has_bias() const { return bias_enabled_; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;

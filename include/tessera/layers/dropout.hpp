@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
+#include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/layers/layer.hpp"
 
@@ -19,10 +19,14 @@ class Dropout final : public Layer {
   static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
 
   std::string type() const override { return "dropout"; }
-  /// Masks follow each element's global index.
-  bool supports_spatial_split() const override { return true; }
-  /// Per channel: a slice of the channels runs alone.
-  bool supports_channel_split() const override { return true; }
+  /// Split in space: masks follow each element's global index. Over channels: per channel, a
+  /// slice of the channels runs alone.
+  LayerTraits traits() const override {
+    LayerTraits t;
+    t.spatial_split = true;
+    t.channel_split = true;
+    return t;
+  }
   float rate() const { return rate_; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;

@@ -22,7 +22,12 @@ class Flatten final : public Layer {
   std::string type() const override { return "flatten"; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void reshape(const std::vector<Shape>& inputs) override;
-  bool supports_spatial_split() const override { return true; }
+  /// Splits in space only.
+  LayerTraits traits() const override {
+    LayerTraits t;
+    t.spatial_split = true;
+    return t;
+  }
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;

@@ -21,9 +21,14 @@ class GlobalAvgPool final : public Layer {
   std::string type() const override { return spatial_rank_ == 2 ? "global_avg_pool2d" : "global_avg_pool3d"; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void reshape(const std::vector<Shape>& inputs) override;
-  bool supports_spatial_split() const override { return true; }
-  /// Per channel: a slice of the channels pools alone, giving that slice of the features.
-  bool supports_channel_split() const override { return true; }
+  /// Split over channels: per channel, a slice of the channels pools alone, giving that slice
+  /// of the features.
+  LayerTraits traits() const override {
+    LayerTraits t;
+    t.spatial_split = true;
+    t.channel_split = true;
+    return t;
+  }
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;

@@ -1,11 +1,13 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tessera/core/tensor.hpp"
 #include "tessera/layers/halo_overlap.hpp"
+#include "tessera/layers/layer_traits.hpp"
 #include "tessera/layers/parameter.hpp"
 #include "tessera/parallel/process_grid.hpp"
 #include "tessera/registry/op_factory.hpp"
@@ -76,10 +78,15 @@ class Layer {
   /// What the layer decided about running split as its Distribution says (e.g. whether it
   /// overlaps its halo exchange, and why), for the model summary; empty when nothing to say.
   virtual std::string distribution_note() const { return ""; }
-  /// True for a pointwise, monotone non-decreasing map f: then max-pool(f(x)) = f(max-pool(x))
-  /// and the gradient reaches the same element either way, so the model may run this layer
-  /// after a following max pool, on fewer elements.
-  virtual bool commutes_with_max_pool() const { return false; }
+  /// What the planner, the bench op list and the graph passes ask of this layer; each layer
+  /// type states its own (the default: none of the properties, no backend op).
+  virtual LayerTraits traits() const { return {}; }
+  /// The window this layer slides when split in space, for one sample `input` [1, ...]; none
+  /// for layers that exchange no halos.
+  virtual std::optional<SlidingWindow> window(const Shape& /*input*/) const { return std::nullopt; }
+  /// The backend op this layer runs for `inputs` (one of traits().op_kinds); none for layers
+  /// whose kernels are their own.
+  virtual std::optional<LayerOp> backend_op(const std::vector<Shape>& /*inputs*/) const { return std::nullopt; }
   /// The pooling's options when this layer is a max pool; null otherwise.
   virtual const PoolOptions* max_pool_options() const { return nullptr; }
   /// One layer doing the work of this layer and of the max pool `pool` (named `pool_name`)
@@ -91,13 +98,6 @@ class Layer {
   }
   /// Forward FLOPs per sample of compute-bound work (for throughput reports).
   virtual double forward_flops(const std::vector<Shape>& /*inputs*/) const { return 0.0; }
-  /// True when the layer computes the same result with each sample split over depth, height
-  /// and width (it exchanges halos or reduces over the spatial group as it needs to).
-  virtual bool supports_spatial_split() const { return false; }
-  /// True when the layer computes the same result with its activations' channels split over
-  /// the channel group of its grid (Distribution::channel or ::filter): per-channel layers run
-  /// locally, layers with weights hold their shard and communicate within the group.
-  virtual bool supports_channel_split() const { return false; }
 
  protected:
   virtual void declare_parameters(const std::vector<Shape>& /*inputs*/, ParameterRegistry& /*params*/) {}

@@ -41,9 +41,10 @@ class Pool final : public Layer {
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   std::string backend() const override;
-  bool supports_spatial_split() const override { return true; }
-  /// Per channel: a slice of the channels runs alone.
-  bool supports_channel_split() const override { return true; }
+  /// Split in space with halos; per channel, a slice of the channels runs alone.
+  LayerTraits traits() const override;
+  std::optional<SlidingWindow> window(const Shape& input) const override;
+  std::optional<LayerOp> backend_op(const std::vector<Shape>& inputs) const override;
   const PoolOptions* max_pool_options() const override {
     return options_.kind == ops::PoolKind::max ? &options_ : nullptr;
   }

@@ -22,8 +22,13 @@ class Redistribute final : public Layer {
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
-  bool supports_spatial_split() const override { return true; }
-  bool supports_channel_split() const override { return true; }
+  /// It moves blocks between distributions of any split.
+  LayerTraits traits() const override {
+    LayerTraits t;
+    t.spatial_split = true;
+    t.channel_split = true;
+    return t;
+  }
   const parallel::ProcessGrid& source_grid() const { return from_; }
 
  private:

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/ops/activations.hpp"
 #include "tessera/parallel/distribution.hpp"
 
 /// The layers of a model spec as C++ values, for ModelBuilder: one function per layer type,
@@ -136,7 +137,7 @@ class Dense final : public Entry<Dense> {
 };
 
 /// Any layer type by name with keys set one by one: the types below that have no keys of
-/// their own or one, and types this header has no function for.
+/// their own or one (the activations among them), and types this header has no function for.
 class Generic final : public Entry<Generic> {
  public:
   using Entry::Entry;
@@ -158,11 +159,28 @@ inline Pool avg_pool2d(const PerAxis& kernel) { return avg_pool2d().kernel(kerne
 inline Pool avg_pool3d(const PerAxis& kernel) { return avg_pool3d().kernel(kernel); }
 inline BatchNorm batch_norm() { return BatchNorm(); }
 inline Dense dense(int64_t units) { return Dense(units); }
-inline Generic relu() { return Generic("relu"); }
-inline Generic leaky_relu() { return Generic("leaky_relu"); }
-inline Generic leaky_relu(double alpha) { return leaky_relu().set("alpha", alpha); }
-inline Generic elu() { return Generic("elu"); }
-inline Generic elu(double alpha) { return elu().set("alpha", alpha); }
+inline Generic global_avg_pool2d() { return Generic("global_avg_pool2d"); }
+inline Generic global_avg_pool3d() { return Generic("global_avg_pool3d"); }
+/// An activation of the table (ops/activations.hpp) by its row, e.g.
+/// activation<ops::activations::Elu>(0.5); its key, where it has one, stays at its default.
+template <class Row>
+Generic activation() {
+  return Generic(Row::name);
+}
+/// The activation of row `Row` with its key (leaky_relu's "alpha", scale's "factor") set.
+template <class Row>
+Generic activation(double key_value) {
+  static_assert(Row::key.name != nullptr, "this activation takes no key");
+  return Generic(Row::name).set(Row::key.name, key_value);
+}
+inline Generic relu() { return activation<ops::activations::Relu>(); }
+inline Generic leaky_relu() { return activation<ops::activations::LeakyRelu>(); }
+inline Generic leaky_relu(double alpha) { return activation<ops::activations::LeakyRelu>(alpha); }
+inline Generic elu() { return activation<ops::activations::Elu>(); }
+inline Generic elu(double alpha) { return activation<ops::activations::Elu>(alpha); }
+inline Generic tanh() { return activation<ops::activations::Tanh>(); }
+inline Generic scale() { return activation<ops::activations::Scale>(); }
+inline Generic scale(double factor) { return activation<ops::activations::Scale>(factor); }
 inline Generic dropout() { return Generic("dropout"); }
 inline Generic dropout(double rate) { return dropout().set("rate", rate); }
 inline Generic flatten() { return Generic("flatten"); }

@@ -2,16 +2,16 @@
 #include <string>
 
 #include "tessera/core/tensor.hpp"
+#include "tessera/ops/activations.hpp"
 
 namespace tessera::ops {
 
-enum class EltwiseKind { relu, leaky_relu, elu, tanh, scale };
-
-/// A pointwise activation; `alpha` is LeakyReLU's negative slope, ELU's scale or the factor
-/// of "scale" (y = alpha·x); tanh has none.
+/// A pointwise activation of the table (ops/activations.hpp); `alpha` is the value of its key
+/// (LeakyReLU's negative slope, ELU's scale, the factor of "scale"), 0 for those without.
 struct EltwiseDesc {
   EltwiseKind kind = EltwiseKind::relu;
   float alpha = 0.0f;
+  /// "relu", "leaky_relu(alpha=0.01)": the name and the key's value.
   std::string str() const;
 };
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/core/shape.hpp"
-#include "tessera/layers/haloed_input.hpp"
+#include "tessera/layers/layer_traits.hpp"
 #include "tessera/model/graph.hpp"
 #include "tessera/model/model_spec.hpp"
 
@@ -15,11 +15,8 @@ namespace tessera::plan {
 
 /// A sliding window a layer applies under a spatial split, and to which of its tensors: a
 /// convolution or pooling reads a halo around its input block, a transposed convolution
-/// writes one around its output block.
-struct WindowUse {
-  layers::Window window;
-  bool on_output = false;
-};
+/// writes one around its output block. The layer declares it (Layer::window).
+using WindowUse = layers::SlidingWindow;
 
 /// One layer as the performance model sees it: what it is, its whole shapes for the global
 /// batch, and what decides its cost under each distribution.
@@ -32,9 +29,11 @@ struct PlanNode {
   Shape global_output;
   int64_t trainable = 0, buffers = 0;                 // whole-parameter element counts
   bool spatial_split = false, channel_split = false;  // what the layer accepts
-  /// It mixes channels through weights ("filters"/"units"): under a channel split it holds a
-  /// shard and exchanges activations inside the group; other layers run on their slice.
+  /// It mixes channels through weights: under a channel split it holds a shard and exchanges
+  /// activations inside the group; other layers run on their slice.
   bool channel_mixing = false;
+  /// The config key of its output channel count ("filters", "units"); empty when none.
+  std::string output_channels_key;
   std::optional<WindowUse> window;
   /// Consumers in the graph.
   int consumers = 0;

@@ -19,7 +19,7 @@ std::vector<std::string> fuse_conv_max_pool(Graph& graph) {
         producer.grid().distribution().is_spatial())
       continue;
     auto layer = producer.layer->fused_with_max_pool(pool_node.layer->name(), *pool, graph.global_input(i, 0, 1));
-    if (!layer || (producer.grid().distribution().splits_channels() && !layer->supports_channel_split())) continue;
+    if (!layer || (producer.grid().distribution().splits_channels() && !layer->traits().channel_split)) continue;
     fused.push_back("graph: '" + layer->name() +
                     "' pools each slab of the convolution's output as it is computed "
                     "(its full output is never stored)");

@@ -12,8 +12,9 @@ std::vector<std::string> move_activations_after_max_pools(Graph& graph) {
   for (size_t i = 0; i + 1 < nodes.size(); ++i) {
     GraphNode& act = nodes[i];
     GraphNode& pool = nodes[i + 1];
-    if (!act.layer->commutes_with_max_pool() || pool.layer->max_pool_options() == nullptr || act.consumers != 1 ||
-        act.inputs.size() != 1 || pool.inputs.size() != 1 || pool.inputs[0] != static_cast<int>(i))
+    if (!act.layer->traits().commutes_with_max_pool || pool.layer->max_pool_options() == nullptr ||
+        act.consumers != 1 || act.inputs.size() != 1 || pool.inputs.size() != 1 ||
+        pool.inputs[0] != static_cast<int>(i))
       continue;
     // Node i keeps the activation's input and now pools it; node i+1 keeps reading node i and
     // now applies the activation, so every later reference to the pool's output is unchanged.

@@ -6,7 +6,7 @@
 
 #include "support/double_views.hpp"
 #include "support/gradient_check.hpp"
-#include "tessera/backends/kokkos/eltwise_kernels.hpp"
+#include "tessera/backends/kokkos/activation_kernels.hpp"
 #include "tessera/backends/kokkos/kokkos_backend.hpp"
 #include "tessera/core/error.hpp"
 
@@ -32,12 +32,9 @@ double reference(EltwiseKind kind, double alpha, double x) {
   if (kind == EltwiseKind::scale) return alpha * x;
   if (x > 0) return x;
   switch (kind) {
-    case EltwiseKind::leaky_relu:
-      return alpha * x;
-    case EltwiseKind::elu:
-      return alpha * (std::exp(x) - 1.0);
-    default:
-      return 0.0;
+    case EltwiseKind::leaky_relu: return alpha * x;
+    case EltwiseKind::elu: return alpha * (std::exp(x) - 1.0);
+    default: return 0.0;
   }
 }
 

@@ -1,7 +1,7 @@
-// The portable kernels of elementwise_kernels.hpp: the same Kokkos code on every
+// The portable kernels of arithmetic_kernels.hpp: the same Kokkos code on every
 // build and backend. Reductions use parallel_reduce (no atomics), so results are fixed for a
 // given thread count.
-#include "tessera/backends/kokkos/elementwise_kernels.hpp"
+#include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/rng.hpp"
