@@ -32,20 +32,6 @@ double clock_seconds() {
 
 }  // namespace
 
-bool HaloWidths::any() const {
-  for (size_t k = 0; k < 3; ++k)
-    if (before[k] != 0 || after[k] != 0) return true;
-  return false;
-}
-
-std::string HaloWidths::str() const {
-  std::string s;
-  for (size_t k = 0; k < 3; ++k)
-    s += std::string(k ? ", " : "") + dimension_names[k] + " " + std::to_string(before[k]) + "+" +
-         std::to_string(after[k]);
-  return s;
-}
-
 HaloExchange::HaloExchange(const ProcessGrid& grid, const Shape& local, const HaloWidths& halo,
                            const std::string& where)
     : spatial_(grid.spatial()), local_(local), padded_(local), halo_(halo), where_(where) {

@@ -9,18 +9,10 @@
 #include "tessera/core/tensor.hpp"
 #include "tessera/parallel/block_copy.hpp"
 #include "tessera/parallel/halo_account.hpp"
+#include "tessera/parallel/halo_plan.hpp"
 #include "tessera/parallel/process_grid.hpp"
 
 namespace tessera::parallel {
-
-/// Halo widths before and after the local block along depth, height and width.
-struct HaloWidths {
-  std::array<int64_t, 3> before{0, 0, 0}, after{0, 0, 0};
-
-  bool any() const;
-  /// "depth 1+1, height 2+0, width 0+1"
-  std::string str() const;
-};
 
 /// Nonblocking neighbour exchange that surrounds a rank's block of a spatially split
 /// activation with its neighbours' data, so a convolution or pooling window near the block's
