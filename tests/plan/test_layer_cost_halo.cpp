@@ -26,14 +26,14 @@ plan::MachineProfile roofline_profile() {
   return p;
 }
 
-model::ModelSpec spec_of(const char* text) {
-  ConfigObject cfg(nlohmann::json::parse(text), "$.model");
+model::ModelSpec spec_of(const nlohmann::json& model) {
+  ConfigObject cfg(model, "$.model");  // refers to `model`, which must outlive it
   return model::ModelSpec::from_json(cfg);
 }
 
 // conv1 reads the model input (no input gradient: its halo goes forward only); conv2 reads
 // pool1's output (8^3 x 8 channels), so its halo's gradient goes back too.
-const char* const kNet = R"({
+const nlohmann::json kNet = nlohmann::json::parse(R"({
   "input": {"channels": 4, "size": [16, 16, 16]},
   "layers": [
     {"name": "conv1", "type": "conv3d", "filters": 8, "kernel": 3, "padding": 1},
@@ -42,7 +42,7 @@ const char* const kNet = R"({
     {"name": "conv2", "type": "conv3d", "filters": 8, "kernel": 5, "padding": 2},
     {"name": "flatten", "type": "flatten"},
     {"name": "out", "type": "dense", "units": 4}
-  ]})";
+  ]})");
 
 size_t node_named(const plan::PlanGraph& graph, const std::string& name) {
   for (size_t i = 0; i < graph.nodes.size(); ++i)
