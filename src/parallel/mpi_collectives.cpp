@@ -58,6 +58,9 @@ bool MpiCollectives::test(size_t slot) {
   return done != 0;
 }
 
-void MpiCollectives::wait_all() { group_.wait_all(static_cast<int>(requests_.size()), requests_.data()); }
+void MpiCollectives::wait_all() {
+  // A group of one starts nothing (and may run without MPI initialised).
+  if (!group_.is_serial()) group_.wait_all(static_cast<int>(requests_.size()), requests_.data());
+}
 
 }  // namespace tessera::parallel
