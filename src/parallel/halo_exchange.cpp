@@ -15,30 +15,33 @@ namespace {
 constexpr int backward_tags = 27;
 constexpr int64_t stamp_floats = HaloTransport::stamp_floats;
 
+/// The size of a packed buffer holding `messages`.
+int64_t end_of(const std::vector<PackedMessage>& messages) {
+  return messages.empty() ? 0 : messages.back().offset + messages.back().count + stamp_floats;
+}
+
 }  // namespace
 
 HaloExchange::HaloExchange(const ProcessGrid& grid, const Shape& local, const HaloWidths& halo,
                            const std::string& where)
     : plan_(grid.distribution(), grid.spatial_index(), local, halo, where), where_(where) {
-  int64_t owned_count = 0, halo_count = 0;
-  owned_ = packed(plan_.sends(), 0, owned_count, where, plan_);
-  halos_ = packed(plan_.receives(), 0, halo_count, where, plan_);
-  owned_count = halo_count = 0;
-  owned_back_ = packed(plan_.sends(), backward_tags, owned_count, where, plan_);
-  halos_back_ = packed(plan_.receives(), backward_tags, halo_count, where, plan_);
-  transport_ = std::make_unique<MpiHaloTransport>(grid.spatial(), owned_count, halo_count, plan_.messages());
+  owned_ = packed(plan_.sends(), 0);
+  halos_ = packed(plan_.receives(), 0);
+  owned_back_ = packed(plan_.sends(), backward_tags);
+  halos_back_ = packed(plan_.receives(), backward_tags);
+  transport_ = std::make_unique<MpiHaloTransport>(grid.spatial(), end_of(owned_), end_of(halos_), plan_.messages());
 }
 
-std::vector<PackedMessage> HaloExchange::packed(const std::vector<HaloBox>& boxes, int tag_base, int64_t& buffer_size,
-                                                const std::string& where, const HaloPlan& plan) {
+std::vector<PackedMessage> HaloExchange::packed(const std::vector<HaloBox>& boxes, int tag_base) const {
   std::vector<PackedMessage> messages;
+  int64_t offset = 0;
   for (const auto& box : boxes) {
     // MPI counts are int, and each message carries its stamp.
     if (box.count() + stamp_floats > std::numeric_limits<int>::max())
-      throw ShapeError(where + ": a halo message of more than 2^31 elements (block " + plan.local_shape().str() +
-                       ", halo " + plan.halo().str() + ")");
-    messages.push_back({box.peer, tag_base + box.tag, buffer_size, box.count()});
-    buffer_size += box.count() + stamp_floats;
+      throw ShapeError(where_ + ": a halo message of more than 2^31 elements (block " + plan_.local_shape().str() +
+                       ", halo " + plan_.halo().str() + ")");
+    messages.push_back({box.peer, tag_base + box.tag, offset, box.count()});
+    offset += box.count() + stamp_floats;
   }
   return messages;
 }

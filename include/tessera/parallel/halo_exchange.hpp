@@ -74,9 +74,9 @@ class HaloExchange {
 
   void require_phase(Phase expected, const char* call) const;
   void require_shape_of(const Tensor& t, const Shape& expected, const char* what) const;
-  /// Each of the plan's boxes as a message in a packed buffer (count, then the post stamp).
-  static std::vector<PackedMessage> packed(const std::vector<HaloBox>& boxes, int tag_base, int64_t& buffer_size,
-                                           const std::string& where, const HaloPlan& plan);
+  /// Each of `boxes` as a message in a packed buffer, one after another (values, then the
+  /// post stamp), tagged `tag_base` + its tag.
+  std::vector<PackedMessage> packed(const std::vector<HaloBox>& boxes, int tag_base) const;
   /// Posts `incoming` into `into` and `outgoing` from `from`, counting the bytes sent.
   void post(HaloBuffer into, const std::vector<PackedMessage>& incoming, HaloBuffer from,
             const std::vector<PackedMessage>& outgoing);
