@@ -129,53 +129,8 @@ void HaloOverlappedConv::reshape(const ops::ConvGeometry& haloed, const parallel
   }
   if (!verdict_.pays) return;
   const auto out = haloed.out_size();
-  const parallel::Index5 haloed_extents{haloed.batch, haloed.in_size[0], haloed.in_size[1], haloed.in_size[2],
-                                        haloed.in_channels};
-  const parallel::Index5 out5{haloed.batch, out[0], out[1], out[2], haloed.out_channels};
-
-  // A piece of outputs [first, end) per axis; its input box follows from the window.
   auto make = [&](const std::array<int64_t, 3>& first, const std::array<int64_t, 3>& end) {
-    Piece p;
-    ops::ConvGeometry g = haloed;
-    p.out_offset = {0, first[0], first[1], first[2], 0};
-    p.out_extent = {haloed.batch, end[0] - first[0], end[1] - first[1], end[2] - first[2], haloed.out_channels};
-    p.in_offset = {0, 0, 0, 0, 0};
-    p.in_extent = {haloed.batch, haloed.in_size[0], haloed.in_size[1], haloed.in_size[2], haloed.in_channels};
-    bool block = true;
-    for (size_t k = 0; k < 3; ++k) {
-      const bool whole = first[k] == 0 && end[k] == out[k];
-      if (!r.haloed[k]) {
-        // The op's own padding (unsplit axis) or no window overlap: the whole extent, as is.
-        require_shape(whole, where + ": an overlap piece cut along " + axis_names[k] + ", which has no halo");
-        continue;
-      }
-      const int64_t from = first[k] * haloed.stride[k];
-      const int64_t to = (end[k] - 1) * haloed.stride[k] + reach_of(haloed, k);
-      p.in_offset[k + 1] = from;
-      p.in_extent[k + 1] = to - from;
-      g.in_size[k] = to - from;
-      block = block && from == halo.before[k] && to == haloed.in_size[k] - halo.after[k];
-    }
-    g.validate(where);
-    require_shape(
-        g.out_size()[0] == p.out_extent[1] && g.out_size()[1] == p.out_extent[2] && g.out_size()[2] == p.out_extent[3],
-        where + ": an overlap piece's op gives " + g.output_shape().str() + " for outputs " +
-            box_str({p.out_extent[1], p.out_extent[2], p.out_extent[3]}, 3));
-    p.reads_block = block;
-    // A piece contiguous per sample in what it reads and in the output (e.g. any piece of a
-    // depth split) runs per sample on slices of them: no buffers, no copies.
-    p.source_extents = block ? p.in_extent : haloed_extents;
-    if (block) p.in_offset = {0, 0, 0, 0, 0};
-    p.in_place = contiguous_per_sample(p.in_extent, p.source_extents) && contiguous_per_sample(p.out_extent, out5);
-    if (p.in_place) g.batch = 1;
-    p.op = ops.conv(g, layer);
-    if (!p.in_place) {
-      if (!p.reads_block) p.input = Tensor(g.input_shape());
-      p.output = Tensor(g.output_shape());
-    }
-    p.sample_input = g.input_shape();
-    p.sample_output = g.output_shape();
-    return p;
+    return make_piece(haloed, halo, r.haloed, first, end, ops, layer, where);
   };
 
   // The interior first; then per haloed axis the slabs before and after it, each restricted
@@ -196,6 +151,58 @@ void HaloOverlappedConv::reshape(const ops::ConvGeometry& haloed, const parallel
     }
     first[k] = r.first[k], end[k] = r.end[k];
   }
+}
+
+HaloOverlappedConv::Piece HaloOverlappedConv::make_piece(
+    const ops::ConvGeometry& haloed, const parallel::HaloWidths& halo, const std::array<bool, 3>& haloed_axes,
+    const std::array<int64_t, 3>& first, const std::array<int64_t, 3>& end, const registry::OpFactory& ops,
+    const std::string& layer, const std::string& where) {
+  const auto out = haloed.out_size();
+  Piece p;
+  ops::ConvGeometry g = haloed;
+  p.out_offset = {0, first[0], first[1], first[2], 0};
+  p.out_extent = {haloed.batch, end[0] - first[0], end[1] - first[1], end[2] - first[2], haloed.out_channels};
+  p.in_offset = {0, 0, 0, 0, 0};
+  p.in_extent = {haloed.batch, haloed.in_size[0], haloed.in_size[1], haloed.in_size[2], haloed.in_channels};
+  // Its input box follows from the window.
+  bool block = true;
+  for (size_t k = 0; k < 3; ++k) {
+    const bool whole = first[k] == 0 && end[k] == out[k];
+    if (!haloed_axes[k]) {
+      // The op's own padding (unsplit axis) or no window overlap: the whole extent, as is.
+      require_shape(whole, where + ": an overlap piece cut along " + axis_names[k] + ", which has no halo");
+      continue;
+    }
+    const int64_t from = first[k] * haloed.stride[k];
+    const int64_t to = (end[k] - 1) * haloed.stride[k] + reach_of(haloed, k);
+    p.in_offset[k + 1] = from;
+    p.in_extent[k + 1] = to - from;
+    g.in_size[k] = to - from;
+    block = block && from == halo.before[k] && to == haloed.in_size[k] - halo.after[k];
+  }
+  g.validate(where);
+  require_shape(
+      g.out_size()[0] == p.out_extent[1] && g.out_size()[1] == p.out_extent[2] && g.out_size()[2] == p.out_extent[3],
+      where + ": an overlap piece's op gives " + g.output_shape().str() + " for outputs " +
+          box_str({p.out_extent[1], p.out_extent[2], p.out_extent[3]}, 3));
+  p.reads_block = block;
+  // A piece contiguous per sample in what it reads and in the output (e.g. any piece of a
+  // depth split) runs per sample on slices of them: no buffers, no copies.
+  const parallel::Index5 haloed_extents{haloed.batch, haloed.in_size[0], haloed.in_size[1], haloed.in_size[2],
+                                        haloed.in_channels};
+  p.source_extents = block ? p.in_extent : haloed_extents;
+  if (block) p.in_offset = {0, 0, 0, 0, 0};
+  p.in_place = contiguous_per_sample(p.in_extent, p.source_extents) &&
+               contiguous_per_sample(p.out_extent, {haloed.batch, out[0], out[1], out[2], haloed.out_channels});
+  if (p.in_place) g.batch = 1;
+  p.op = ops.conv(g, layer);
+  if (!p.in_place) {
+    if (!p.reads_block) p.input = Tensor(g.input_shape());
+    p.output = Tensor(g.output_shape());
+  }
+  p.sample_input = g.input_shape();
+  p.sample_output = g.output_shape();
+  return p;
 }
 
 void HaloOverlappedConv::run(Piece& p, const Tensor& source, const Tensor& w, const Tensor& bias, const Tensor& y,

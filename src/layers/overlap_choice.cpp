@@ -1,6 +1,6 @@
 #include "tessera/layers/overlap_choice.hpp"
 
-#include <cstdio>
+#include "tessera/core/format.hpp"
 
 namespace tessera::layers {
 
@@ -36,12 +36,9 @@ bool OverlapChoice::finish_training_step(const parallel::Communicator& group) {
   group.allreduce_sum(total.data(), 2);
   const int per_way = trial_steps / 2;
   state_ = total[1] < total[0] ? State::overlapped : State::exchange_first;
-  char line[160];
-  std::snprintf(line, sizeof line,
-                "measured: overlapped %.4f s, exchange-first %.4f s per step (summed over %d ranks): %s",
-                total[1] / per_way, total[0] / per_way, group.size(),
-                state_ == State::overlapped ? "overlapping" : "exchanging first");
-  verdict_ = line;
+  verdict_ = format("measured: overlapped %.4f s, exchange-first %.4f s per step (summed over %d ranks): %s",
+                    total[1] / per_way, total[0] / per_way, group.size(),
+                    state_ == State::overlapped ? "overlapping" : "exchanging first");
   return true;
 }
 

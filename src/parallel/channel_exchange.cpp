@@ -4,6 +4,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/parallel/block_copy.hpp"
+#include "tessera/parallel/mpi_collectives.hpp"
 #include "tessera/parallel/traffic_counter.hpp"
 
 namespace tessera::parallel {
@@ -19,7 +20,7 @@ Array5 as_rows(const DeviceView<float>& data, int64_t rows, int64_t channels) {
 }  // namespace
 
 ChannelExchange::ChannelExchange(const ProcessGrid& grid, const Shape& whole, const std::string& where)
-    : group_(grid.channels()), whole_(whole), slice_(whole), where_(where) {
+    : collectives_(std::make_shared<MpiCollectives>(grid.channels())), whole_(whole), slice_(whole), where_(where) {
   require_shape(whole.rank() >= 2, where + ": a channel split needs channels-last activations, got " + whole.str());
   const int c = whole.rank() - 1;
   slice_[c] = grid.local_channels(whole[c], where);
@@ -37,7 +38,7 @@ void ChannelExchange::require(const Tensor& t, const Shape& expected, const char
 void ChannelExchange::gather(const Tensor& slice, const Tensor& whole) {
   require(slice, slice_, "slice");
   require(whole, whole_, "whole block");
-  const int parts = group_.size();
+  const int parts = this->parts();
   const int64_t c = slice_[slice_.rank() - 1], rows = slice_.numel() / c, count = slice_.numel();
   if (parts == 1) {
     deep_copy(whole, slice);
@@ -53,9 +54,7 @@ void ChannelExchange::gather(const Tensor& slice, const Tensor& whole) {
     receive = host_.data();
   }
   TrafficCounter::add(TrafficCounter::channel, 4.0 * static_cast<double>(count) * (parts - 1));
-  check_mpi(MPI_Allgather(send, static_cast<int>(count), MPI_FLOAT, receive, static_cast<int>(count), MPI_FLOAT,
-                          group_.handle()),
-            "MPI_Allgather");
+  collectives_->allgather(send, receive, count);
   if constexpr (!host_accessible) Kokkos::deep_copy(buffer_, host_);
   const Array5 out = as_rows(whole.view(), rows, c * parts);
   for (int p = 0; p < parts; ++p)
@@ -66,7 +65,7 @@ void ChannelExchange::gather(const Tensor& slice, const Tensor& whole) {
 void ChannelExchange::reduce_scatter(const Tensor& whole, const Tensor& slice) {
   require(whole, whole_, "whole block");
   require(slice, slice_, "slice");
-  const int parts = group_.size();
+  const int parts = this->parts();
   const int64_t c = slice_[slice_.rank() - 1], rows = slice_.numel() / c, count = slice_.numel();
   if (parts == 1) {
     deep_copy(slice, whole);
@@ -80,15 +79,11 @@ void ChannelExchange::reduce_scatter(const Tensor& whole, const Tensor& slice) {
   Kokkos::fence();
   TrafficCounter::add(TrafficCounter::channel, 4.0 * static_cast<double>(count) * (parts - 1));
   if constexpr (host_accessible) {
-    check_mpi(MPI_Reduce_scatter_block(buffer_.data(), slice.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM,
-                                       group_.handle()),
-              "MPI_Reduce_scatter_block");
+    collectives_->reduce_scatter_sum(buffer_.data(), slice.data(), count);
   } else {
     Kokkos::deep_copy(host_, buffer_);
     std::vector<float> received(static_cast<size_t>(count));
-    check_mpi(MPI_Reduce_scatter_block(host_.data(), received.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM,
-                                       group_.handle()),
-              "MPI_Reduce_scatter_block");
+    collectives_->reduce_scatter_sum(host_.data(), received.data(), count);
     slice.copy_from_host(received);
   }
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "tessera/core/stop_request.hpp"
+#include "tessera/parallel/mpi_collectives.hpp"
 #include "tessera/parallel/traffic_counter.hpp"
 
 namespace tessera::parallel {
@@ -20,7 +21,7 @@ void scale(const Tensor& t, float factor) {
 constexpr auto poll_interval = std::chrono::microseconds(100);
 
 /// A ring all-reduce's share of B bytes over P ranks: 2(P − 1)/P · B.
-void count_allreduce(const Communicator& group, int64_t elements) {
+void count_allreduce(const Collectives& group, int64_t elements) {
   const double p = group.size();
   TrafficCounter::add(TrafficCounter::gradients, 2.0 * (p - 1.0) / p * 4.0 * static_cast<double>(elements));
 }
@@ -80,7 +81,7 @@ GradientReducer::GradientReducer(Communicator group, Tensor grads, const std::ve
     while (offsets[t + 1] <= begin_[b]) ++t;  // the first tensor of bucket b
     bucket_group_[b] = static_cast<size_t>(group_of[t]);
   }
-  requests_.assign(begin_.size(), MPI_REQUEST_NULL);
+  for (const auto& g : groups_) collectives_.push_back(std::make_unique<MpiCollectives>(g, begin_.size()));
   // Device buffers need a CUDA-aware MPI to be reduced in place asynchronously; without one
   // the whole buffer is staged and reduced in finish().
   overlap_ = !group_.is_serial() && Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
@@ -106,9 +107,9 @@ GradientReducer::~GradientReducer() {
     wake_.notify_one();
     progress_.join();
   }
-  // An exception mid-step must not leave MPI writing into freed memory.
-  for (auto& r : requests_)
-    if (r != MPI_REQUEST_NULL) MPI_Wait(&r, MPI_STATUS_IGNORE);
+  // An exception mid-step must not leave MPI writing into freed memory: destroying the
+  // collectives waits for their sums in flight.
+  collectives_.clear();
 }
 
 void GradientReducer::poll() {
@@ -124,14 +125,10 @@ void GradientReducer::poll() {
 }
 
 void GradientReducer::test_in_flight() {
-  // MPI_Test is the call that advances the collectives; an error surfaces in finish()'s wait.
+  // Testing is what advances the collectives; an error surfaces in finish()'s wait.
   bool any = false;
-  for (auto& r : requests_)
-    if (r != MPI_REQUEST_NULL) {
-      int done = 0;
-      MPI_Test(&r, &done, MPI_STATUS_IGNORE);
-      any = any || !done;
-    }
+  for (size_t b = 0; b < begin_.size(); ++b)
+    if (!collectives_[bucket_group_[b]]->test(b)) any = true;
   in_flight_ = any;
 }
 
@@ -142,9 +139,9 @@ bool GradientReducer::in_flight() {
 
 void GradientReducer::start(size_t bucket) {
   const int64_t end = bucket + 1 < begin_.size() ? begin_[bucket + 1] : grads_.numel();
-  count_allreduce(groups_[bucket_group_[bucket]], end - begin_[bucket]);
-  groups_[bucket_group_[bucket]].start_allreduce_sum(grads_.data() + begin_[bucket], end - begin_[bucket],
-                                                     &requests_[bucket]);
+  Collectives& group = *collectives_[bucket_group_[bucket]];
+  count_allreduce(group, end - begin_[bucket]);
+  group.start_allreduce_sum(grads_.data() + begin_[bucket], end - begin_[bucket], bucket);
   in_flight_ = true;
 }
 
@@ -176,18 +173,19 @@ void GradientReducer::finish() {
     if (!group_.is_serial()) scale(grads_, static_cast<float>(group_.size()));
     adasum_->allreduce(grads_);
   } else if (!overlap_ && groups_.size() == 1) {
-    count_allreduce(group_, grads_.numel());
-    group_.allreduce_sum(grads_);
+    count_allreduce(*collectives_[0], grads_.numel());
+    collectives_[0]->allreduce_sum(grads_);
   } else if (!overlap_) {
     for (size_t b = 0; b < begin_.size(); ++b) {
       const int64_t end = b + 1 < begin_.size() ? begin_[b + 1] : grads_.numel();
-      count_allreduce(groups_[bucket_group_[b]], end - begin_[b]);
-      groups_[bucket_group_[b]].allreduce_sum(grads_.slice(begin_[b], Shape{end - begin_[b]}));
+      Collectives& group = *collectives_[bucket_group_[b]];
+      count_allreduce(group, end - begin_[b]);
+      group.allreduce_sum(grads_.slice(begin_[b], Shape{end - begin_[b]}));
     }
   } else {
     ready_from(0);
     std::lock_guard<std::mutex> lock(mutex_);  // the progress thread waits until the next step
-    group_.wait_all(static_cast<int>(requests_.size()), requests_.data());
+    for (auto& group : collectives_) group->wait_all();
     in_flight_ = false;
   }
   next_ = 0;

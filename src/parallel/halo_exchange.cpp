@@ -1,147 +1,49 @@
 #include "tessera/parallel/halo_exchange.hpp"
 
-#include <chrono>
-#include <cstring>
+#include <algorithm>
 #include <limits>
 
 #include "tessera/core/error.hpp"
+#include "tessera/parallel/block_copy.hpp"
+#include "tessera/parallel/mpi_halo_transport.hpp"
 #include "tessera/parallel/traffic_counter.hpp"
 
 namespace tessera::parallel {
 namespace {
 
-constexpr bool host_accessible = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
-const char* const dimension_names[3] = {"depth", "height", "width"};
-
-/// The directions from a block to its 26 neighbours, each component in {-1, 0, 1}, numbered
-/// 0..26 (13, the block itself, is never used); the number is the message tag.
-int direction_number(const std::array<int, 3>& d) { return (d[0] + 1) * 9 + (d[1] + 1) * 3 + (d[2] + 1); }
-// Backward messages get tags above every forward tag.
+// Backward messages get tags above every forward tag (directions are numbered 0..26).
 constexpr int backward_tags = 27;
+constexpr int64_t stamp_floats = HaloTransport::stamp_floats;
 
-int64_t volume_of(const Index5& e) { return e[0] * e[1] * e[2] * e[3] * e[4]; }
-
-// Every message ends with its sender's post time, a double in two floats' room.
-constexpr int64_t stamp_floats = sizeof(double) / sizeof(float);
-static_assert(stamp_floats * sizeof(float) == sizeof(double));
-
-/// Seconds on the steady clock, which the processes of one node share (CLOCK_MONOTONIC).
-double clock_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+/// The size of a packed buffer holding `messages`.
+int64_t end_of(const std::vector<PackedMessage>& messages) {
+  return messages.empty() ? 0 : messages.back().offset + messages.back().count + stamp_floats;
 }
 
 }  // namespace
 
-bool HaloWidths::any() const {
-  for (size_t k = 0; k < 3; ++k)
-    if (before[k] != 0 || after[k] != 0) return true;
-  return false;
-}
-
-std::string HaloWidths::str() const {
-  std::string s;
-  for (size_t k = 0; k < 3; ++k)
-    s += std::string(k ? ", " : "") + dimension_names[k] + " " + std::to_string(before[k]) + "+" +
-         std::to_string(after[k]);
-  return s;
-}
-
 HaloExchange::HaloExchange(const ProcessGrid& grid, const Shape& local, const HaloWidths& halo,
                            const std::string& where)
-    : spatial_(grid.spatial()), local_(local), padded_(local), halo_(halo), where_(where) {
-  require_shape(local.rank() == 4 || local.rank() == 5,
-                where + ": halo exchange needs a block [N, H, W, C] or [N, D, H, W, C], not " + local.str());
-  const Index5 block = extents5_of(local);
-  const auto parts = grid.spatial_parts();
-  const auto& index = grid.spatial_index();
-  if (local.rank() == 4)
-    require_shape(halo.before[0] == 0 && halo.after[0] == 0 && parts[0] == 1,
-                  where + ": a 2D block " + local.str() + " has no depth to split or pad (halo " + halo.str() +
-                      ", distribution " + grid.distribution().str() + ")");
-  for (size_t k = 0; k < 3; ++k) {
-    const int64_t extent = block[k + 1];
-    require_shape(halo.before[k] >= 0 && halo.after[k] >= 0,
-                  where + ": negative " + dimension_names[k] + " halo (" + halo.str() + ")");
-    // A halo takes data from the next block only; wider ones would need the block after it.
-    // Without a neighbour (one part) the whole halo is boundary, of any width.
-    for (const int64_t width : {halo.before[k], halo.after[k]})
-      require_shape(parts[k] == 1 || width <= extent,
-                    where + ": a " + dimension_names[k] + " halo of " + std::to_string(width) +
-                        " is wider than the neighbouring block's " + dimension_names[k] + " of " +
-                        std::to_string(extent) + " (block " + local.str() + ", distribution " +
-                        grid.distribution().str() + ")");
-    if (local.rank() == 5 || k > 0) padded_[static_cast<int>(k) + local.rank() - 4] += halo.before[k] + halo.after[k];
-  }
-
-  int64_t owned_count = 0, halo_count = 0;
-  for (int dz = -1; dz <= 1; ++dz)
-    for (int dy = -1; dy <= 1; ++dy)
-      for (int dx = -1; dx <= 1; ++dx) {
-        const std::array<int, 3> dir{dz, dy, dx};
-        if (dz == 0 && dy == 0 && dx == 0) continue;
-        // Along each axis: the halo region in the padded block in this direction, and the part
-        // of this block the neighbour in this direction needs for its halo facing us.
-        Index5 region_offset{0, 0, 0, 0, 0}, region_extent = block, part_offset{0, 0, 0, 0, 0}, part_extent = block;
-        std::array<int, 3> neighbour{};
-        bool exists = true;
-        for (size_t k = 0; k < 3; ++k) {
-          const int64_t extent = block[k + 1], b = halo.before[k], a = halo.after[k];
-          const size_t i = k + 1;
-          if (dir[k] < 0) {
-            region_offset[i] = 0, region_extent[i] = b;
-            part_offset[i] = 0, part_extent[i] = a;
-          } else if (dir[k] == 0) {
-            region_offset[i] = b, region_extent[i] = extent;
-          } else {
-            region_offset[i] = b + extent, region_extent[i] = a;
-            part_offset[i] = extent - b, part_extent[i] = b;
-          }
-          neighbour[k] = index[k] + dir[k];
-          exists = exists && neighbour[k] >= 0 && neighbour[k] < parts[k];
-        }
-        if (!exists) {
-          if (volume_of(region_extent) > 0) boundary_.push_back({region_offset, region_extent});
-          continue;
-        }
-        const int peer = grid.spatial_rank_of(neighbour);
-        const int64_t region_count = volume_of(region_extent), part_count = volume_of(part_extent);
-        if (region_count + stamp_floats > std::numeric_limits<int>::max() ||
-            part_count + stamp_floats > std::numeric_limits<int>::max())
-          throw ShapeError(where + ": a halo message of more than 2^31 elements (block " + local.str() + ", halo " +
-                           halo.str() + ")");
-        if (region_count > 0) {
-          halos_.push_back({peer, direction_number(dir), region_offset, region_extent, halo_count, region_count});
-          halo_count += region_count + stamp_floats;
-        }
-        if (part_count > 0) {
-          owned_.push_back(
-              {peer, direction_number({-dz, -dy, -dx}), part_offset, part_extent, owned_count, part_count});
-          owned_count += part_count + stamp_floats;
-        }
-      }
-  owned_buffer_ = DeviceView<float>("tessera::halo_owned", static_cast<size_t>(owned_count));
-  halo_buffer_ = DeviceView<float>("tessera::halo_regions", static_cast<size_t>(halo_count));
-  if constexpr (!host_accessible) {
-    owned_host_ = Kokkos::create_mirror_view(owned_buffer_);
-    halo_host_ = Kokkos::create_mirror_view(halo_buffer_);
-  }
-  in_flight_ = InFlight(owned_.size() + halos_.size());
+    : plan_(grid.distribution(), grid.spatial_index(), local, halo, where), where_(where) {
+  owned_ = packed(plan_.sends(), 0);
+  halos_ = packed(plan_.receives(), 0);
+  owned_back_ = packed(plan_.sends(), backward_tags);
+  halos_back_ = packed(plan_.receives(), backward_tags);
+  transport_ = std::make_unique<MpiHaloTransport>(grid.spatial(), end_of(owned_), end_of(halos_), plan_.messages());
 }
 
-HaloExchange::~HaloExchange() { in_flight_.wait_quietly(); }
-
-void HaloExchange::InFlight::wait_quietly() noexcept {
-  for (auto& r : requests_)
-    if (r != MPI_REQUEST_NULL) MPI_Wait(&r, MPI_STATUS_IGNORE);
-}
-
-HaloExchange::InFlight& HaloExchange::InFlight::operator=(InFlight&& o) noexcept {
-  if (this != &o) {
-    wait_quietly();
-    requests_ = std::move(o.requests_);
-    o.requests_.clear();
+std::vector<PackedMessage> HaloExchange::packed(const std::vector<HaloBox>& boxes, int tag_base) const {
+  std::vector<PackedMessage> messages;
+  int64_t offset = 0;
+  for (const auto& box : boxes) {
+    // MPI counts are int, and each message carries its stamp.
+    if (box.count() + stamp_floats > std::numeric_limits<int>::max())
+      throw ShapeError(where_ + ": a halo message of more than 2^31 elements (block " + plan_.local_shape().str() +
+                       ", halo " + plan_.halo().str() + ")");
+    messages.push_back({box.peer, tag_base + box.tag, offset, box.count()});
+    offset += box.count() + stamp_floats;
   }
-  return *this;
+  return messages;
 }
 
 void HaloExchange::require_phase(Phase expected, const char* call) const {
@@ -157,60 +59,31 @@ void HaloExchange::require_shape_of(const Tensor& t, const Shape& expected, cons
                                            ", expected " + expected.str());
 }
 
-float* HaloExchange::host_data(const DeviceView<float>& buffer, const DeviceView<float>::HostMirror& host) {
-  if constexpr (host_accessible) return buffer.data();
-  return host.data();
-}
-
-void HaloExchange::post(const std::vector<Message>& incoming, const DeviceView<float>& receive_buffer,
-                        const DeviceView<float>::HostMirror& receive_host, const std::vector<Message>& outgoing,
-                        const DeviceView<float>& send_buffer, const DeviceView<float>::HostMirror& send_host,
-                        int tag_base) {
+void HaloExchange::post(HaloBuffer into, const std::vector<PackedMessage>& incoming, HaloBuffer from,
+                        const std::vector<PackedMessage>& outgoing) {
   done_at_ = -1.0;
   if (incoming.empty() && outgoing.empty()) return;
-  // The packing kernels must be done before MPI reads the buffers, and the previous exchange's
-  // unpacking before MPI overwrites them.
-  Kokkos::fence();
-  if constexpr (!host_accessible) Kokkos::deep_copy(send_host, send_buffer);
-  float* receive = host_data(receive_buffer, receive_host);
-  float* send = host_data(send_buffer, send_host);
-  auto& requests = in_flight_.requests();
-  size_t r = 0;
-  for (const auto& m : incoming)
-    check_mpi(MPI_Irecv(receive + m.buffer_offset, static_cast<int>(m.count + stamp_floats), MPI_FLOAT, m.peer,
-                        tag_base + m.tag, spatial_.handle(), &requests[r++]),
-              "MPI_Irecv");
-  posted_at_ = clock_seconds();
+  posted_at_ = transport_->post(into, incoming, from, outgoing);
   for (const auto& m : outgoing) {
-    std::memcpy(send + m.buffer_offset + m.count, &posted_at_, sizeof posted_at_);
-    check_mpi(MPI_Isend(send + m.buffer_offset, static_cast<int>(m.count + stamp_floats), MPI_FLOAT, m.peer,
-                        tag_base + m.tag, spatial_.handle(), &requests[r++]),
-              "MPI_Isend");
     bytes_sent_ += m.count * static_cast<int64_t>(sizeof(float));
     TrafficCounter::add(TrafficCounter::halo, static_cast<double>(m.count) * sizeof(float));
   }
 }
 
-void HaloExchange::wait(const std::vector<Message>& incoming, const float* receive) {
-  auto& requests = in_flight_.requests();
-  if (requests.empty()) return;  // no neighbours: nothing to wait for or account
-  const double waited = clock_seconds();
+void HaloExchange::wait(const std::vector<PackedMessage>& incoming) {
+  if (plan_.messages() == 0) return;  // no neighbours: nothing to wait for or account
+  const double waited = HaloAccount::now();
   // The receives (posted first) are the data this rank needs: their completion ends the
   // communication. A send may complete only later, once its receiver has called MPI (a
   // rendezvous message's receiver pulls it): that wait is for a neighbour still computing.
-  const int receives = static_cast<int>(incoming.size());
-  spatial_.wait_all(receives, requests.data());
-  const double received = done_at_ >= 0.0 ? done_at_ : clock_seconds();
-  spatial_.wait_all(static_cast<int>(requests.size()) - receives, requests.data() + receives);
-  const double returned = clock_seconds();
+  transport_->wait_receives();
+  const double received = done_at_ >= 0.0 ? done_at_ : HaloAccount::now();
+  transport_->wait_sends();
+  const double returned = HaloAccount::now();
   const double done = std::min(received, returned);
   // The messages could move once both this rank and the neighbour sending them had posted.
   double posted = posted_at_;
-  for (const auto& m : incoming) {
-    double sent_at = 0.0;
-    std::memcpy(&sent_at, receive + m.buffer_offset + m.count, sizeof sent_at);
-    posted = std::max(posted, sent_at);
-  }
+  for (const auto& m : incoming) posted = std::max(posted, transport_->sent_at(m));
   account_.blocked += returned - waited;
   account_.exposed += std::max(0.0, done - std::max(waited, posted));
   account_.in_flight += std::max(0.0, done - posted);
@@ -218,34 +91,27 @@ void HaloExchange::wait(const std::vector<Message>& incoming, const float* recei
 }
 
 void HaloExchange::progress() {
-  // MPI moves large (rendezvous) messages only inside MPI calls: a test now and then lets
-  // them advance while the caller computes. done_at_ marks the receives' completion.
-  if (phase_ == Phase::idle || spatial_.is_serial()) return;
-  auto& requests = in_flight_.requests();
-  int done = 0;
-  check_mpi(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
-  if (done_at_ >= 0.0) return;
-  const int receives = static_cast<int>(phase_ == Phase::forward ? halos_.size() : owned_.size());
-  int received = done;
-  if (!done && receives > 0)
-    check_mpi(MPI_Testall(receives, requests.data(), &received, MPI_STATUSES_IGNORE), "MPI_Testall");
-  if (received) done_at_ = clock_seconds();
+  // done_at_ marks the receives' completion, for the account.
+  if (phase_ == Phase::idle || !transport_) return;
+  if (transport_->progress() && done_at_ < 0.0) done_at_ = HaloAccount::now();
 }
 
 void HaloExchange::start_forward(const Tensor& local, const Tensor& padded, float boundary_value) {
   require_phase(Phase::idle, "start_forward");
-  require_shape_of(local, local_, "block");
-  require_shape_of(padded, padded_, "padded block");
+  require_shape_of(local, local_shape(), "block");
+  require_shape_of(padded, padded_shape(), "padded block");
   const Array5 block = Array5::of(local), out = Array5::of(padded);
   const Index5 origin{0, 0, 0, 0, 0};
-  for (const auto& m : owned_)
-    copy_sub_box("tessera::halo_pack", block, m.offset, Array5::in_buffer(owned_buffer_, m.buffer_offset, m.extent),
-                 origin, m.extent);
-  post(halos_, halo_buffer_, halo_host_, owned_, owned_buffer_, owned_host_, 0);
+  const auto& boxes = plan_.sends();
+  for (size_t i = 0; i < boxes.size(); ++i)
+    copy_sub_box("tessera::halo_pack", block, boxes[i].offset,
+                 Array5::in_buffer(transport_->buffer(HaloBuffer::owned), owned_[i].offset, boxes[i].extent), origin,
+                 boxes[i].extent);
+  post(HaloBuffer::halo, halos_, HaloBuffer::owned, owned_);
   // The interior and the boundary need no message: done while the halos are in flight.
-  copy_sub_box("tessera::halo_interior", block, origin, out, {0, halo_.before[0], halo_.before[1], halo_.before[2], 0},
-               block.extents);
-  for (const auto& b : boundary_) fill_sub_box("tessera::halo_boundary", out, b.offset, b.extent, boundary_value);
+  copy_sub_box("tessera::halo_interior", block, origin, out, plan_.interior_offset(), block.extents);
+  for (const auto& b : plan_.boundary())
+    fill_sub_box("tessera::halo_boundary", out, b.offset, b.extent, boundary_value);
   target_ = padded;
   phase_ = Phase::forward;
 }
@@ -255,27 +121,30 @@ void HaloExchange::finish_forward() {
   phase_ = Phase::idle;
   const Tensor padded = std::move(target_);
   target_ = Tensor();
-  wait(halos_, host_data(halo_buffer_, halo_host_));
+  wait(halos_);
   if (halos_.empty()) return;
-  if constexpr (!host_accessible) Kokkos::deep_copy(halo_buffer_, halo_host_);
+  transport_->deliver();
   const Array5 out = Array5::of(padded);
-  for (const auto& m : halos_)
-    copy_sub_box("tessera::halo_unpack", Array5::in_buffer(halo_buffer_, m.buffer_offset, m.extent), {0, 0, 0, 0, 0},
-                 out, m.offset, m.extent);
+  const auto& boxes = plan_.receives();
+  for (size_t i = 0; i < boxes.size(); ++i)
+    copy_sub_box("tessera::halo_unpack",
+                 Array5::in_buffer(transport_->buffer(HaloBuffer::halo), halos_[i].offset, boxes[i].extent),
+                 {0, 0, 0, 0, 0}, out, boxes[i].offset, boxes[i].extent);
 }
 
 void HaloExchange::start_backward(const Tensor& grad_padded, const Tensor& grad_local) {
   require_phase(Phase::idle, "start_backward");
-  require_shape_of(grad_padded, padded_, "padded gradient");
-  require_shape_of(grad_local, local_, "block gradient");
+  require_shape_of(grad_padded, padded_shape(), "padded gradient");
+  require_shape_of(grad_local, local_shape(), "block gradient");
   const Array5 in = Array5::of(grad_padded), block = Array5::of(grad_local);
   const Index5 origin{0, 0, 0, 0, 0};
-  for (const auto& m : halos_)
-    copy_sub_box("tessera::halo_pack", in, m.offset, Array5::in_buffer(halo_buffer_, m.buffer_offset, m.extent), origin,
-                 m.extent);
-  post(owned_, owned_buffer_, owned_host_, halos_, halo_buffer_, halo_host_, backward_tags);
-  copy_sub_box("tessera::halo_interior", in, {0, halo_.before[0], halo_.before[1], halo_.before[2], 0}, block, origin,
-               block.extents);
+  const auto& boxes = plan_.receives();
+  for (size_t i = 0; i < boxes.size(); ++i)
+    copy_sub_box("tessera::halo_pack", in, boxes[i].offset,
+                 Array5::in_buffer(transport_->buffer(HaloBuffer::halo), halos_[i].offset, boxes[i].extent), origin,
+                 boxes[i].extent);
+  post(HaloBuffer::owned, owned_back_, HaloBuffer::halo, halos_back_);
+  copy_sub_box("tessera::halo_interior", in, plan_.interior_offset(), block, origin, block.extents);
   target_ = grad_local;
   phase_ = Phase::backward;
 }
@@ -285,15 +154,17 @@ void HaloExchange::finish_backward() {
   phase_ = Phase::idle;
   const Tensor grad_local = std::move(target_);
   target_ = Tensor();
-  wait(owned_, host_data(owned_buffer_, owned_host_));
+  wait(owned_back_);
   if (owned_.empty()) return;
-  if constexpr (!host_accessible) Kokkos::deep_copy(owned_buffer_, owned_host_);
+  transport_->deliver();
   const Array5 block = Array5::of(grad_local);
-  // One kernel per message, in the fixed order of owned_, so overlapping parts (an edge part
-  // lies inside two face parts) add up the same way on every run.
-  for (const auto& m : owned_)
-    add_sub_box("tessera::halo_accumulate", Array5::in_buffer(owned_buffer_, m.buffer_offset, m.extent),
-                {0, 0, 0, 0, 0}, block, m.offset, m.extent);
+  // One kernel per message, in the fixed order of the plan's sends, so overlapping parts (an
+  // edge part lies inside two face parts) add up the same way on every run.
+  const auto& boxes = plan_.sends();
+  for (size_t i = 0; i < boxes.size(); ++i)
+    add_sub_box("tessera::halo_accumulate",
+                Array5::in_buffer(transport_->buffer(HaloBuffer::owned), owned_[i].offset, boxes[i].extent),
+                {0, 0, 0, 0, 0}, block, boxes[i].offset, boxes[i].extent);
 }
 
 }  // namespace tessera::parallel

@@ -1,13 +1,13 @@
 #include "tessera/parallel/node_topology.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 
 #if TESSERA_HAVE_HWLOC
 #include <hwloc.h>
@@ -42,10 +42,8 @@ std::string NodeTopology::describe() const {
   s << packages_.size() << " package(s), " << numa_.size() << " NUMA domain(s), " << cores_.size() << " core(s), "
     << cpus_.count() << " hardware thread(s), " << gpus_.size() << " GPU(s)\n";
   for (const Domain& d : numa_) {
-    char memory[32];
-    std::snprintf(memory, sizeof memory, "%.1f GiB", static_cast<double>(d.memory_bytes) / (1u << 30));
-    s << "  NUMA " << d.os_index << ": CPUs " << d.cpus.str() << ", " << cores_of(d.cpus).size() << " cores, " << memory
-      << "\n";
+    s << "  NUMA " << d.os_index << ": CPUs " << d.cpus.str() << ", " << cores_of(d.cpus).size() << " cores, "
+      << fixed(static_cast<double>(d.memory_bytes) / (1u << 30), 1) << " GiB\n";
   }
   for (const Gpu& g : gpus_) {
     s << "  GPU " << g.name << ": near NUMA";

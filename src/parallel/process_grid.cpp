@@ -45,9 +45,7 @@ ProcessGrid::ProcessGrid(const Distribution& distribution, Communicator group, c
   }
 }
 
-int ProcessGrid::spatial_rank_of(const std::array<int, 3>& i) const {
-  return (i[0] * distribution_.height + i[1]) * distribution_.width + i[2];
-}
+int ProcessGrid::spatial_rank_of(const std::array<int, 3>& i) const { return distribution_.spatial_rank(i); }
 
 int ProcessGrid::rank_of(int sample_index, const std::array<int, 3>& i, int channel_index) const {
   const int spatial_ranks = distribution_.depth * distribution_.height * distribution_.width;

@@ -88,13 +88,12 @@ std::optional<std::string> LayerCostModel::refusal(size_t i, const parallel::Dis
     if (!block_shape(in, d)) return "input " + in.str() + " does not split evenly under " + d.str();
   if (!block_shape(n.global_output, d))
     return "output " + n.global_output.str() + " does not split evenly under " + d.str();
-  if (n.window && d.is_spatial()) {
-    const Shape block = must_block(n.window->on_output ? n.global_output : n.global_inputs[0], d);
-    try {
-      layers::halo_widths({d.depth, d.height, d.width}, space_of(block), n.window->window, n.name);
-    } catch (const ShapeError& e) {
-      return std::string(e.what());
-    }
+  try {
+    // The checks the layer runs: windows that line up with the blocks, halos no wider than
+    // the neighbouring block.
+    halo_plan(i, d);
+  } catch (const ShapeError& e) {
+    return std::string(e.what());
   }
   return std::nullopt;
 }
@@ -111,13 +110,10 @@ std::vector<parallel::Distribution> LayerCostModel::candidates(size_t i) const {
 LayerCost LayerCostModel::layer_cost(size_t i, const parallel::Distribution& d) {
   if (auto why = refusal(i, d)) throw ConfigError("layer '" + graph_.nodes[i].name + "'", *why);
   const PlanNode& n = graph_.nodes[i];
-  const int cp = d.channel_parts();
-  const int64_t spatial_ranks = int64_t{d.depth} * d.height * d.width;
-  const double bandwidth = std::max(profile_.memory_bandwidth_per_rank, 1.0);
   LayerCost c;
-
-  LocalWork work = local_work(i, d);
+  const LocalWork work = local_work(i, d);
   const Shape out = must_block(n.global_output, d);
+  const bool halo_backward = work.input_gradient || (n.window && n.window->on_output);
   if (timer_.measures_distributed(d)) {
     // Measured as it runs, split over the measuring ranks: its halo exchanges, channel-group
     // exchanges and statistics sums are in the time, and its buffers in the memory.
@@ -126,83 +122,107 @@ LayerCost LayerCostModel::layer_cost(size_t i, const parallel::Distribution& d) 
     const LayerTime t = timer_.time_distributed(n, d, blocks, work.input_gradient);
     c.compute = t.forward + t.backward;
     c.memory += n.fuses_with_consumer ? 0.0 : t.memory;
+    if (const auto plan = halo_plan(i, d)) c.halo_bytes = halo_bytes_sent(*plan, halo_backward);
     add_parameters(c, n, d);
     if (!n.fuses_with_consumer) c.memory += static_cast<double>(out.numel()) * kFloat * (n.consumers > 1 ? 3 : 2);
     return c;
   }
+  const LayerTime t = timer_.time(n, work);
+  c.compute = t.forward + t.backward;
+  // The layer's own state and workspaces, as measured; a convolution that may fuse with its
+  // pool leaves them to the edge, like its output.
+  if (!n.fuses_with_consumer) c.memory += t.memory;
+  if (const auto plan = halo_plan(i, d)) add_halo(c, *plan, halo_backward);
+  add_spatial_reductions(c, n, d, out);
+  add_channel_exchange(c, n, d, work, out);
+  add_parameters(c, n, d);
+  // The output and its gradient (and a scratch gradient where several layers read it). A
+  // layer that may fuse with its max pool leaves this to the edge (edge_cost).
+  if (!n.fuses_with_consumer) c.memory += static_cast<double>(out.numel()) * kFloat * (n.consumers > 1 ? 3 : 2);
+  return c;
+}
+
+std::optional<parallel::HaloPlan> LayerCostModel::halo_plan(size_t i, const parallel::Distribution& d) const {
+  const PlanNode& n = graph_.nodes[i];
+  if (!n.window || !d.is_spatial()) return std::nullopt;
+  const Shape block = must_block(n.window->on_output ? n.global_output : n.global_inputs[0], d);
+  const auto widths = layers::halo_widths({d.depth, d.height, d.width}, space_of(block), n.window->window, n.name);
+  // The rank with the most neighbours: one before it along every split axis, and one after it
+  // too where there are three parts or more.
+  const std::array<int, 3> busiest{std::min(1, d.depth - 1), std::min(1, d.height - 1), std::min(1, d.width - 1)};
+  return parallel::HaloPlan(d, busiest, block, widths, n.name);
+}
+
+void LayerCostModel::add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward) const {
+  // The messages to the neighbours across the same axes (the two faces of an axis, the edges
+  // of two, the corners) travel at once, both ways, so the largest of them counts; the groups
+  // are priced one after another. Packing reads the block and writes a buffer, unpacking the
+  // other way round. Backward sends the gradients that fell into the halos back.
+  std::array<double, 8> largest{};  // by the axes a message crosses, as bits
+  for (const auto* boxes : {&plan.sends(), &plan.receives()})
+    for (const auto& box : *boxes) {
+      const size_t axes = (box.direction[0] != 0 ? 4 : 0) + (box.direction[1] != 0 ? 2 : 0) + (box.direction[2] != 0);
+      largest[axes] = std::max(largest[axes], static_cast<double>(box.count()) * kFloat);
+    }
+  double wire = 0;
+  for (const double bytes : largest)
+    if (bytes > 0) wire += seconds(Collective::point_to_point, 2, bytes);
+  const double bandwidth = std::max(profile_.memory_bandwidth_per_rank, 1.0);
+  const double copies = 2 * static_cast<double>(plan.bytes_sent() + plan.bytes_received()) / bandwidth;
+  const int directions = backward ? 2 : 1;
+  c.halo += directions * (wire + copies);
+  c.halo_bytes += halo_bytes_sent(plan, backward);
+  c.memory += static_cast<double>(plan.padded_shape().numel()) * kFloat * directions;
+}
+
+double LayerCostModel::halo_bytes_sent(const parallel::HaloPlan& plan, bool backward) {
+  return static_cast<double>(plan.bytes_sent() + (backward ? plan.bytes_received() : 0));
+}
+
+void LayerCostModel::add_spatial_reductions(LayerCost& c, const PlanNode& n, const parallel::Distribution& d,
+                                            const Shape& out) const {
+  if (!d.is_spatial()) return;
+  const int64_t spatial_ranks = int64_t{d.depth} * d.height * d.width;
+  const Shape& in0 = n.global_inputs[0];
+  if (n.buffers > 0) {
+    // Statistics (batch norm): a sum per channel forward and backward over the sample's ranks.
+    const double stats = 2.0 * static_cast<double>(out[out.rank() - 1]) * kFloat;
+    c.reduction += 2 * seconds(Collective::allreduce, spatial_ranks, stats);
+  }
+  if (in0.rank() >= 4 && n.global_output.rank() == 2) {
+    const double in_bytes = static_cast<double>(must_block(in0, d).numel()) * kFloat;
+    const double out_bytes = static_cast<double>(out.numel()) * kFloat;
+    if (in0.numel() == n.global_output.numel())  // flatten: each sample's blocks gathered
+      c.reduction += seconds(Collective::allgather, spatial_ranks, in_bytes);
+    else  // a spatial reduction (global pooling): partial results summed
+      c.reduction += seconds(Collective::allreduce, spatial_ranks, out_bytes);
+  }
+}
+
+void LayerCostModel::add_channel_exchange(LayerCost& c, const PlanNode& n, const parallel::Distribution& d,
+                                          const LocalWork& work, const Shape& out) const {
+  const int cp = d.channel_parts();
+  if (cp == 1) return;
   const double in_bytes = static_cast<double>(must_block(n.global_inputs[0], d).numel()) * kFloat;
   const double out_bytes = static_cast<double>(out.numel()) * kFloat;
   // A concatenation of channel-split inputs gathers them (its output channels are not its
   // first input's); other multi-input layers (add) run on their slices.
   const bool concatenates = n.inputs.size() > 1 && n.global_output[n.global_output.rank() - 1] !=
                                                        n.global_inputs[0][n.global_inputs[0].rank() - 1];
-  const LayerTime t = timer_.time(n, work);
-  c.compute = t.forward + t.backward;
-  // The layer's own state and workspaces, as measured; a convolution that may fuse with its
-  // pool leaves them to the edge, like its output.
-  if (!n.fuses_with_consumer) c.memory += t.memory;
-
-  if (n.window && d.is_spatial()) {
-    // One message to each neighbour per split axis, forward (halo) and backward (the gradient
-    // that fell into it); both neighbours at once, so the larger side counts.
-    const Shape block = n.window->on_output ? out : must_block(n.global_inputs[0], d);
-    const auto space = space_of(block);
-    const auto widths = layers::halo_widths({d.depth, d.height, d.width}, space, n.window->window, n.name);
-    const double per_voxel = static_cast<double>(block[0] * block[block.rank() - 1]) * kFloat;
-    double padded = 1;
-    for (size_t k = 0; k < 3; ++k) padded *= static_cast<double>(space[k] + widths.before[k] + widths.after[k]);
-    const int directions = work.input_gradient || n.window->on_output ? 2 : 1;
-    for (size_t k = 0; k < 3; ++k) {
-      if (widths.before[k] + widths.after[k] == 0) continue;
-      double face = 1;
-      for (size_t j = 0; j < 3; ++j)
-        if (j != k) face *= static_cast<double>(space[j]);
-      const double before = face * static_cast<double>(widths.before[k]) * per_voxel;
-      const double after = face * static_cast<double>(widths.after[k]) * per_voxel;
-      // Packing and unpacking both sides go through memory.
-      c.halo += directions *
-                (seconds(Collective::point_to_point, 2, std::max(before, after)) + 2 * (before + after) / bandwidth);
-    }
-    c.memory += padded * per_voxel * directions;
+  if (n.channel_mixing && d.filter > 1) {
+    c.channel_exchange += seconds(Collective::allgather, cp, in_bytes);
+    if (work.input_gradient) c.channel_exchange += seconds(Collective::reduce_scatter, cp, in_bytes);
+    c.memory += 2 * in_bytes * cp;  // the gathered input and its gradient
+  } else if (n.channel_mixing) {
+    c.channel_exchange +=
+        seconds(Collective::reduce_scatter, cp, out_bytes) + seconds(Collective::allgather, cp, out_bytes);
+    c.memory += 2 * out_bytes * cp;  // the partial output and the gathered output gradient
+  } else if (concatenates) {
+    for (const Shape& s : work.inputs)
+      c.channel_exchange += seconds(Collective::allgather, cp, static_cast<double>(s.numel()) * kFloat);
+    c.channel_exchange += seconds(Collective::allgather, cp, out_bytes);
+    c.memory += 2 * out_bytes * cp;
   }
-
-  if (d.is_spatial()) {
-    const Shape& in0 = n.global_inputs[0];
-    if (n.buffers > 0) {
-      // Statistics (batch norm): a sum per channel forward and backward over the sample's ranks.
-      const double stats = 2.0 * static_cast<double>(out[out.rank() - 1]) * kFloat;
-      c.reduction += 2 * seconds(Collective::allreduce, spatial_ranks, stats);
-    }
-    if (in0.rank() >= 4 && n.global_output.rank() == 2) {
-      if (in0.numel() == n.global_output.numel())  // flatten: each sample's blocks gathered
-        c.reduction += seconds(Collective::allgather, spatial_ranks, in_bytes);
-      else  // a spatial reduction (global pooling): partial results summed
-        c.reduction += seconds(Collective::allreduce, spatial_ranks, out_bytes);
-    }
-  }
-
-  if (cp > 1) {
-    if (n.channel_mixing && d.filter > 1) {
-      c.channel_exchange += seconds(Collective::allgather, cp, in_bytes);
-      if (work.input_gradient) c.channel_exchange += seconds(Collective::reduce_scatter, cp, in_bytes);
-      c.memory += 2 * in_bytes * cp;  // the gathered input and its gradient
-    } else if (n.channel_mixing) {
-      c.channel_exchange +=
-          seconds(Collective::reduce_scatter, cp, out_bytes) + seconds(Collective::allgather, cp, out_bytes);
-      c.memory += 2 * out_bytes * cp;  // the partial output and the gathered output gradient
-    } else if (concatenates) {
-      for (const Shape& s : work.inputs)
-        c.channel_exchange += seconds(Collective::allgather, cp, static_cast<double>(s.numel()) * kFloat);
-      c.channel_exchange += seconds(Collective::allgather, cp, out_bytes);
-      c.memory += 2 * out_bytes * cp;
-    }
-  }
-
-  add_parameters(c, n, d);
-  // The output and its gradient (and a scratch gradient where several layers read it). A
-  // layer that may fuse with its max pool leaves this to the edge (edge_cost).
-  if (!n.fuses_with_consumer) c.memory += out_bytes * (n.consumers > 1 ? 3 : 2);
-  return c;
 }
 
 void LayerCostModel::add_parameters(LayerCost& c, const PlanNode& n, const parallel::Distribution& d) const {

@@ -82,6 +82,11 @@ class HaloOverlappedConv {
     std::unique_ptr<ops::ConvOp> op;
     Tensor input, output;  // dense buffers, unless in place (input also unless reads_block)
   };
+  /// The piece of outputs [first, end) per axis (cut only along `haloed_axes`) and its op.
+  static Piece make_piece(const ops::ConvGeometry& haloed, const parallel::HaloWidths& halo,
+                          const std::array<bool, 3>& haloed_axes, const std::array<int64_t, 3>& first,
+                          const std::array<int64_t, 3>& end, const registry::OpFactory& ops, const std::string& layer,
+                          const std::string& where);
   void run(Piece& p, const Tensor& source, const Tensor& w, const Tensor& bias, const Tensor& y, HaloedInput& halo);
 
   Verdict verdict_;

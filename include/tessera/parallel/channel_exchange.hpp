@@ -1,8 +1,9 @@
 #pragma once
+#include <memory>
 #include <string>
 
 #include "tessera/core/tensor.hpp"
-#include "tessera/parallel/communicator.hpp"
+#include "tessera/parallel/collectives.hpp"
 #include "tessera/parallel/process_grid.hpp"
 
 namespace tessera::parallel {
@@ -15,7 +16,8 @@ namespace tessera::parallel {
 ///    (MPI_Reduce_scatter_block).
 /// MPI moves slices as contiguous [P][rows][C/P] messages; packing into and out of the
 /// channels-last layout runs as sub-box copies. Buffers are allocated at construction, so a
-/// step allocates nothing. With a group of one both are copies.
+/// step allocates nothing. With a group of one both are copies. The messages go through the
+/// group's Collectives (MpiCollectives, on host memory).
 class ChannelExchange {
  public:
   ChannelExchange() = default;
@@ -32,7 +34,8 @@ class ChannelExchange {
 
  private:
   void require(const Tensor& t, const Shape& expected, const char* what) const;
-  Communicator group_;
+  int parts() const { return collectives_ ? collectives_->size() : 1; }
+  std::shared_ptr<Collectives> collectives_;  // over grid.channels(); shared by copies (no state per call)
   Shape whole_, slice_;
   std::string where_;
   DeviceView<float> buffer_;            // [P][rows][C/P]

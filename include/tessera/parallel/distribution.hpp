@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include <string>
 
 namespace tessera::parallel {
@@ -21,6 +22,9 @@ struct Distribution {
   /// Ranks that split the channel dimension (the model-parallel group).
   int channel_parts() const { return channel * filter; }
   bool splits_channels() const { return channel_parts() > 1; }
+  /// The rank in a spatial group (ProcessGrid::spatial()) of the spatial index (d, h, w),
+  /// width fastest: pure, so halo plans name their peers without a grid of ranks.
+  int spatial_rank(const std::array<int, 3>& index) const { return (index[0] * height + index[1]) * width + index[2]; }
   std::string str() const;
   bool operator==(const Distribution& o) const {
     return sample == o.sample && channel == o.channel && filter == o.filter && depth == o.depth && height == o.height &&

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tessera/parallel/adasum.hpp"
+#include "tessera/parallel/collectives.hpp"
 #include "tessera/parallel/communicator.hpp"
 
 namespace tessera::parallel {
@@ -49,6 +50,8 @@ std::vector<int64_t> plan_gradient_buckets(const std::vector<int64_t>& offsets, 
 /// Adasum instead combines the ranks' own mean gradients (size × contribution, Horovod's
 /// convention: equal gradients give that gradient back, orthogonal ones their sum). It runs
 /// whole in finish(), after backprop: it does not overlap backprop.
+///
+/// The sums go through each group's Collectives (MpiCollectives), bucket b in request slot b.
 class GradientReducer {
  public:
   /// Sums over `group` in buckets of whole parameter tensors (`offsets`: each tensor's first
@@ -88,13 +91,14 @@ class GradientReducer {
   std::vector<int64_t> begin_;  // bucket b covers [begin_[b], begin_[b + 1]) (last: to the end)
   std::vector<Communicator> groups_;  // distinct groups the buckets sum over
   std::vector<size_t> bucket_group_;  // bucket b sums over groups_[bucket_group_[b]]
-  std::vector<MPI_Request> requests_;
+  /// collectives_[g] sums over groups_[g]; destroying it waits for its sums in flight.
+  std::vector<std::unique_ptr<Collectives>> collectives_;
   size_t next_ = 0;  // buckets are started from the last one backwards
   double wait_seconds_ = 0.0;
   bool overlap_ = false;            // host memory and several ranks
   std::unique_ptr<Adasum> adasum_;  // set: combine by Adasum instead of summing
 
-  // requests_ is shared with the progress thread: every MPI call on it holds mutex_.
+  // collectives_ is shared with the progress thread: every call on it holds mutex_.
   std::mutex mutex_;
   std::condition_variable wake_;
   bool in_flight_ = false;  // some bucket has been started and not yet completed

@@ -1,4 +1,5 @@
 #pragma once
+#include <chrono>
 
 namespace tessera::parallel {
 
@@ -35,6 +36,11 @@ struct HaloAccount {
   }
   HaloAccount operator-(const HaloAccount& o) const {
     return {blocked - o.blocked, exposed - o.exposed, in_flight - o.in_flight, exchanges - o.exchanges};
+  }
+  /// The clock of the times compared: seconds on the steady clock, which the processes of one
+  /// node share (CLOCK_MONOTONIC). Transports stamp their messages with it.
+  static double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   }
 };
 

@@ -1,26 +1,16 @@
 #pragma once
-#include <mpi.h>
-
-#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "tessera/core/tensor.hpp"
-#include "tessera/parallel/block_copy.hpp"
 #include "tessera/parallel/halo_account.hpp"
+#include "tessera/parallel/halo_plan.hpp"
+#include "tessera/parallel/halo_transport.hpp"
 #include "tessera/parallel/process_grid.hpp"
 
 namespace tessera::parallel {
-
-/// Halo widths before and after the local block along depth, height and width.
-struct HaloWidths {
-  std::array<int64_t, 3> before{0, 0, 0}, after{0, 0, 0};
-
-  bool any() const;
-  /// "depth 1+1, height 2+0, width 0+1"
-  std::string str() const;
-};
 
 /// Nonblocking neighbour exchange that surrounds a rank's block of a spatially split
 /// activation with its neighbours' data, so a convolution or pooling window near the block's
@@ -34,6 +24,9 @@ struct HaloWidths {
 /// and finish_*), so overlapped work should call progress() now and then. Each message also
 /// carries the time it was posted, from which account() separates communication from load
 /// imbalance (see HaloAccount).
+///
+/// It joins a HaloPlan (which boxes go where), a HaloTransport (how they travel: MPI through
+/// host buffers, MpiHaloTransport) and the packing, unpacking and accounting between them.
 class HaloExchange {
  public:
   /// Nothing to exchange.
@@ -42,16 +35,17 @@ class HaloExchange {
   /// of grid.spatial()). Throws ShapeError naming `where` when a halo is wider than the
   /// neighbouring block it comes from, or has depth widths for a 2D activation.
   HaloExchange(const ProcessGrid& grid, const Shape& local, const HaloWidths& halo, const std::string& where);
-  ~HaloExchange();
   HaloExchange(HaloExchange&&) = default;
   HaloExchange& operator=(HaloExchange&&) = default;
   HaloExchange(const HaloExchange&) = delete;
   HaloExchange& operator=(const HaloExchange&) = delete;
 
-  const Shape& local_shape() const { return local_; }
+  const Shape& local_shape() const { return plan_.local_shape(); }
   /// local + before + after in depth, height and width.
-  const Shape& padded_shape() const { return padded_; }
-  const HaloWidths& halo() const { return halo_; }
+  const Shape& padded_shape() const { return plan_.padded_shape(); }
+  const HaloWidths& halo() const { return plan_.halo(); }
+  /// The boxes this rank exchanges with each neighbour.
+  const HaloPlan& plan() const { return plan_; }
 
   /// Forward (a copy): the interior of `padded` becomes `local`, each halo region the
   /// neighbours' data, and halo regions beyond the global boundary `boundary_value` (0 for
@@ -76,66 +70,28 @@ class HaloExchange {
   int64_t bytes_sent() const { return bytes_sent_; }
 
  private:
-  /// One message: a sub-box of this rank's block or padded block exchanged with one neighbour,
-  /// and where it lies in a message buffer: `count` values, then its post time (stamp_floats).
-  struct Message {
-    int peer = 0;  // rank in grid.spatial()
-    int tag = 0;   // direction of the halo region it fills, seen from the receiver
-    Index5 offset{}, extent{};
-    int64_t buffer_offset = 0, count = 0;
-  };
-  /// A halo region beyond the global boundary.
-  struct BoundaryRegion {
-    Index5 offset{}, extent{};
-  };
-  /// The requests of messages in flight. Declared first among the members so that a move
-  /// assignment waits for them before the buffers they point into are replaced.
-  class InFlight {
-   public:
-    InFlight() = default;
-    explicit InFlight(size_t capacity) : requests_(capacity, MPI_REQUEST_NULL) {}
-    ~InFlight() { wait_quietly(); }
-    InFlight(InFlight&& o) noexcept : requests_(std::move(o.requests_)) { o.requests_.clear(); }
-    InFlight& operator=(InFlight&& o) noexcept;
-    std::vector<MPI_Request>& requests() { return requests_; }
-    /// Waits for every request, ignoring errors (for destructors, where throwing is no option).
-    void wait_quietly() noexcept;
-
-   private:
-    std::vector<MPI_Request> requests_;
-  };
   enum class Phase { idle, forward, backward };
 
   void require_phase(Phase expected, const char* call) const;
   void require_shape_of(const Tensor& t, const Shape& expected, const char* what) const;
-  /// Posts a receive for each of `incoming` into `receive_buffer` and a send for each of
-  /// `outgoing` from `send_buffer` (tags offset by `tag_base`), through the host copies when
-  /// the buffers are not host accessible.
-  void post(const std::vector<Message>& incoming, const DeviceView<float>& receive_buffer,
-            const DeviceView<float>::HostMirror& receive_host, const std::vector<Message>& outgoing,
-            const DeviceView<float>& send_buffer, const DeviceView<float>::HostMirror& send_host, int tag_base);
+  /// Each of `boxes` as a message in a packed buffer, one after another (values, then the
+  /// post stamp), tagged `tag_base` + its tag.
+  std::vector<PackedMessage> packed(const std::vector<HaloBox>& boxes, int tag_base) const;
+  /// Posts `incoming` into `into` and `outgoing` from `from`, counting the bytes sent.
+  void post(HaloBuffer into, const std::vector<PackedMessage>& incoming, HaloBuffer from,
+            const std::vector<PackedMessage>& outgoing);
   /// Waits for every message, then adds this exchange to account_ from the post times that
-  /// `incoming`'s messages carry in `receive` (host memory).
-  void wait(const std::vector<Message>& incoming, const float* receive);
-  /// The message buffer MPI reads or writes: the host copy where there is one.
-  static float* host_data(const DeviceView<float>& buffer, const DeviceView<float>::HostMirror& host);
+  /// `incoming`'s messages carry.
+  void wait(const std::vector<PackedMessage>& incoming);
 
-  InFlight in_flight_;
-  Communicator spatial_;
-  Shape local_, padded_;
-  HaloWidths halo_;
+  HaloPlan plan_;
   std::string where_;
-  /// Parts of this rank's block that neighbours need for their halos: sent forward, their
-  /// gradients received backward.
-  std::vector<Message> owned_;
-  /// Halo regions of the padded block that neighbours fill: received forward, their gradients
-  /// sent backward.
-  std::vector<Message> halos_;
-  std::vector<BoundaryRegion> boundary_;
-  DeviceView<float> owned_buffer_, halo_buffer_;
-  /// Host copies of the buffers when the memory space is not host accessible (MPI reads and
-  /// writes host memory); empty otherwise.
-  DeviceView<float>::HostMirror owned_host_, halo_host_;
+  /// The plan's sends and receives as messages of the packed buffers: forward owned_ go out
+  /// and halos_ come in, backward (tags above every forward tag) the other way round.
+  std::vector<PackedMessage> owned_, halos_, owned_back_, halos_back_;
+  /// Owns the packed buffers and the messages in flight; destroying or replacing it waits for
+  /// them, so they never outlive the buffers they read and write. Null: nothing to exchange.
+  std::unique_ptr<HaloTransport> transport_;
   Phase phase_ = Phase::idle;
   Tensor target_;  // the tensor finish_* writes into (kept alive while messages are in flight)
   HaloAccount account_;

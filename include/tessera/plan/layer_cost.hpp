@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tessera/parallel/distribution.hpp"
+#include "tessera/parallel/halo_plan.hpp"
 #include "tessera/plan/layer_timer.hpp"
 #include "tessera/plan/layout_search.hpp"
 #include "tessera/plan/machine_profile.hpp"
@@ -45,6 +46,7 @@ struct LayerCost {
   double update = 0;            // the optimizer's update of this rank's parameters
   double memory = 0;            // bytes held for the step: output and gradient, halo and exchange
                                 // buffers, parameters with gradients and optimizer state
+  double halo_bytes = 0;        // bytes the busiest rank's halo exchanges send, forward and backward
   double communication() const { return halo + channel_exchange + reduction + gradient; }
   double time() const { return compute + update + communication(); }
 };
@@ -65,6 +67,10 @@ class LayerCostModel {
   /// Why node `node` cannot run under `d` (shapes that do not split, a split the layer does
   /// not take, a window that does not line up); empty when it can.
   std::optional<std::string> refusal(size_t node, const parallel::Distribution& d) const;
+  /// The halo exchange of node `node` under `d` for the rank the model prices (the one with the
+  /// most neighbours); none when the node has no window or `d` does not split space. Throws
+  /// ShapeError when the window does not line up with the blocks or a halo is too wide.
+  std::optional<parallel::HaloPlan> halo_plan(size_t node, const parallel::Distribution& d) const;
   /// The distributions of options().ranks ranks node `node` can run under.
   std::vector<parallel::Distribution> candidates(size_t node) const;
   /// Measures the layer if its time on these shapes is not known yet.
@@ -92,6 +98,14 @@ class LayerCostModel {
 
  private:
   double output_bytes(size_t node, const parallel::Distribution& d) const;
+  /// The halo exchange of `plan`, forward and, with `backward`, backward: time, bytes, buffers.
+  void add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward) const;
+  static double halo_bytes_sent(const parallel::HaloPlan& plan, bool backward);
+  /// Sums over the spatial group: statistics, and features gathered or pooled from the blocks.
+  void add_spatial_reductions(LayerCost& c, const PlanNode& n, const parallel::Distribution& d, const Shape& out) const;
+  /// All-gathers and reduce-scatters inside the channel group, and their buffers.
+  void add_channel_exchange(LayerCost& c, const PlanNode& n, const parallel::Distribution& d, const LocalWork& work,
+                            const Shape& out) const;
   /// The gradient allreduce, optimizer update and memory of node `n`'s parameters under `d`.
   void add_parameters(LayerCost& c, const PlanNode& n, const parallel::Distribution& d) const;
   /// What node `node` computes on one rank under `d` (its blocks; whole inputs and a share of

@@ -1,0 +1,99 @@
+#include "tessera/parallel/mpi_halo_transport.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "tessera/parallel/halo_account.hpp"
+
+namespace tessera::parallel {
+namespace {
+
+constexpr bool host_accessible = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+static_assert(HaloTransport::stamp_floats * sizeof(float) == sizeof(double));
+
+}  // namespace
+
+MpiHaloTransport::MpiHaloTransport(Communicator group, int64_t owned_count, int64_t halo_count, size_t messages)
+    : group_(std::move(group)), requests_(messages, MPI_REQUEST_NULL) {
+  buffers_[index(HaloBuffer::owned)] = DeviceView<float>("tessera::halo_owned", static_cast<size_t>(owned_count));
+  buffers_[index(HaloBuffer::halo)] = DeviceView<float>("tessera::halo_regions", static_cast<size_t>(halo_count));
+  if constexpr (!host_accessible)
+    for (size_t b = 0; b < 2; ++b) hosts_[b] = Kokkos::create_mirror_view(buffers_[b]);
+}
+
+MpiHaloTransport::~MpiHaloTransport() {
+  // Errors are ignored: a destructor cannot throw, and the job is ending with another error.
+  for (auto& r : requests_)
+    if (r != MPI_REQUEST_NULL) MPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
+float* MpiHaloTransport::host_data(HaloBuffer which) const {
+  if constexpr (host_accessible) return buffers_[index(which)].data();
+  return hosts_[index(which)].data();
+}
+
+double MpiHaloTransport::post(HaloBuffer into, const std::vector<PackedMessage>& receives, HaloBuffer from,
+                              const std::vector<PackedMessage>& sends) {
+  if (receives.size() + sends.size() > requests_.size())
+    throw DistError("halo transport: " + std::to_string(receives.size() + sends.size()) +
+                    " messages posted, room for " + std::to_string(requests_.size()));
+  // The packing kernels must be done before MPI reads the buffers, and the previous exchange's
+  // unpacking before MPI overwrites them.
+  Kokkos::fence();
+  if constexpr (!host_accessible) Kokkos::deep_copy(hosts_[index(from)], buffers_[index(from)]);
+  float* receive = host_data(into);
+  float* send = host_data(from);
+  size_t r = 0;
+  for (const auto& m : receives)
+    check_mpi(MPI_Irecv(receive + m.offset, static_cast<int>(m.count + stamp_floats), MPI_FLOAT, m.peer, m.tag,
+                        group_.handle(), &requests_[r++]),
+              "MPI_Irecv");
+  const double posted_at = HaloAccount::now();
+  for (const auto& m : sends) {
+    std::memcpy(send + m.offset + m.count, &posted_at, sizeof posted_at);
+    check_mpi(MPI_Isend(send + m.offset, static_cast<int>(m.count + stamp_floats), MPI_FLOAT, m.peer, m.tag,
+                        group_.handle(), &requests_[r++]),
+              "MPI_Isend");
+  }
+  receives_ = receives.size();
+  posted_ = r;
+  into_ = into;
+  received_ = false;
+  return posted_at;
+}
+
+bool MpiHaloTransport::progress() {
+  // MPI moves large (rendezvous) messages only inside MPI calls: a test now and then lets
+  // them advance while the caller computes.
+  if (posted_ == 0) return false;
+  int done = 0;
+  check_mpi(MPI_Testall(static_cast<int>(posted_), requests_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+  if (received_) return true;
+  int received = done;
+  if (!done && receives_ > 0)
+    check_mpi(MPI_Testall(static_cast<int>(receives_), requests_.data(), &received, MPI_STATUSES_IGNORE),
+              "MPI_Testall");
+  received_ = received != 0;
+  return received_;
+}
+
+void MpiHaloTransport::wait_receives() {
+  group_.wait_all(static_cast<int>(receives_), requests_.data());
+  received_ = true;
+}
+
+void MpiHaloTransport::wait_sends() {
+  group_.wait_all(static_cast<int>(posted_ - receives_), requests_.data() + receives_);
+}
+
+double MpiHaloTransport::sent_at(const PackedMessage& received) const {
+  double t = 0.0;
+  std::memcpy(&t, host_data(into_) + received.offset + received.count, sizeof t);
+  return t;
+}
+
+void MpiHaloTransport::deliver() {
+  if constexpr (!host_accessible) Kokkos::deep_copy(buffers_[index(into_)], hosts_[index(into_)]);
+}
+
+}  // namespace tessera::parallel

@@ -1,0 +1,118 @@
+#include <catch2/catch.hpp>
+
+#include "tessera/core/config.hpp"
+#include "tessera/layers/haloed_input.hpp"
+#include "tessera/parallel/halo_plan.hpp"
+#include "tessera/plan/layout_planner.hpp"
+
+using namespace tessera;
+using parallel::Distribution;
+
+namespace {
+
+/// Priced by the roofline: nothing is measured.
+plan::MachineProfile roofline_profile() {
+  plan::MachineProfile p;
+  p.name = "test";
+  p.origin = "published";
+  p.ranks_per_node = 64;
+  p.memory_per_rank = 16.0 * (1 << 30);
+  p.peak_flops_per_rank = 1e11;
+  p.conv_efficiency = 0.5;
+  p.memory_bandwidth_per_rank = 1e10;
+  for (auto c : {plan::Collective::point_to_point, plan::Collective::allreduce, plan::Collective::allgather,
+                 plan::Collective::alltoall, plan::Collective::reduce_scatter})
+    p.within_node[c] = plan::LinkCost{2e-6, 1e-10};
+  return p;
+}
+
+model::ModelSpec spec_of(const nlohmann::json& model) {
+  ConfigObject cfg(model, "$.model");  // refers to `model`, which must outlive it
+  return model::ModelSpec::from_json(cfg);
+}
+
+// conv1 reads the model input (no input gradient: its halo goes forward only); conv2 reads
+// pool1's output (8^3 x 8 channels), so its halo's gradient goes back too.
+const nlohmann::json kNet = nlohmann::json::parse(R"({
+  "input": {"channels": 4, "size": [16, 16, 16]},
+  "layers": [
+    {"name": "conv1", "type": "conv3d", "filters": 8, "kernel": 3, "padding": 1},
+    {"name": "act1", "type": "relu"},
+    {"name": "pool1", "type": "max_pool3d", "kernel": 2},
+    {"name": "conv2", "type": "conv3d", "filters": 8, "kernel": 5, "padding": 2},
+    {"name": "flatten", "type": "flatten"},
+    {"name": "out", "type": "dense", "units": 4}
+  ]})");
+
+size_t node_named(const plan::PlanGraph& graph, const std::string& name) {
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    if (graph.nodes[i].name == name) return i;
+  FAIL("no node " << name);
+  return 0;
+}
+
+Distribution split(int depth, int height, int width) {
+  Distribution d;
+  d.depth = depth, d.height = height, d.width = width;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("The cost model's halo bytes are those of the layer's HaloPlan", "[plan]") {
+  const plan::PlanGraph graph = plan::plan_graph(spec_of(kNet), 4);
+  plan::MachineProfile profile = roofline_profile();
+  plan::LayerTimer timer(profile, "auto", 1);
+  const size_t conv1 = node_named(graph, "conv1"), conv2 = node_named(graph, "conv2");
+
+  for (const Distribution& d : {split(2, 1, 1), split(1, 2, 2), split(2, 2, 2), split(4, 1, 1), split(1, 1, 4)}) {
+    INFO(d.str());
+    plan::LayerCostModel costs(graph, profile, timer, plan::CostOptions{d.ranks(), 1, 0, 0, 1});
+    // The plans of the rank with the most neighbours, built here from the blocks and windows.
+    const std::array<int, 3> busiest{std::min(1, d.depth - 1), std::min(1, d.height - 1), std::min(1, d.width - 1)};
+    const std::array<int, 3> parts{d.depth, d.height, d.width};
+    const Shape block1{4, 16 / d.depth, 16 / d.height, 16 / d.width, 4};
+    layers::Window w1;
+    w1.kernel = {3, 3, 3}, w1.padding = {1, 1, 1};
+    const parallel::HaloPlan plan1(d, busiest, block1,
+                                   layers::halo_widths(parts, {block1[1], block1[2], block1[3]}, w1, "conv1"), "conv1");
+    const Shape block2{4, 8 / d.depth, 8 / d.height, 8 / d.width, 8};
+    layers::Window w2;
+    w2.kernel = {5, 5, 5}, w2.padding = {2, 2, 2};
+    const parallel::HaloPlan plan2(d, busiest, block2,
+                                   layers::halo_widths(parts, {block2[1], block2[2], block2[3]}, w2, "conv2"), "conv2");
+
+    const plan::LayerCost c1 = costs.layer_cost(conv1, d);
+    CHECK(c1.halo_bytes == static_cast<double>(plan1.bytes_sent()));
+    const plan::LayerCost c2 = costs.layer_cost(conv2, d);
+    CHECK(c2.halo_bytes == static_cast<double>(plan2.bytes_sent() + plan2.bytes_received()));
+    CHECK(c1.halo > 0);
+    CHECK(c2.halo > 0);
+    REQUIRE(costs.halo_plan(conv2, d));
+    CHECK(costs.halo_plan(conv2, d)->sends().size() == plan2.sends().size());
+    // Layers without a window exchange no halo.
+    CHECK(costs.layer_cost(node_named(graph, "act1"), d).halo_bytes == 0);
+  }
+
+  // By hand: conv2 over depth 2 sends its 2 depth rows next to the neighbour (4 samples, 8 x 8,
+  // 8 channels) and gets as many back; over 2 x 2 x 2 the corner block of 4^3 sends 2-wide
+  // slabs: 3 faces of 2 x 4 x 4, 3 edges of 2 x 2 x 4 and a corner of 2^3 (and as many back).
+  plan::LayerCostModel two(graph, profile, timer, plan::CostOptions{2, 1, 0, 0, 1});
+  CHECK(two.layer_cost(conv2, split(2, 1, 1)).halo_bytes == 2.0 * (2 * 8 * 8) * 4 * 8 * 4);
+  plan::LayerCostModel eight(graph, profile, timer, plan::CostOptions{8, 1, 0, 0, 1});
+  CHECK(eight.layer_cost(conv2, split(2, 2, 2)).halo_bytes == 2.0 * (3 * 32 + 3 * 16 + 8) * 4 * 8 * 4);
+  // More split axes price more messages: edges and corners are sent too.
+  CHECK(eight.layer_cost(conv2, split(2, 2, 2)).halo > two.layer_cost(conv2, split(2, 1, 1)).halo);
+}
+
+TEST_CASE("The cost model refuses a halo wider than the neighbouring block, as the layer does", "[plan]") {
+  const plan::PlanGraph graph = plan::plan_graph(spec_of(kNet), 4);
+  plan::MachineProfile profile = roofline_profile();
+  plan::LayerTimer timer(profile, "auto", 1);
+  plan::LayerCostModel costs(graph, profile, timer, plan::CostOptions{8, 1, 0, 0, 1});
+  // conv2's input depth of 8 over 8 ranks: blocks of 1, a halo of 2.
+  const auto why = costs.refusal(node_named(graph, "conv2"), split(8, 1, 1));
+  REQUIRE(why);
+  CHECK_THAT(*why, Catch::Contains("conv2: a depth halo of 2 is wider than the neighbouring block's depth of 1"));
+  CHECK_FALSE(costs.refusal(node_named(graph, "conv1"), split(8, 1, 1)));
+}
