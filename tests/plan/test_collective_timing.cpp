@@ -28,7 +28,7 @@ TEST_CASE("the bytes a timing sent are whole per-peer shares and whole floats", 
   CHECK(sent_bytes(Collective::point_to_point, 8, 2) == 8);
 }
 
-TEST_CASE("collectives on one rank take a positive, finite time; point-to-point needs a peer",
+TEST_CASE("collectives on one rank take a positive, finite time, point-to-point needs a peer",
           "[plan][collective_timing]") {
   const auto self = parallel::Communicator::self();
   CollectiveTimer timer(TimingEffort::of(true));
