@@ -23,7 +23,7 @@
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/plan/collective_timing.hpp"
 #include "tessera/plan/machine_profile.hpp"
-#include "tessera/plan/rank_placement.hpp"
+#include "tessera/plan/node_layout.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -89,7 +89,7 @@ bool output_accepted(const CalibrateArgs& a, const Communicator& world, std::opt
 
 /// The profile's description of this machine and its ranks, before anything is timed.
 plan::MachineProfile describe_machine(const CalibrateArgs& a, int64_t threads, const bench::MachineDescription& machine,
-                                      const plan::RankPlacement& pl) {
+                                      const plan::NodeLayout& pl) {
   const MemoryCapacity capacity = memory_capacity();
   plan::MachineProfile p;
   p.name = a.name.empty() ? machine.hostname : a.name;
@@ -239,7 +239,7 @@ int run_calibrate(CalibrateArgs& a) {
 
   const int64_t threads = a.threads > 0 ? a.threads : Kokkos::DefaultHostExecutionSpace().concurrency();
   const bench::MachineDescription machine = bench::MachineDescription::probe();
-  const plan::RankPlacement pl = plan::rank_placement(world);
+  const plan::NodeLayout pl = plan::NodeLayout::of(world);
   plan::MachineProfile p = describe_machine(a, threads, machine, pl);
   log::info("calibrate: " + std::to_string(world.size()) + " rank(s) of " + std::to_string(threads) + " thread(s) on " +
             std::to_string(pl.nodes) + " node(s); " + machine.cpu_model);

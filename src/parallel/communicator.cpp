@@ -214,22 +214,4 @@ void Communicator::reduce_scatter_sum(const float* send, float* recv, int64_t co
   check(MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, comm_), "MPI_Reduce_scatter_block");
 }
 
-Communicator Communicator::split_node() const {
-  if (comm_ == MPI_COMM_NULL) return Communicator(MPI_COMM_NULL, 0, 1);
-  MPI_Comm part = MPI_COMM_NULL;
-  check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &part), "MPI_Comm_split_type");
-  check(MPI_Comm_set_errhandler(part, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  int rank = 0, size = 1;
-  MPI_Comm_rank(part, &rank);
-  MPI_Comm_size(part, &size);
-  Communicator c(part, rank, size);
-  // Freed with its last copy, as split()'s are.
-  c.owner_ = std::shared_ptr<void>(new MPI_Comm(part), [](void* p) {
-    auto* comm = static_cast<MPI_Comm*>(p);
-    if (mpi_running()) MPI_Comm_free(comm);
-    delete comm;
-  });
-  return c;
-}
-
 }  // namespace tessera::parallel

@@ -84,7 +84,7 @@ double sent_bytes(Collective c, double bytes, int ranks) {
   return bytes;
 }
 
-CollectiveTimings time_collectives(const parallel::Communicator& world, const RankPlacement& placement, int max_ranks,
+CollectiveTimings time_collectives(const parallel::Communicator& world, const NodeLayout& placement, int max_ranks,
                                    const TimingEffort& effort,
                                    const std::function<void(int ranks, bool spans_nodes)>& on_group) {
   CollectiveTimings timings;

@@ -1,6 +1,6 @@
 // Run under mpirun at 1, 2 or 3 ranks (one node). Checks what `tessera calibrate` measures with:
 // the Communicator operations its timings call give exact results at every rank count (and copy
-// on one rank); the ranks are placed on one node; and time_collectives times every collective
+// on one rank); the ranks sit on one node; and time_collectives times every collective
 // at every size over the first p ranks for each p, agreeing on each group's times, with a fit
 // that resolves them. Exit status 0 on every rank when all checks pass.
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "parallel/mpi_check.hpp"
 #include "support/mpi_program.hpp"
 #include "tessera/plan/collective_timing.hpp"
-#include "tessera/plan/rank_placement.hpp"
+#include "tessera/plan/node_layout.hpp"
 
 using namespace tessera;
 
@@ -73,10 +73,7 @@ void check_byte_exchanges(const parallel::Communicator& world, testing::MpiCheck
 
 void check_placement(const parallel::Communicator& world, testing::MpiCheckLog& log) {
   const int p = world.size();
-  const parallel::Communicator node = world.split_node();
-  log.check(node.size() == p, "every rank of the job shares this node (" + std::to_string(node.size()) + ")");
-  log.check(node.rank() == world.rank(), "the node's ranks keep the job's order");
-  const plan::RankPlacement pl = plan::rank_placement(world);
+  const plan::NodeLayout pl = plan::NodeLayout::of(world);
   log.check(pl.nodes == 1 && pl.ranks_on_first_node == p, "one node holding every rank");
   log.check(pl.node_of == std::vector<int>(static_cast<size_t>(p), 0), "every rank's node is rank 0's");
   log.check(!pl.spans_nodes(p), "the job does not span nodes");
@@ -87,7 +84,7 @@ void check_timings(const parallel::Communicator& world, testing::MpiCheckLog& lo
   const plan::TimingEffort effort = plan::TimingEffort::of(true);
   std::vector<int> groups;
   const plan::CollectiveTimings t =
-      plan::time_collectives(world, plan::rank_placement(world), p, effort, [&](int ranks, bool spans) {
+      plan::time_collectives(world, plan::NodeLayout::of(world), p, effort, [&](int ranks, bool spans) {
         groups.push_back(ranks);
         log.check(!spans, "a group on one node is timed within it");
       });
@@ -121,7 +118,7 @@ void check_timings(const parallel::Communicator& world, testing::MpiCheckLog& lo
   for (const auto& [c, cost] : profile.within_node)
     log.check(cost.alpha >= 0 && cost.beta >= 0 && cost.alpha + cost.beta > 0,
               std::string(plan::collective_name(c)) + ": a non-negative fit that resolves something");
-  const plan::CollectiveTimings none = plan::time_collectives(world, plan::rank_placement(world), 1, effort);
+  const plan::CollectiveTimings none = plan::time_collectives(world, plan::NodeLayout::of(world), 1, effort);
   log.check(none.within_node.empty() && none.across_nodes.empty(), "--ranks-max 1 times nothing");
 }
 

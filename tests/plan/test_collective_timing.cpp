@@ -4,7 +4,7 @@
 
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/plan/collective_timing.hpp"
-#include "tessera/plan/rank_placement.hpp"
+#include "tessera/plan/node_layout.hpp"
 
 using namespace tessera;
 using namespace tessera::plan;
@@ -46,7 +46,7 @@ TEST_CASE("collectives on one rank take a positive, finite time, point-to-point 
 
 TEST_CASE("a job of one rank sits on one node and has no collectives to time", "[plan][collective_timing]") {
   const auto self = parallel::Communicator::self();
-  const RankPlacement pl = rank_placement(self);
+  const NodeLayout pl = NodeLayout::of(self);
   CHECK(pl.nodes == 1);
   CHECK(pl.ranks_on_first_node == 1);
   CHECK(pl.node_of == std::vector<int>{0});
@@ -59,7 +59,7 @@ TEST_CASE("a job of one rank sits on one node and has no collectives to time", "
 }
 
 TEST_CASE("a placement spans nodes from the first rank on another node", "[plan][collective_timing]") {
-  RankPlacement pl;
+  NodeLayout pl;
   pl.node_of = {0, 0, 2, 2};
   pl.nodes = 2;
   pl.ranks_on_first_node = 2;

@@ -77,9 +77,8 @@ class Communicator {
   int rank_ = 0, size_ = 1;
 
  public:
-  // What `tessera calibrate` times (plan/collective_timing) and how it finds the nodes
-  // (plan/rank_placement). On a group of one the collectives copy `send` into `recv`, as MPI's
-  // do on one rank, and point-to-point has no peer to reach.
+  // What `tessera calibrate` times (plan/collective_timing). On a group of one the collectives
+  // copy `send` into `recv`, as MPI's do on one rank, and point-to-point has no peer to reach.
 
   /// Every rank's `value`, in rank order.
   std::vector<double> allgather(double value) const;
@@ -95,8 +94,6 @@ class Communicator {
   /// The sum over the group of `send` (count floats per rank, size() blocks); this rank's
   /// block of the sum into `recv`.
   void reduce_scatter_sum(const float* send, float* recv, int64_t count) const;
-  /// The ranks of this group that share this rank's node (its memory), in this group's order.
-  Communicator split_node() const;
 };
 
 /// Throws DistError naming `call` and this rank when an MPI call did not succeed.

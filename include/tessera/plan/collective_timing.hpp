@@ -7,7 +7,7 @@
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/plan/collective_fit.hpp"
 #include "tessera/plan/machine_profile.hpp"
-#include "tessera/plan/rank_placement.hpp"
+#include "tessera/plan/node_layout.hpp"
 
 namespace tessera::plan {
 
@@ -53,7 +53,7 @@ struct CollectiveTimings {
 /// `effort` over the first p ranks of `world` for each p from 2 to `max_ranks`. Collective over
 /// `world`: the ranks outside a group wait, so that nothing else loads the node while it
 /// measures. `on_group(p, spans_nodes)` is called before each group, for progress.
-CollectiveTimings time_collectives(const parallel::Communicator& world, const RankPlacement& placement, int max_ranks,
+CollectiveTimings time_collectives(const parallel::Communicator& world, const NodeLayout& placement, int max_ranks,
                                    const TimingEffort& effort,
                                    const std::function<void(int ranks, bool spans_nodes)>& on_group = {});
 
