@@ -46,6 +46,79 @@ double parse_bytes(const std::string& text, const std::string& flag) {
   return value * scale;
 }
 
+/// The global batch: --batch-size, else the config's training.batch_size.
+int64_t batch_of(ConfigObject& root, int64_t batch_size) {
+  if (batch_size != 0) return batch_size;
+  const nlohmann::json none = nlohmann::json::object();
+  auto training = root.has("training") ? root.object("training") : ConfigObject(none, "$.training");
+  return train::TrainingRun::training_options(training, train::RunOverrides{}).batch_size;
+}
+
+/// --machine (or $TESSERA_MACHINE); a plan for one rank may do without one.
+plan::MachineProfile machine_profile(PlanArgs& a) {
+  if (a.machine.empty())
+    if (const char* env = std::getenv("TESSERA_MACHINE"); env && *env) a.machine = env;
+  if (!a.machine.empty()) return plan::read_machine_profile(a.machine);
+  if (a.ranks > 1)
+    throw ConfigError("--machine", "a plan for " + std::to_string(a.ranks) +
+                                       " ranks needs a machine profile: measure this machine with `mpirun -np " +
+                                       std::to_string(a.ranks) +
+                                       " tessera calibrate --output machine.json` and pass --machine machine.json");
+  return {};
+}
+
+/// What to plan for, from the flags and the run config; layer times are measured by every rank
+/// of the job at once (rank 0 prints).
+plan::PlanRequest plan_request(const PlanArgs& a, const nlohmann::json& config, int64_t batch,
+                               const plan::MachineProfile& profile) {
+  plan::PlanRequest request;
+  request.ranks = a.ranks;
+  request.batch = batch;
+  request.backend = a.backend;
+  request.threads = Kokkos::DefaultExecutionSpace().concurrency();
+  request.optimizer_state = train::TrainingRun::optimizer_state_per_parameter(config);
+  request.min_gain = a.min_gain;
+  train::describe_data(config, request);
+  if (config.contains("optimizer")) request.optimizer = config["optimizer"];
+  if (!a.memory_limit.empty()) request.memory_limit = parse_bytes(a.memory_limit, "--memory-limit");
+  request.measuring = parallel::Communicator::world();
+  const int64_t per_node = std::min<int64_t>(a.ranks, std::max<int64_t>(1, profile.ranks_per_node));
+  if (profile.origin != "published" && request.measuring.size() < per_node)
+    log::warn("layer times are taken with " + std::to_string(request.measuring.size()) +
+              " rank(s) busy, but training runs " + std::to_string(per_node) +
+              " per node, which share its memory and caches: for times under the same load run `mpirun -np " +
+              std::to_string(per_node) + " tessera plan ...`");
+  request.on_measure = [no_measure = a.no_measure](const std::string& what) {
+    if (no_measure) throw ConfigError("--no-measure", "the profile has no time for " + what);
+    log::info("measuring " + what);
+  };
+  return request;
+}
+
+/// --given: the prediction for the layout the config states, as a plan of that one layout.
+plan::Plan given_plan(const model::ModelSpec& spec, const plan::PlanRequest& request, plan::MachineProfile& profile) {
+  plan::Plan plan;
+  plan.ranks = request.ranks;
+  plan.batch = request.batch;
+  plan.chosen = plan::predict_model(spec, request, profile);
+  plan.chosen.label = "given";
+  plan.memory_limit = request.memory_limit > 0 ? request.memory_limit : profile.memory_per_rank;
+  return plan;
+}
+
+/// --write-config: the run config with the planned distributions.
+void write_planned_config(const std::string& path, model::ModelSpec& spec, const nlohmann::json& config,
+                          const plan::Plan& plan) {
+  plan::apply_layout(spec, plan.chosen);
+  nlohmann::json out = config;
+  auto& model = out["model"];
+  model["distribution"] = model::spec::distribution_json(plan.chosen.layers.front().distribution);
+  for (size_t i = 0; i < spec.layers.size(); ++i)
+    model["layers"][i]["distribution"] = model::spec::distribution_json(*spec.layers[i].distribution);
+  write_text_atomically(path, out.dump(2) + "\n");
+  log::info("wrote " + path);
+}
+
 }  // namespace
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
@@ -87,76 +160,23 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
 }
 
 int run_plan(PlanArgs& a) {
-  if (a.machine.empty())
-    if (const char* env = std::getenv("TESSERA_MACHINE"); env && *env) a.machine = env;
   nlohmann::json config = read_json_file(a.config);
   ConfigObject root(config, "$");
   auto model_cfg = root.object("model");
   model::ModelSpec spec = model::ModelSpec::from_json(model_cfg);
-  int64_t batch = a.batch_size;
-  if (batch == 0) {
-    const nlohmann::json none = nlohmann::json::object();
-    auto training = root.has("training") ? root.object("training") : ConfigObject(none, "$.training");
-    batch = train::TrainingRun::training_options(training, train::RunOverrides{}).batch_size;
-  }
-  plan::MachineProfile profile;
-  if (!a.machine.empty()) {
-    profile = plan::read_machine_profile(a.machine);
-  } else if (a.ranks > 1) {
-    throw ConfigError("--machine", "a plan for " + std::to_string(a.ranks) +
-                                       " ranks needs a machine profile: measure this machine with `mpirun -np " +
-                                       std::to_string(a.ranks) +
-                                       " tessera calibrate --output machine.json` and pass --machine machine.json");
-  }
-  plan::PlanRequest request;
-  request.ranks = a.ranks;
-  request.batch = batch;
-  request.backend = a.backend;
-  request.threads = Kokkos::DefaultExecutionSpace().concurrency();
-  request.optimizer_state = train::TrainingRun::optimizer_state_per_parameter(config);
-  request.min_gain = a.min_gain;
-  train::describe_data(config, request);
-  if (config.contains("optimizer")) request.optimizer = config["optimizer"];
-  if (!a.memory_limit.empty()) request.memory_limit = parse_bytes(a.memory_limit, "--memory-limit");
-  request.measuring = parallel::Communicator::world();
-  const int64_t per_node = std::min<int64_t>(a.ranks, std::max<int64_t>(1, profile.ranks_per_node));
-  if (profile.origin != "published" && request.measuring.size() < per_node)
-    log::warn("layer times are taken with " + std::to_string(request.measuring.size()) +
-              " rank(s) busy, but training runs " + std::to_string(per_node) +
-              " per node, which share its memory and caches: for times under the same load run `mpirun -np " +
-              std::to_string(per_node) + " tessera plan ...`");
-  request.on_measure = [&](const std::string& what) {
-    if (a.no_measure) throw ConfigError("--no-measure", "the profile has no time for " + what);
-    log::info("measuring " + what);
-  };
+  const int64_t batch = batch_of(root, a.batch_size);
+  plan::MachineProfile profile = machine_profile(a);
+  const plan::PlanRequest request = plan_request(a, config, batch, profile);
   if (spec.distribution_auto) spec.distribution.reset();
 
-  plan::Plan plan;
-  if (a.given) {
-    plan.ranks = a.ranks;
-    plan.batch = batch;
-    plan.chosen = plan::predict_model(spec, request, profile);
-    plan.chosen.label = "given";
-    plan.memory_limit = request.memory_limit > 0 ? request.memory_limit : profile.memory_per_rank;
-  } else {
-    plan = plan::plan_model(spec, request, profile);
-  }
+  const plan::Plan plan = a.given ? given_plan(spec, request, profile) : plan::plan_model(spec, request, profile);
   const bool first = parallel::Communicator::world().rank() == 0;
   if (first && !a.machine.empty() && profile.layer_times.size() > 0) plan::write_machine_profile(profile, a.machine);
   if (!plan.chosen.valid) throw ConfigError(a.config, plan.chosen.why);
   if (!first) return plan.feasible ? 0 : 3;
   std::cout << plan::plan_table(plan) << std::flush;
   if (!a.json.empty()) write_text_atomically(a.json, plan::plan_json(plan).dump(2) + "\n");
-  if (!a.write_config.empty()) {
-    plan::apply_layout(spec, plan.chosen);
-    nlohmann::json out = config;
-    auto& model = out["model"];
-    model["distribution"] = model::spec::distribution_json(plan.chosen.layers.front().distribution);
-    for (size_t i = 0; i < spec.layers.size(); ++i)
-      model["layers"][i]["distribution"] = model::spec::distribution_json(*spec.layers[i].distribution);
-    write_text_atomically(a.write_config, out.dump(2) + "\n");
-    log::info("wrote " + a.write_config);
-  }
+  if (!a.write_config.empty()) write_planned_config(a.write_config, spec, config, plan);
   return plan.feasible ? 0 : 3;
 }
 

@@ -1,5 +1,6 @@
 #include "tessera/parallel/communicator.hpp"
 
+#include <cstring>
 #include <limits>
 #include <new>
 #include <string>
@@ -153,6 +154,64 @@ int handle_fatal_error(const std::exception& e) {
     if (size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
   }
   return 1;
+}
+
+namespace {
+
+/// MPI counts are int: a larger count is refused, naming the call.
+int count_of(int64_t count, const char* call) {
+  if (count < 0 || count > std::numeric_limits<int>::max())
+    throw DistError(std::string(call) + " of " + std::to_string(count) + " elements is too large");
+  return static_cast<int>(count);
+}
+
+}  // namespace
+
+std::vector<double> Communicator::allgather(double value) const {
+  std::vector<double> all(static_cast<size_t>(size_), value);
+  if (!is_serial()) check(MPI_Allgather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm_), "MPI_Allgather");
+  return all;
+}
+
+void Communicator::allreduce_sum(float* data, int64_t count) const {
+  if (!is_serial()) allreduce_in_pieces(comm_, data, count, MPI_FLOAT);
+}
+
+void Communicator::send_bytes(const void* data, int64_t bytes, int peer, int tag) const {
+  if (is_serial()) throw DistError("a send needs a peer: this group has one rank");
+  check(MPI_Send(data, count_of(bytes, "MPI_Send"), MPI_BYTE, peer, tag, comm_), "MPI_Send");
+}
+
+void Communicator::recv_bytes(void* data, int64_t bytes, int peer, int tag) const {
+  if (is_serial()) throw DistError("a receive needs a peer: this group has one rank");
+  check(MPI_Recv(data, count_of(bytes, "MPI_Recv"), MPI_BYTE, peer, tag, comm_, MPI_STATUS_IGNORE), "MPI_Recv");
+}
+
+void Communicator::allgather_bytes(const void* send, void* recv, int64_t bytes) const {
+  const int n = count_of(bytes, "MPI_Allgather");
+  if (is_serial()) {
+    std::memcpy(recv, send, static_cast<size_t>(n));
+    return;
+  }
+  check(MPI_Allgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_), "MPI_Allgather");
+}
+
+void Communicator::alltoall_bytes(const void* send, void* recv, int64_t bytes) const {
+  const int n = count_of(bytes, "MPI_Alltoall");
+  if (is_serial()) {
+    std::memcpy(recv, send, static_cast<size_t>(n));
+    return;
+  }
+  check(MPI_Alltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_), "MPI_Alltoall");
+}
+
+void Communicator::reduce_scatter_sum(const float* send, float* recv, int64_t count) const {
+  const int n = count_of(count, "MPI_Reduce_scatter_block");
+  if (is_serial()) {
+    std::memcpy(recv, send, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  check(MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, comm_), "MPI_Reduce_scatter_block");
 }
 
 }  // namespace tessera::parallel

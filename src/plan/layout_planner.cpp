@@ -1,12 +1,13 @@
 #include "tessera/plan/layout_planner.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/core/memory_capacity.hpp"
 #include "tessera/model/graph.hpp"
 #include "tessera/plan/layout_search.hpp"
@@ -24,17 +25,9 @@ bool output_fits_targets(const PlanGraph& g, const parallel::Distribution& input
   return last.sample % input.sample == 0;
 }
 
-std::string ms(double seconds) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f", seconds * 1e3);
-  return b;
-}
+std::string ms(double seconds) { return fixed(seconds * 1e3, 1); }
 
-std::string mib(double bytes) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.0f", bytes / (1024.0 * 1024.0));
-  return b;
-}
+std::string mib(double bytes) { return fixed(bytes / (1024.0 * 1024.0), 0); }
 
 /// With many ranks a layer has thousands of distributions (every factorisation over five
 /// axes) and the search's edges grow with their square: past `kept`, a layer keeps its
@@ -82,6 +75,32 @@ parallel::Distribution uniform(int ranks, const std::string& axis) {
 
 }  // namespace
 
+namespace {
+
+/// Why the model cannot run `distributions` (per node of the graph): a layer that refuses its
+/// own, a move between layers it cannot make, or an output the loss cannot take; none when
+/// it can.
+std::optional<std::string> layout_refusal(LayerCostModel& costs,
+                                          const std::vector<parallel::Distribution>& distributions) {
+  const PlanGraph& g = costs.graph();
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (auto why = costs.refusal(i, distributions[i]))
+      return "layer '" + g.nodes[i].name + "' (" + g.nodes[i].type + "): " + *why;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k) {
+      const int in = g.nodes[i].inputs[k];
+      if (in == model::Graph::kModelInput) continue;
+      if (auto why = costs.edge_refusal(i, k, distributions[static_cast<size_t>(in)], distributions[i]))
+        return "layer '" + g.nodes[i].name + "': " + *why;
+    }
+  if (!output_fits_targets(g, distributions.front(), distributions.back()))
+    return std::string(g.per_voxel_output() ? "the per-voxel output must keep the input's distribution"
+                                            : "the output's sample split must be a multiple of the input's");
+  return std::nullopt;
+}
+
+}  // namespace
+
 LayoutPrediction predict_layout(LayerCostModel& costs, const std::vector<parallel::Distribution>& given,
                                 const std::string& label, double base_memory, double memory_limit) {
   const PlanGraph& g = costs.graph();
@@ -93,27 +112,9 @@ LayoutPrediction predict_layout(LayerCostModel& costs, const std::vector<paralle
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (g.nodes[i].follows_input) distributions[i] = distributions[static_cast<size_t>(g.nodes[i].inputs[0])];
   p.memory = base_memory + costs.base_memory(distributions.at(0));
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (auto why = costs.refusal(i, distributions[i])) {
-      p.valid = false;
-      p.why = "layer '" + g.nodes[i].name + "' (" + g.nodes[i].type + "): " + *why;
-      return p;
-    }
-  }
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k) {
-      const int in = g.nodes[i].inputs[k];
-      if (in == model::Graph::kModelInput) continue;
-      if (auto why = costs.edge_refusal(i, k, distributions[static_cast<size_t>(in)], distributions[i])) {
-        p.valid = false;
-        p.why = "layer '" + g.nodes[i].name + "': " + *why;
-        return p;
-      }
-    }
-  if (!output_fits_targets(g, distributions.front(), distributions.back())) {
+  if (auto why = layout_refusal(costs, distributions)) {
     p.valid = false;
-    p.why = g.per_voxel_output() ? "the per-voxel output must keep the input's distribution"
-                                 : "the output's sample split must be a multiple of the input's";
+    p.why = *why;
     return p;
   }
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -189,143 +190,203 @@ LayoutPrediction predict_model(const model::ModelSpec& spec, const PlanRequest& 
   return predict_layout(s.costs, layout_of(spec, s.graph, request.ranks), "given", s.base, s.limit);
 }
 
-Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile) {
-  Setup s(spec, request, profile);
-  const PlanGraph& g = s.graph;
-  Plan plan;
-  plan.ranks = request.ranks;
-  plan.batch = request.batch;
-  plan.memory_limit = s.limit;
+namespace {
 
-  // Every layer's candidates and their own costs, priced once; what is kept of them below.
-  const size_t n = g.nodes.size();
-  std::vector<std::vector<parallel::Distribution>> all(n);
-  std::vector<std::vector<std::pair<double, double>>> all_costs(n);  // time, memory per candidate
+/// The exact search over the planner's candidates: every layer's distributions priced once,
+/// the most promising kept of them (keep_promising), and the SearchProblem search_layout
+/// solves over what is kept. Its problem's edge function refers to this object: not copyable.
+class CandidateSearch {
+ public:
+  CandidateSearch(Setup& s, int ranks) : s_(s), g_(s.graph), ranks_(ranks) { price(); }
+  CandidateSearch(const CandidateSearch&) = delete;
+  CandidateSearch& operator=(const CandidateSearch&) = delete;
+
+  /// Layer × distribution pairs weighed.
+  int64_t weighed() const { return weighed_; }
+  /// The fastest layout regardless of memory (one label per state: quick), over kKept
+  /// candidates a layer, or fewer where skip connections leave too many combinations (the
+  /// count kept goes into `kept`).
+  SearchResult fastest(size_t& kept);
+  /// The fastest layout within `limit` bytes per rank, over the candidates fastest() kept.
+  SearchResult within(double limit);
+  /// The distributions `found` chose.
+  std::vector<parallel::Distribution> layout(const SearchResult& found) const;
+
+ private:
+  void price();
+  void keep(size_t kept);
+  EdgeCost edge(int producer, int consumer, int a, int b) const;
+
+  Setup& s_;
+  const PlanGraph& g_;
+  int ranks_;
+  int64_t weighed_ = 0;
+  std::vector<std::vector<parallel::Distribution>> all_, candidates_;
+  std::vector<std::vector<std::pair<double, double>>> all_costs_;  // time, memory per candidate
+  SearchProblem problem_;
+};
+
+void CandidateSearch::price() {
+  const size_t n = g_.nodes.size();
+  all_.resize(n);
+  all_costs_.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    all[i] = s.costs.candidates(i);
-    if (all[i].empty()) {
-      parallel::Distribution data_parallel;
-      data_parallel.sample = request.ranks;
-      const auto why = s.costs.refusal(i, data_parallel);
-      throw ConfigError("layer '" + g.nodes[i].name + "' (" + g.nodes[i].type + ")",
-                        "runs under no distribution of " + std::to_string(request.ranks) + " ranks (data parallel: " +
+    all_[i] = s_.costs.candidates(i);
+    if (all_[i].empty()) {
+      const auto why = s_.costs.refusal(i, uniform(ranks_, "sample"));
+      throw ConfigError("layer '" + g_.nodes[i].name + "' (" + g_.nodes[i].type + ")",
+                        "runs under no distribution of " + std::to_string(ranks_) + " ranks (data parallel: " +
                             why.value_or("?") + "); choose a rank count and batch size that divide its shapes");
     }
-    for (const auto& d : all[i]) {
-      const LayerCost c = s.costs.layer_cost(i, d);
+    for (const auto& d : all_[i]) {
+      const LayerCost c = s_.costs.layer_cost(i, d);
       // The model input's block is held under the first layer's distribution.
-      all_costs[i].emplace_back(c.time(), c.memory + (i == 0 ? s.costs.base_memory(d) : 0.0));
-      ++plan.candidates;
+      all_costs_[i].emplace_back(c.time(), c.memory + (i == 0 ? s_.costs.base_memory(d) : 0.0));
+      ++weighed_;
     }
   }
-  std::vector<std::vector<parallel::Distribution>> candidates;
-  SearchProblem problem;
-  auto keep = [&](size_t kept) {
-    candidates = all;
-    problem.nodes.clear();
-    for (size_t i = 0; i < n; ++i) {
-      auto cost = all_costs[i];
-      std::vector<parallel::Distribution> inputs_kept;
-      for (int in : g.nodes[i].inputs)
-        if (in != model::Graph::kModelInput)
-          inputs_kept.insert(inputs_kept.end(), candidates[static_cast<size_t>(in)].begin(),
-                             candidates[static_cast<size_t>(in)].end());
-      keep_promising(candidates[i], cost, request.ranks, inputs_kept, kept);
-      SearchNode node;
-      node.inputs = g.nodes[i].inputs;
-      for (const auto& [time, memory] : cost) {
-        node.time.push_back(time);
-        node.memory.push_back(memory);
-      }
-      problem.nodes.push_back(std::move(node));
+  problem_.edge = [this](int producer, int consumer, int a, int b) { return edge(producer, consumer, a, b); };
+  problem_.base_memory = s_.base;
+}
+
+void CandidateSearch::keep(size_t kept) {
+  candidates_ = all_;
+  problem_.nodes.clear();
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    auto cost = all_costs_[i];
+    std::vector<parallel::Distribution> inputs_kept;
+    for (int in : g_.nodes[i].inputs)
+      if (in != model::Graph::kModelInput)
+        inputs_kept.insert(inputs_kept.end(), candidates_[static_cast<size_t>(in)].begin(),
+                           candidates_[static_cast<size_t>(in)].end());
+    keep_promising(candidates_[i], cost, ranks_, inputs_kept, kept);
+    SearchNode node;
+    node.inputs = g_.nodes[i].inputs;
+    for (const auto& [time, memory] : cost) {
+      node.time.push_back(time);
+      node.memory.push_back(memory);
     }
-  };
+    problem_.nodes.push_back(std::move(node));
+  }
   // The loss ties the output's distribution to the input's (the first layer's): an edge.
-  const int last = static_cast<int>(g.nodes.size()) - 1;
-  const bool tie_output = last > 0;
-  problem.edge = [&](int producer, int consumer, int a, int b) {
-    EdgeCost e;
-    if (tie_output && consumer == last && producer == 0 &&
-        problem.nodes.back().inputs.size() > g.nodes.back().inputs.size()) {
-      // Only the extra edge reads node 0 here unless the last layer reads it too.
-      bool real = false;
-      for (int in : g.nodes.back().inputs) real |= in == 0;
-      if (!real) {
-        if (!output_fits_targets(g, candidates[0][static_cast<size_t>(a)], candidates.back()[static_cast<size_t>(b)]))
-          e.time = kRefused, e.memory = kRefusedBytes;
-        return e;
-      }
-    }
-    if (producer == SearchProblem::kInput) return e;  // the input is read in the first layer's layout
-    if (g.nodes[static_cast<size_t>(consumer)].follows_input && a != b) {
-      e.time = kRefused, e.memory = kRefusedBytes;
+  if (g_.nodes.size() > 1) problem_.nodes.back().inputs.push_back(0);
+}
+
+EdgeCost CandidateSearch::edge(int producer, int consumer, int a, int b) const {
+  EdgeCost e;
+  const int last = static_cast<int>(g_.nodes.size()) - 1;
+  if (last > 0 && consumer == last && producer == 0 &&
+      problem_.nodes.back().inputs.size() > g_.nodes.back().inputs.size()) {
+    // Only the extra edge reads node 0 here unless the last layer reads it too.
+    bool real = false;
+    for (int in : g_.nodes.back().inputs) real |= in == 0;
+    if (!real) {
+      if (!output_fits_targets(g_, candidates_[0][static_cast<size_t>(a)], candidates_.back()[static_cast<size_t>(b)]))
+        e.time = kRefused, e.memory = kRefusedBytes;
       return e;
     }
-    const auto& from = candidates[static_cast<size_t>(producer)][static_cast<size_t>(a)];
-    const auto& to = candidates[static_cast<size_t>(consumer)][static_cast<size_t>(b)];
-    const auto& ins = g.nodes[static_cast<size_t>(consumer)].inputs;
-    for (size_t k = 0; k < ins.size(); ++k)
-      if (ins[k] == producer) return s.costs.edge_cost(static_cast<size_t>(consumer), k, from, to);
+  }
+  if (producer == SearchProblem::kInput) return e;  // the input is read in the first layer's layout
+  if (g_.nodes[static_cast<size_t>(consumer)].follows_input && a != b) {
+    e.time = kRefused, e.memory = kRefusedBytes;
     return e;
-  };
-  problem.base_memory = s.base;
-  // The fastest layout regardless of memory first (one label per state: quick); only when it
-  // does not fit, the search under the limit, which keeps every (time, memory) trade-off.
-  SearchResult found;
-  for (size_t kept = kKept;; kept /= 2) {
+  }
+  const auto& from = candidates_[static_cast<size_t>(producer)][static_cast<size_t>(a)];
+  const auto& to = candidates_[static_cast<size_t>(consumer)][static_cast<size_t>(b)];
+  const auto& ins = g_.nodes[static_cast<size_t>(consumer)].inputs;
+  for (size_t k = 0; k < ins.size(); ++k)
+    if (ins[k] == producer) return s_.costs.edge_cost(static_cast<size_t>(consumer), k, from, to);
+  return e;
+}
+
+SearchResult CandidateSearch::fastest(size_t& kept) {
+  for (kept = kKept;; kept /= 2) {
     keep(kept);
-    if (tie_output) problem.nodes.back().inputs.push_back(0);
-    problem.memory_limit = std::numeric_limits<double>::infinity();
+    problem_.memory_limit = std::numeric_limits<double>::infinity();
     try {
-      found = search_layout(problem);
-      plan.kept = kept;
-      break;
+      return search_layout(problem_);
     } catch (const SearchTooLarge&) {
       if (kept <= 3) throw;
     }
   }
-  // A refused move in the fastest layout means that none of the kept candidates gives a layout
-  // that can run at all: weighing memory would not change that.
-  if (s.limit > 0 && found.memory > s.limit && found.time < kRefused) {
-    problem.memory_limit = s.limit;
-    found = search_layout(problem);
-  }
+}
+
+SearchResult CandidateSearch::within(double limit) {
+  problem_.memory_limit = limit;
+  return search_layout(problem_);
+}
+
+std::vector<parallel::Distribution> CandidateSearch::layout(const SearchResult& found) const {
   std::vector<parallel::Distribution> chosen;
-  for (size_t i = 0; i < g.nodes.size(); ++i) chosen.push_back(candidates[i][static_cast<size_t>(found.choice[i])]);
-  plan.chosen = predict_layout(s.costs, chosen, "planned", s.base, s.limit);
-  plan.feasible = found.feasible && found.time < kRefused;
-  if (found.time >= kRefused) {
-    // Even the best layout the search found makes a move the model cannot make: say which, and
-    // what usually helps (a larger batch gives the sample axis room).
-    const std::string nearest =
-        plan.chosen.valid ? "the loss cannot take the output in the distribution it would have" : plan.chosen.why;
-    plan.chosen.valid = false;
-    plan.chosen.why = "no layout of " + std::to_string(request.ranks) + " ranks with global batch " +
-                      std::to_string(request.batch) +
-                      " runs every layer and every move between them (the nearest: " + nearest +
-                      "); plan for fewer ranks or a larger batch";
-  }
+  for (size_t i = 0; i < g_.nodes.size(); ++i) chosen.push_back(candidates_[i][static_cast<size_t>(found.choice[i])]);
+  return chosen;
+}
+
+/// Even the best layout the search found makes a move the model cannot make: the chosen
+/// layout says which, and what usually helps (a larger batch gives the sample axis room).
+void explain_no_layout(Plan& plan) {
+  const std::string nearest =
+      plan.chosen.valid ? "the loss cannot take the output in the distribution it would have" : plan.chosen.why;
+  plan.chosen.valid = false;
+  plan.chosen.why = "no layout of " + std::to_string(plan.ranks) + " ranks with global batch " +
+                    std::to_string(plan.batch) +
+                    " runs every layer and every move between them (the nearest: " + nearest +
+                    "); plan for fewer ranks or a larger batch";
+}
+
+/// The uniform layouts the plan is shown beside: data parallelism, and a spatial split of the
+/// first spatial axis.
+void add_references(Plan& plan, Setup& s) {
+  const PlanGraph& g = s.graph;
   const int spatial_axes = g.sample_shape.rank() == 4 ? 3 : g.sample_shape.rank() == 3 ? 2 : 0;
   std::vector<std::pair<std::string, std::string>> refs{{"data parallel", "sample"}};
   if (spatial_axes == 3) refs.emplace_back("spatial (depth)", "depth");
   if (spatial_axes == 2) refs.emplace_back("spatial (height)", "height");
   for (const auto& [label, axis] : refs) {
-    const std::vector<parallel::Distribution> layout(g.nodes.size(), uniform(request.ranks, axis));
+    const std::vector<parallel::Distribution> layout(g.nodes.size(), uniform(plan.ranks, axis));
     plan.references.push_back(predict_layout(s.costs, layout, label, s.base, s.limit));
   }
+}
+
+/// Data parallelism (the first reference) replaces a chosen layout predicted less than
+/// `min_gain` faster: below the model's error a layout change is a guess.
+void prefer_data_parallel(Plan& plan, double min_gain) {
   const LayoutPrediction& data_parallel = plan.references.front();
-  plan.min_gain = request.min_gain;
-  auto is_data_parallel = [&](const LayoutPrediction& p) {
+  plan.min_gain = min_gain;
+  const auto is_data_parallel = [&](const LayoutPrediction& p) {
     return std::all_of(p.layers.begin(), p.layers.end(),
-                       [&](const PlannedLayer& l) { return l.distribution == uniform(request.ranks, "sample"); });
+                       [&](const PlannedLayer& l) { return l.distribution == uniform(plan.ranks, "sample"); });
   };
   if (plan.feasible && plan.chosen.valid && !is_data_parallel(plan.chosen) && data_parallel.valid &&
       data_parallel.fits && data_parallel.step_time < kRefused &&
-      plan.chosen.step_time > data_parallel.step_time * (1 - request.min_gain)) {
+      plan.chosen.step_time > data_parallel.step_time * (1 - min_gain)) {
     plan.fastest_found = plan.chosen.step_time;
     plan.chosen = data_parallel;
     plan.chosen.label = "planned";
   }
+}
+
+}  // namespace
+
+Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile) {
+  Setup s(spec, request, profile);
+  Plan plan;
+  plan.ranks = request.ranks;
+  plan.batch = request.batch;
+  plan.memory_limit = s.limit;
+  CandidateSearch search(s, request.ranks);
+  plan.candidates = search.weighed();
+  // The fastest layout regardless of memory first; only when it does not fit, the search under
+  // the limit, which keeps every (time, memory) trade-off. A refused move in the fastest layout
+  // means that none of the kept candidates gives a layout that can run at all: weighing memory
+  // would not change that.
+  SearchResult found = search.fastest(plan.kept);
+  if (s.limit > 0 && found.memory > s.limit && found.time < kRefused) found = search.within(s.limit);
+  plan.chosen = predict_layout(s.costs, search.layout(found), "planned", s.base, s.limit);
+  plan.feasible = found.feasible && found.time < kRefused;
+  if (found.time >= kRefused) explain_no_layout(plan);
+  add_references(plan, s);
+  prefer_data_parallel(plan, request.min_gain);
   plan.measured = s.timer.measured();
   return plan;
 }
@@ -339,34 +400,24 @@ void apply_layout(model::ModelSpec& spec, const LayoutPrediction& layout) {
 
 std::string plan_table(const Plan& plan) {
   std::ostringstream out;
-  char line[256];
   out << "plan for " << plan.ranks << " rank(s), global batch " << plan.batch;
   if (plan.memory_limit > 0) out << ", memory limit " << human_bytes(plan.memory_limit) << " per rank";
   out << "\n";
-  std::snprintf(line, sizeof line, "%-22s %-18s %-34s %10s %10s %9s\n", "layer", "type", "distribution", "compute ms",
-                "comm ms", "mem MiB");
-  out << line;
-  for (const auto& l : plan.chosen.layers) {
-    std::snprintf(line, sizeof line, "%-22s %-18s %-34s %10s %10s %9s\n", l.name.c_str(), l.type.c_str(),
-                  l.distribution.str().c_str(), ms(l.cost.compute + l.cost.update + l.fusion).c_str(),
+  out << format("%-22s %-18s %-34s %10s %10s %9s\n", "layer", "type", "distribution", "compute ms", "comm ms",
+                "mem MiB");
+  for (const auto& l : plan.chosen.layers)
+    out << format("%-22s %-18s %-34s %10s %10s %9s\n", l.name.c_str(), l.type.c_str(), l.distribution.str().c_str(),
+                  ms(l.cost.compute + l.cost.update + l.fusion).c_str(),
                   ms(l.cost.communication() + l.redistribution).c_str(),
                   mib(l.cost.memory + l.redistribution_memory).c_str());
-    out << line;
-  }
   out << "\n";
-  std::snprintf(line, sizeof line, "%-18s %12s %12s %12s %12s  %s\n", "layout", "step ms", "compute ms", "comm ms",
-                "memory MiB", "");
-  out << line;
+  out << format("%-18s %12s %12s %12s %12s  %s\n", "layout", "step ms", "compute ms", "comm ms", "memory MiB", "");
   auto row = [&](const LayoutPrediction& p) {
-    if (!p.valid) {
-      std::snprintf(line, sizeof line, "%-18s %12s %12s %12s %12s  cannot run: %s\n", p.label.c_str(), "-", "-", "-",
-                    "-", p.why.c_str());
-    } else {
-      std::snprintf(line, sizeof line, "%-18s %12s %12s %12s %12s  %s\n", p.label.c_str(), ms(p.step_time).c_str(),
-                    ms(p.compute).c_str(), ms(p.communication).c_str(), mib(p.memory).c_str(),
-                    p.fits ? "" : "does not fit in memory");
-    }
-    out << line;
+    if (!p.valid)
+      out << format("%-18s %12s %12s %12s %12s  cannot run: %s\n", p.label.c_str(), "-", "-", "-", "-", p.why.c_str());
+    else
+      out << format("%-18s %12s %12s %12s %12s  %s\n", p.label.c_str(), ms(p.step_time).c_str(), ms(p.compute).c_str(),
+                    ms(p.communication).c_str(), mib(p.memory).c_str(), p.fits ? "" : "does not fit in memory");
   };
   row(plan.chosen);
   for (const auto& r : plan.references) row(r);

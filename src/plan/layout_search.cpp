@@ -217,101 +217,127 @@ struct Label {
   size_t order;   // the rank of its choice vector among the labels made for node i
 };
 
+/// What the Pareto search drops: a label whose memory plus what the nodes after it add at the
+/// least (edges add nothing less than 0) is over the limit, or whose time plus the least time
+/// that completes it (exactly from the label's state when `rest_by_state` has it) is over the
+/// time of a layout known to fit (`time_bound`), cannot complete to the answer. The slack keeps
+/// a label whose bound differs from the answer only by rounding.
+struct Pruning {
+  double limit, time_bound;
+  const std::vector<std::vector<double>>& rest_by_state;
+  std::vector<double> rest_time, rest_memory;  // per node i: what the nodes from i on add at the least
+
+  Pruning(const SearchProblem& problem, double time_bound, const std::vector<std::vector<double>>& rest_by_state)
+      : limit(problem.memory_limit), time_bound(time_bound), rest_by_state(rest_by_state) {
+    const size_t n = problem.nodes.size();
+    rest_time.assign(n + 1, 0.0);
+    rest_memory.assign(n + 1, 0.0);
+    for (size_t i = n; i-- > 0;) {
+      const SearchNode& node = problem.nodes[i];
+      rest_time[i] = rest_time[i + 1] + *std::min_element(node.time.begin(), node.time.end());
+      rest_memory[i] = rest_memory[i + 1] + *std::min_element(node.memory.begin(), node.memory.end());
+    }
+  }
+
+  /// Whether `label`, a choice of nodes 0..i, cannot complete to the answer.
+  bool drops(const Label& label, size_t i) const {
+    const double slack = 1 + 1e-9;
+    const double least_rest = rest_by_state.empty() ? rest_time[i + 1] : rest_by_state[i][label.state];
+    return label.memory > limit || label.memory + rest_memory[i + 1] > limit * slack ||
+           label.time + least_rest > time_bound * slack;
+  }
+};
+
+/// Adds `label` to its state's Pareto front `bucket`: time ascending, memory strictly
+/// descending. The label is dominated (or equalled by an earlier, lexicographically smaller
+/// choice) when the last label no slower than it holds no more memory; otherwise it replaces
+/// the labels from its time on that hold at least as much, which are consecutive. Binary search
+/// keeps this logarithmic where fronts grow long (long chains under a memory limit).
+void add_to_front(std::vector<Label>& bucket, const Label& label) {
+  const auto faster =
+      std::upper_bound(bucket.begin(), bucket.end(), label.time, [](double t, const Label& o) { return t < o.time; });
+  if (faster != bucket.begin() && std::prev(faster)->memory <= label.memory) return;
+  auto first =
+      std::lower_bound(bucket.begin(), bucket.end(), label.time, [](const Label& o, double t) { return o.time < t; });
+  auto last = first;
+  while (last != bucket.end() && last->memory >= label.memory) ++last;
+  if (first != last) {
+    *first = label;
+    bucket.erase(std::next(first), last);
+  } else {
+    bucket.insert(first, label);
+  }
+}
+
+/// Keeps the better under `objective` of `label` and its state's one label (the earlier on a tie).
+void add_best(std::vector<Label>& bucket, const Label& label, const Objective& objective) {
+  if (bucket.empty())
+    bucket.push_back(label);
+  else if (better(objective, label.time, label.memory, bucket[0].time, bucket[0].memory))
+    bucket[0] = label;
+}
+
+/// The best under `objective` of `final_labels`, those left after the last node (one state,
+/// in lexicographic order), with its choices traced back through each node's labels.
+void trace_back(const std::vector<Label>& final_labels, const std::vector<std::vector<Label>>& layers,
+                const Objective& objective, SearchResult& result) {
+  size_t best = 0;
+  for (size_t l = 1; l < final_labels.size(); ++l)
+    if (better(objective, final_labels[l].time, final_labels[l].memory, final_labels[best].time,
+               final_labels[best].memory))
+      best = l;
+  result.time = final_labels[best].time;
+  result.memory = final_labels[best].memory;
+  result.choice.assign(layers.size(), 0);
+  for (size_t i = layers.size(); i-- > 0;) {
+    result.choice[i] = layers[i][best].choice;
+    best = layers[i][best].parent;
+  }
+}
+
 /// The dynamic programme. pareto: keep every (time, memory) trade-off per state and drop
-/// labels over the memory limit; else one label per state, the best under `objective`.
-/// Labels of each node are kept in lexicographic order of their choices (they are made by
-/// extending the previous node's labels in that order, candidates ascending), so on a tie the
-/// one made first, whose choices are lexicographically smaller, stays. Two labels in the same
-/// state have the same completions at the same costs, so this is the tie-break of the whole
-/// choice. (With costs that are not exact in binary, two partial sums that differ may round
-/// to the same total later; the tie-break then follows the partial sums, not the totals.)
-/// Returns false when every label went over the limit.
+/// labels that cannot complete to the answer (Pruning); else one label per state, the best
+/// under `objective`. Labels of each node are kept in lexicographic order of their choices
+/// (they are made by extending the previous node's labels in that order, candidates
+/// ascending), so on a tie the one made first, whose choices are lexicographically smaller,
+/// stays. Two labels in the same state have the same completions at the same costs, so this
+/// is the tie-break of the whole choice. (With costs that are not exact in binary, two partial
+/// sums that differ may round to the same total later; the tie-break then follows the partial
+/// sums, not the totals.) Returns false when every label went over the limit.
 bool run_search(const SearchProblem& problem, const LiveSets& live, const EdgeTables& edges, bool pareto,
                 const Objective& objective, SearchResult& result,
                 double time_bound = std::numeric_limits<double>::infinity(),
                 const std::vector<std::vector<double>>& rest_by_state = {}) {
   const size_t n = problem.nodes.size();
-  const double limit = problem.memory_limit;
-  // What the nodes after i add at the least (edges add nothing less than 0; for time, exactly
-  // from the label's state when `rest_by_state` has it): a label whose memory plus that is
-  // over the limit, or whose time plus that is over the time of a layout known to fit
-  // (`time_bound`), cannot complete to the answer, so the Pareto search drops it. The slack
-  // keeps a label whose bound differs from the answer only by rounding.
-  std::vector<double> rest_time(n + 1, 0.0), rest_memory(n + 1, 0.0);
-  for (size_t i = n; i-- > 0;) {
-    const SearchNode& node = problem.nodes[i];
-    rest_time[i] = rest_time[i + 1] + *std::min_element(node.time.begin(), node.time.end());
-    rest_memory[i] = rest_memory[i + 1] + *std::min_element(node.memory.begin(), node.memory.end());
-  }
-  const double slack = 1 + 1e-9;
+  const Pruning pruning(problem, time_bound, rest_by_state);
   std::vector<Label> current{{0.0, problem.base_memory, 0, 0, 0, 0}};
-  if (pareto && problem.base_memory > limit) return false;
+  if (pareto && problem.base_memory > pruning.limit) return false;
   std::vector<std::vector<Label>> layers(n);  // kept for the way back
   std::vector<std::vector<Label>> buckets;
-  std::vector<Label> next;
   Extension e;
   for (size_t i = 0; i < n; ++i) {
     const SearchNode& node = problem.nodes[i];
-    const int candidates = static_cast<int>(node.time.size());
     buckets.assign(live.states[i], {});
     size_t order = 0;
     for (size_t l = 0; l < current.size(); ++l) {
-      const Label& from = current[l];
-      extend(problem, live, i, from.state, e);
-      for (int c = 0; c < candidates; ++c) {
-        Label label{from.time, from.memory, e.kept + static_cast<size_t>(c) * e.own_stride, l, c, order++};
+      extend(problem, live, i, current[l].state, e);
+      for (int c = 0; c < static_cast<int>(node.time.size()); ++c) {
+        Label label{current[l].time, current[l].memory, e.kept + static_cast<size_t>(c) * e.own_stride, l, c, order++};
         add_extension(node, edges, i, e, c, label.time, label.memory);
-        std::vector<Label>& bucket = buckets[label.state];
-        if (!pareto) {
-          if (bucket.empty())
-            bucket.push_back(label);
-          else if (better(objective, label.time, label.memory, bucket[0].time, bucket[0].memory))
-            bucket[0] = label;
-          continue;
-        }
-        const double least_rest = rest_by_state.empty() ? rest_time[i + 1] : rest_by_state[i][label.state];
-        if (label.memory > limit || label.memory + rest_memory[i + 1] > limit * slack ||
-            label.time + least_rest > time_bound * slack)
-          continue;
-        // The bucket is a Pareto front: time ascending, memory strictly descending. The label
-        // is dominated (or equalled by an earlier, lexicographically smaller choice) when the
-        // last label no slower than it holds no more memory; otherwise it replaces the labels
-        // from its time on that hold at least as much, which are consecutive. Binary search
-        // keeps this logarithmic where fronts grow long (long chains under a memory limit).
-        const auto faster = std::upper_bound(bucket.begin(), bucket.end(), label.time,
-                                             [](double t, const Label& o) { return t < o.time; });
-        if (faster != bucket.begin() && std::prev(faster)->memory <= label.memory) continue;
-        auto first = std::lower_bound(bucket.begin(), bucket.end(), label.time,
-                                      [](const Label& o, double t) { return o.time < t; });
-        auto last = first;
-        while (last != bucket.end() && last->memory >= label.memory) ++last;
-        if (first != last) {
-          *first = label;
-          bucket.erase(std::next(first), last);
-        } else {
-          bucket.insert(first, label);
-        }
+        if (!pareto)
+          add_best(buckets[label.state], label, objective);
+        else if (!pruning.drops(label, i))
+          add_to_front(buckets[label.state], label);
       }
     }
-    next.clear();
+    std::vector<Label>& next = layers[i];
     for (const std::vector<Label>& bucket : buckets) next.insert(next.end(), bucket.begin(), bucket.end());
     std::sort(next.begin(), next.end(), [](const Label& a, const Label& b) { return a.order < b.order; });
     if (next.empty()) return false;
-    layers[i] = next;
-    std::swap(current, next);
+    current = next;
   }
-
   // Every output has been read: one state, whose labels are in lexicographic order.
-  size_t best = 0;
-  for (size_t l = 1; l < current.size(); ++l)
-    if (better(objective, current[l].time, current[l].memory, current[best].time, current[best].memory)) best = l;
-  result.time = current[best].time;
-  result.memory = current[best].memory;
-  result.choice.assign(n, 0);
-  for (size_t i = n; i-- > 0;) {
-    result.choice[i] = layers[i][best].choice;
-    best = layers[i][best].parent;
-  }
+  trace_back(current, layers, objective, result);
   return true;
 }
 

@@ -13,6 +13,7 @@
 
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/search/front_plot.hpp"
 
@@ -45,11 +46,7 @@ int64_t trainer_count(const SearchBudget& b, int64_t flag, int64_t ranks) {
   return 1;
 }
 
-std::string format(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
+std::string number(double v) { return format("%.4g", v); }
 
 void make_directory(const std::string& dir, const std::string& what) {
   if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
@@ -258,14 +255,14 @@ void SearchRun::report_generation(const std::vector<size_t>& trained, double sec
     const CandidateRecord& r = state_.history[i];
     std::string line = "  " + r.id + " " + r.choices.dump() + ":";
     if (r.failed) line += " failed";
-    for (size_t m = 0; m < r.objectives.size(); ++m) line += " " + state_.objectives[m] + " " + format(r.objectives[m]);
+    for (size_t m = 0; m < r.objectives.size(); ++m) line += " " + state_.objectives[m] + " " + number(r.objectives[m]);
     log::info(line);
   }
   std::vector<Objectives> points;
   for (const size_t i : state_.population) points.push_back(state_.history[i].objectives);
   const auto front = non_dominated_sort(points).at(0);
   log::info("generation " + std::to_string(state_.generation) + ": " + std::to_string(trained.size()) +
-            " candidates trained in " + format(seconds) + " s; front of " + std::to_string(front.size()) +
+            " candidates trained in " + number(seconds) + " s; front of " + std::to_string(front.size()) +
             " in the population of " + std::to_string(state_.population.size()));
 }
 

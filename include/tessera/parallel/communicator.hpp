@@ -5,6 +5,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/tensor.hpp"
@@ -74,6 +75,25 @@ class Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::shared_ptr<void> owner_;  // frees comm_ when it came from split()
   int rank_ = 0, size_ = 1;
+
+ public:
+  // What `tessera calibrate` times (plan/collective_timing). On a group of one the collectives
+  // copy `send` into `recv`, as MPI's do on one rank, and point-to-point has no peer to reach.
+
+  /// Every rank's `value`, in rank order.
+  std::vector<double> allgather(double value) const;
+  /// In-place elementwise sum of host floats over the group.
+  void allreduce_sum(float* data, int64_t count) const;
+  /// Blocking send of `bytes` bytes to rank `peer` of the group, and its matching receive.
+  void send_bytes(const void* data, int64_t bytes, int peer, int tag) const;
+  void recv_bytes(void* data, int64_t bytes, int peer, int tag) const;
+  /// Each rank's `bytes` bytes of `send`, in rank order, into `recv` on every rank.
+  void allgather_bytes(const void* send, void* recv, int64_t bytes) const;
+  /// `bytes` bytes from `send` to each rank (rank r's at r·bytes); theirs into `recv` alike.
+  void alltoall_bytes(const void* send, void* recv, int64_t bytes) const;
+  /// The sum over the group of `send` (count floats per rank, size() blocks); this rank's
+  /// block of the sum into `recv`.
+  void reduce_scatter_sum(const float* send, float* recv, int64_t count) const;
 };
 
 /// Throws DistError naming `call` and this rank when an MPI call did not succeed.
