@@ -3,34 +3,14 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "tessera/model/layer_entry.hpp"
+#include "support/layer_entries.hpp"
 #include "tessera/model/layer_registry.hpp"
 
 using namespace tessera;
 namespace spec = tessera::model::spec;
 
-namespace {
-
-/// The typed entries by the type they write; activations come from their table.
-std::map<std::string, spec::LayerEntry> typed_entries() {
-  const std::vector<spec::LayerEntry> entries{
-      spec::conv2d(4),           spec::conv3d(4),           spec::conv_transpose2d(4), spec::conv_transpose3d(4),
-      spec::max_pool2d(),        spec::max_pool3d(),        spec::avg_pool2d(),        spec::avg_pool3d(),
-      spec::global_avg_pool2d(), spec::global_avg_pool3d(), spec::batch_norm(),        spec::dense(4),
-      spec::dropout(),           spec::flatten(),           spec::add({"a", "b"}),     spec::concat({"a", "b"})};
-  std::map<std::string, spec::LayerEntry> by_type;
-  for (const auto& e : entries) by_type.emplace(e.type(), e);
-  ops::Activations::for_each([&](auto row) {
-    const spec::LayerEntry e = spec::activation<decltype(row)>();
-    by_type.emplace(e.type(), e);
-  });
-  return by_type;
-}
-
-}  // namespace
-
 TEST_CASE("every registered layer type has a typed builder entry", "[model][builder]") {
-  const auto typed = typed_entries();
+  const auto typed = test::typed_layer_entries();
   for (const std::string& type : model::layer_types()) {
     INFO(type);
     CHECK(typed.count(type) == 1);
