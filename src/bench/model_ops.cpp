@@ -59,15 +59,8 @@ model::Graph op_graph(const model::ModelSpec& model_spec, int64_t batch) {
 
 /// The case of a layer that runs a backend op, as the layer declares it.
 void set_backend_op(const layers::LayerOp& op, OpCase& c) {
+  static_cast<layers::LayerOp&>(c) = op;
   c.runner = op.adjoint_conv ? CaseRunner::conv_transpose : CaseRunner::op;
-  c.kind = op.kind;
-  c.conv = op.conv;
-  c.pool = op.pool;
-  c.eltwise = op.eltwise;
-  c.eltwise_elements = op.eltwise_elements;
-  c.batch_norm = op.batch_norm;
-  c.inner_product = op.inner_product;
-  c.bias = op.bias;
 }
 
 /// The case of node `i`, a layer of the spec whose kernels are its own; false for the nodes

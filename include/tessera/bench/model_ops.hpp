@@ -18,23 +18,12 @@ enum class CaseRunner {
   layer,           // a layer whose kernels are its own Kokkos code: the layer itself is timed
 };
 
-/// One op of a model's layer at the shape that layer gives it on this rank: the geometry of
-/// whichever kind it is (the others stay default).
-struct OpCase {
+/// One op of a model's layer at the shape that layer gives it on this rank: the op and geometry
+/// the layer declares (layers::LayerOp: for a transposed convolution, the geometry of its
+/// adjoint convolution, whose input is the layer's output), and how bench runs it.
+struct OpCase : layers::LayerOp {
   std::string layer;  // the layer's name in the model spec
   CaseRunner runner = CaseRunner::op;
-  ops::OpKind kind = ops::OpKind::conv;
-  /// A convolution's geometry; for a transposed convolution, that of its adjoint convolution
-  /// (whose input is the layer's output and whose output is the layer's input).
-  ops::ConvGeometry conv;
-  ops::PoolGeometry pool;
-  ops::EltwiseDesc eltwise;
-  int64_t eltwise_elements = 0;
-  ops::BatchNormGeometry batch_norm;
-  ops::InnerProductGeometry inner_product;
-  /// A transposed convolution adds a bias in its forward and sums its gradient in its
-  /// weight gradient, with the Kokkos kernels the layer runs.
-  bool bias = false;
   /// The layer reads the model input, whose gradient training does not compute (a first
   /// convolution runs no backward-data in a training step).
   bool reads_model_input = false;
