@@ -34,13 +34,7 @@ void MpiCollectives::allgather(const float* send, float* receive, int64_t count)
 }
 
 void MpiCollectives::reduce_scatter_sum(const float* send, float* receive, int64_t count) {
-  if (group_.is_serial()) {
-    std::copy(send, send + count, receive);
-    return;
-  }
-  const int n = int_count(count, "MPI_Reduce_scatter_block");
-  check_mpi(MPI_Reduce_scatter_block(send, receive, n, MPI_FLOAT, MPI_SUM, group_.handle()),
-            "MPI_Reduce_scatter_block");
+  group_.reduce_scatter_sum(send, receive, count);
 }
 
 void MpiCollectives::allreduce_sum(const Tensor& t) { group_.allreduce_sum(t); }
