@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "support/published_profile.hpp"
+
 #include "tessera/core/config.hpp"
 #include "tessera/layers/haloed_input.hpp"
 #include "tessera/parallel/halo_plan.hpp"
@@ -9,27 +11,6 @@ using namespace tessera;
 using parallel::Distribution;
 
 namespace {
-
-/// Priced by the roofline: nothing is measured.
-plan::MachineProfile roofline_profile() {
-  plan::MachineProfile p;
-  p.name = "test";
-  p.origin = "published";
-  p.ranks_per_node = 64;
-  p.memory_per_rank = 16.0 * (1 << 30);
-  p.peak_flops_per_rank = 1e11;
-  p.conv_efficiency = 0.5;
-  p.memory_bandwidth_per_rank = 1e10;
-  for (auto c : {plan::Collective::point_to_point, plan::Collective::allreduce, plan::Collective::allgather,
-                 plan::Collective::alltoall, plan::Collective::reduce_scatter})
-    p.within_node[c] = plan::LinkCost{2e-6, 1e-10};
-  return p;
-}
-
-model::ModelSpec spec_of(const nlohmann::json& model) {
-  ConfigObject cfg(model, "$.model");  // refers to `model`, which must outlive it
-  return model::ModelSpec::from_json(cfg);
-}
 
 // conv1 reads the model input (no input gradient: its halo goes forward only); conv2 reads
 // pool1's output (8^3 x 8 channels), so its halo's gradient goes back too.
@@ -60,8 +41,8 @@ Distribution split(int depth, int height, int width) {
 }  // namespace
 
 TEST_CASE("The cost model's halo bytes are those of the layer's HaloPlan", "[plan]") {
-  const plan::PlanGraph graph = plan::plan_graph(spec_of(kNet), 4);
-  plan::MachineProfile profile = roofline_profile();
+  const plan::PlanGraph graph = plan::plan_graph(test::spec_of(kNet), 4);
+  plan::MachineProfile profile = test::published_profile();
   plan::LayerTimer timer(profile, "auto", 1);
   const size_t conv1 = node_named(graph, "conv1"), conv2 = node_named(graph, "conv2");
 
@@ -106,8 +87,8 @@ TEST_CASE("The cost model's halo bytes are those of the layer's HaloPlan", "[pla
 }
 
 TEST_CASE("The cost model refuses a halo wider than the neighbouring block, as the layer does", "[plan]") {
-  const plan::PlanGraph graph = plan::plan_graph(spec_of(kNet), 4);
-  plan::MachineProfile profile = roofline_profile();
+  const plan::PlanGraph graph = plan::plan_graph(test::spec_of(kNet), 4);
+  plan::MachineProfile profile = test::published_profile();
   plan::LayerTimer timer(profile, "auto", 1);
   plan::LayerCostModel costs(graph, profile, timer, plan::CostOptions{8, 1, 0, 0, 1});
   // conv2's input depth of 8 over 8 ranks: blocks of 1, a halo of 2.

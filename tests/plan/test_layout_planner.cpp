@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "support/published_profile.hpp"
+
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -13,28 +15,6 @@ using namespace tessera;
 using parallel::Distribution;
 
 namespace {
-
-/// A machine not at hand: layers priced by their roofline, so the tests measure nothing and
-/// their answers do not depend on this machine's speed.
-plan::MachineProfile published_profile() {
-  plan::MachineProfile p;
-  p.name = "test";
-  p.origin = "published";
-  p.ranks_per_node = 64;
-  p.memory_per_rank = 16.0 * (1 << 30);
-  p.peak_flops_per_rank = 1e11;
-  p.conv_efficiency = 0.5;
-  p.memory_bandwidth_per_rank = 1e10;
-  for (auto c : {plan::Collective::point_to_point, plan::Collective::allreduce, plan::Collective::allgather,
-                 plan::Collective::alltoall, plan::Collective::reduce_scatter})
-    p.within_node[c] = plan::LinkCost{2e-6, 1e-10};
-  return p;
-}
-
-model::ModelSpec spec_of(const nlohmann::json& model) {
-  ConfigObject cfg(model, "$.model");
-  return model::ModelSpec::from_json(cfg);
-}
 
 const nlohmann::json kSmallNet = nlohmann::json::parse(R"({
   "input": {"channels": 4, "size": [16, 16, 16]},
@@ -88,8 +68,8 @@ TEST_CASE("distributions_of lists every split of the ranks once") {
 }
 
 TEST_CASE("the planned layout is the fastest of every layout the model accepts (brute force)") {
-  const model::ModelSpec spec = spec_of(kSmallNet);
-  plan::MachineProfile profile = published_profile();
+  const model::ModelSpec spec = test::spec_of(kSmallNet);
+  plan::MachineProfile profile = test::published_profile();
   plan::PlanRequest request = small_request(2);
   request.min_gain = 0;  // the optimum itself, however close data parallelism comes
   const plan::Plan plan = plan::plan_model(spec, request, profile);
@@ -130,8 +110,8 @@ TEST_CASE("the planned layout is the fastest of every layout the model accepts (
 }
 
 TEST_CASE("a memory limit below every layout gives the smallest one, marked as not fitting") {
-  const model::ModelSpec spec = spec_of(kSmallNet);
-  plan::MachineProfile profile = published_profile();
+  const model::ModelSpec spec = test::spec_of(kSmallNet);
+  plan::MachineProfile profile = test::published_profile();
   plan::PlanRequest request = small_request(2);
   const plan::Plan free = plan::plan_model(spec, request, profile);
   request.memory_limit = 1024;
@@ -143,8 +123,8 @@ TEST_CASE("a memory limit below every layout gives the smallest one, marked as n
 }
 
 TEST_CASE("apply_layout writes every layer's distribution and the model's (its input's)") {
-  model::ModelSpec spec = spec_of(kSmallNet);
-  plan::MachineProfile profile = published_profile();
+  model::ModelSpec spec = test::spec_of(kSmallNet);
+  plan::MachineProfile profile = test::published_profile();
   plan::PlanRequest request = small_request(2);
   const plan::Plan plan = plan::plan_model(spec, request, profile);
   plan::apply_layout(spec, plan.chosen);
@@ -160,8 +140,8 @@ TEST_CASE("apply_layout writes every layer's distribution and the model's (its i
 }
 
 TEST_CASE("a layer no distribution of the ranks fits is refused naming it") {
-  model::ModelSpec spec = spec_of(kSmallNet);
-  plan::MachineProfile profile = published_profile();
+  model::ModelSpec spec = test::spec_of(kSmallNet);
+  plan::MachineProfile profile = test::published_profile();
   // 4 samples, 16^3 blocks and 8 filters: nothing splits in three.
   plan::PlanRequest request = small_request(3);
   CHECK_THROWS_WITH(plan::plan_model(spec, request, profile),
@@ -171,7 +151,7 @@ TEST_CASE("a layer no distribution of the ranks fits is refused naming it") {
 TEST_CASE("past 24 candidates a layer, the plan is no slower than any uniform layout the model runs") {
   // One sample over 8 ranks: every layer has dozens of distributions, so pruning is at work;
   // the kept sets must still hold the layouts whole runs of layers share.
-  const model::ModelSpec spec = spec_of(nlohmann::json::parse(R"({
+  const model::ModelSpec spec = test::spec_of(nlohmann::json::parse(R"({
     "input": {"channels": 4, "size": [32, 32, 32]},
     "layers": [
       {"name": "conv1", "type": "conv3d", "filters": 16, "kernel": 3, "padding": 1},
@@ -184,7 +164,7 @@ TEST_CASE("past 24 candidates a layer, the plan is no slower than any uniform la
       {"name": "flatten", "type": "flatten"},
       {"name": "out", "type": "dense", "units": 4}
     ]})"));
-  plan::MachineProfile profile = published_profile();
+  plan::MachineProfile profile = test::published_profile();
   plan::PlanRequest request = small_request(8, 1);
   request.min_gain = 0;
   const plan::Plan plan = plan::plan_model(spec, request, profile);
@@ -212,7 +192,7 @@ TEST_CASE("a model no layout of the ranks can run is refused naming the move it 
   // Two samples on 4 ranks: the 7x7 maps after the pool do not halve in space, so those layers
   // split by channel; the classifier keeps whole channels, and features do not move from a
   // channel split to a spatial one.
-  const model::ModelSpec spec = spec_of(nlohmann::json::parse(R"({
+  const model::ModelSpec spec = test::spec_of(nlohmann::json::parse(R"({
     "input": {"channels": 3, "size": [14, 14]},
     "layers": [
       {"name": "conv1", "type": "conv2d", "filters": 8, "kernel": 3, "padding": 1},
@@ -221,7 +201,7 @@ TEST_CASE("a model no layout of the ranks can run is refused naming the move it 
       {"name": "gap", "type": "global_avg_pool2d"},
       {"name": "classifier", "type": "dense", "units": 4}
     ]})"));
-  plan::MachineProfile profile = published_profile();
+  plan::MachineProfile profile = test::published_profile();
   plan::PlanRequest request = small_request(4, 2);
   const plan::Plan plan = plan::plan_model(spec, request, profile);
   CHECK_FALSE(plan.chosen.valid);
@@ -231,8 +211,8 @@ TEST_CASE("a model no layout of the ranks can run is refused naming the move it 
 }
 
 TEST_CASE("data parallelism is kept unless the fastest layout is predicted faster by min_gain") {
-  const model::ModelSpec spec = spec_of(kSmallNet);
-  plan::MachineProfile profile = published_profile();
+  const model::ModelSpec spec = test::spec_of(kSmallNet);
+  plan::MachineProfile profile = test::published_profile();
   // A slow all-reduce: splitting the weights by channel or filter halves what it sums.
   profile.within_node[plan::Collective::allreduce] = plan::LinkCost{2e-6, 1e-7};
   plan::PlanRequest request = small_request(2);
@@ -264,8 +244,8 @@ TEST_CASE("where skip connections leave too many combinations, the planner keeps
   // alive across the decoder, and 24 candidates each are more than 2^20 combinations.
   nlohmann::json config;
   std::ifstream(std::string(TESSERA_SOURCE_DIR) + "/examples/unet3d/unet3d_cells.json") >> config;
-  const model::ModelSpec spec = spec_of(config.at("model"));
-  plan::MachineProfile profile = published_profile();
+  const model::ModelSpec spec = test::spec_of(config.at("model"));
+  plan::MachineProfile profile = test::published_profile();
   plan::PlanRequest request = small_request(16, 2);
   const plan::Plan plan = plan::plan_model(spec, request, profile);
   REQUIRE(plan.chosen.valid);
