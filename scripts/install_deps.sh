@@ -33,7 +33,7 @@ log() { printf '[install_deps %(%H:%M:%S)T] %s\n' -1 "$*"; }
 sudo_if_needed() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
 apt_packages=(
-  build-essential cmake ninja-build ccache pkg-config dpkg-dev git
+  build-essential cmake ninja-build ccache pkg-config dpkg-dev git patchelf xz-utils util-linux
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libdnnl-dev ocl-icd-opencl-dev libopenblas-dev libhwloc-dev
   catch2 nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
@@ -115,9 +115,12 @@ build_kokkos() {
     export NVCC_WRAPPER_DEFAULT_COMPILER=${CXX:-g++}
     export PATH=/usr/local/cuda/bin:$PATH
   fi
-  up_to_date "$prefix/.kokkos.stamp" "${opts[*]}" && { log "Kokkos ($variant) already in $prefix"; return 0; }
+  # The CUDA variant's stamp names the patch too, so a changed patch rebuilds Kokkos.
+  local signature="${opts[*]}"
+  [[ $variant == cuda ]] && signature+=" patch: $(sha256sum "$(dirname "$0")/patch_kokkos_cuda13.sh" | cut -c1-16)"
+  up_to_date "$prefix/.kokkos.stamp" "$signature" && { log "Kokkos ($variant) already in $prefix"; return 0; }
   if [[ $variant == cuda ]]; then
-    rm -rf "$src"; cp -r "$src_root/kokkos" "$src"
+    rm -rf "$src"; cp -rp "$src_root/kokkos" "$src"  # -p: installed files keep their times
     "$(dirname "$0")/patch_kokkos_cuda13.sh" "$src"
   fi
   log "building Kokkos 3.4.1 ($variant)"
@@ -126,7 +129,7 @@ build_kokkos() {
   cmake -S "$src" -B "$build" -G Ninja "${opts[@]}" >"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
   cmake --build "$build" -j "$jobs" >>"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
   cmake --install "$build" >>"$build.log" 2>&1
-  printf '%s\n' "${opts[*]}" >"$prefix/.kokkos.stamp"
+  printf '%s\n' "$signature" >"$prefix/.kokkos.stamp"
 }
 
 build_kokkos_kernels() {
