@@ -44,6 +44,7 @@ using testing::poisoned;
 using testing::pool;
 using testing::random_tensor;
 using testing::relative_error;
+using cudnn_backend::Options;
 
 // cuDNN's kernels (implicit gemm, Winograd, FFT) sum in other orders than im2col + gemm; both
 // are float32 with FMA math.
@@ -127,6 +128,65 @@ TEST_CASE("cudnn conv with timed algorithm choice matches kokkos and repeats exa
   REQUIRE(op != nullptr);
   const auto first = run_all_passes(*op, g, 5);
   CHECK(run_all_passes(*op, g, 5) == first);
+}
+
+TEST_CASE("cudnn conv allowing non-deterministic algorithms matches kokkos", "[cudnn][conv]") {
+  Options o;
+  o.deterministic = false;
+  o.benchmark = true;
+  const ScopedOptions any(o);
+  ErrorLog log("cudnn", tolerance);
+  compare_conv_3d_cases("cudnn", log, 750);
+  compare_conv("cudnn", conv3d(4, 4, 32, {32, 32, 32}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}), log, 760);
+  WARN(log.str());
+}
+
+TEST_CASE("cudnn weight gradient on channels-first copies matches kokkos", "[cudnn][conv]") {
+  for (const bool benchmark : {false, true}) {
+    Options o;
+    o.benchmark = benchmark;
+    o.weight_gradient_layout = Options::WeightGradientLayout::channels_first;
+    const ScopedOptions forced(o);
+    ErrorLog log("cudnn", tolerance);
+    compare_conv_3d_cases("cudnn", log, 950);
+    compare_conv("cudnn", conv2d(2, 3, 8, 12, 10, 3, 1, 1, 1), log, 990);
+    WARN(log.str());
+  }
+}
+
+/// `t`'s values in a tensor that starts one float (4 bytes) into a larger one: off cuDNN's
+/// 16-byte vector boundary, as a slab of a halo-padded tensor can be.
+Tensor misaligned_copy(const Tensor& t) {
+  const Tensor whole(Shape{t.numel() + 4}, "test_misaligned");
+  whole.fill(7.0f);
+  Tensor part = whole.slice(1, t.shape());
+  deep_copy(part, t);
+  return part;
+}
+
+TEST_CASE("cudnn conv on operands off a 16-byte boundary matches kokkos", "[cudnn][conv]") {
+  const ConvGeometry g = conv3d(2, 3, 5, {5, 7, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
+  auto mine = registry::backend("cudnn").make_conv(g);
+  auto ref = registry::backend("kokkos").make_conv(g);
+  REQUIRE(mine != nullptr);
+  const Tensor x = random_tensor(g.input_shape(), 900), w = random_tensor(g.weight_shape(), 901);
+  const Tensor b = random_tensor(Shape{g.out_channels}, 902), dy = random_tensor(g.output_shape(), 903);
+  const Tensor xm = misaligned_copy(x), wm = misaligned_copy(w), dym = misaligned_copy(dy);
+  const Tensor y = misaligned_copy(poisoned(g.output_shape())), y_ref = poisoned(g.output_shape());
+  const Tensor dx = misaligned_copy(poisoned(g.input_shape())), dx_ref = poisoned(g.input_shape());
+  const Tensor dw = misaligned_copy(poisoned(g.weight_shape())), dw_ref = poisoned(g.weight_shape());
+  const Tensor db = misaligned_copy(poisoned(Shape{g.out_channels})), db_ref = poisoned(Shape{g.out_channels});
+  mine->forward(xm, wm, misaligned_copy(b), y);
+  mine->backward_data(dym, wm, dx);
+  mine->backward_weights(xm, dym, dw, db);
+  ref->forward(x, w, b, y_ref);
+  ref->backward_data(dy, w, dx_ref);
+  ref->backward_weights(x, dy, dw_ref, db_ref);
+  ErrorLog log("cudnn", tolerance);
+  expect_close(log, "conv_fwd", g.str(), y, y_ref);
+  expect_close(log, "conv_bwd_d", g.str(), dx, dx_ref);
+  expect_close(log, "conv_bwd_w", g.str(), dw, dw_ref);
+  expect_close(log, "conv_bwd_bias", g.str(), db, db_ref);
 }
 
 TEST_CASE("cudnn conv with TF32 allowed stays within TF32 accuracy", "[cudnn][conv]") {
@@ -230,6 +290,7 @@ TEST_CASE("cudnn reports its version and precision", "[cudnn]") {
   CHECK_THAT(v, Catch::StartsWith("cuDNN 9."));
   CHECK_THAT(v, Catch::Contains("TF32 off"));
   CHECK_THAT(v, Catch::Contains("heuristic algorithms"));
+  CHECK_THAT(v, Catch::Contains("deterministic"));
 }
 
 #endif  // TESSERA_ENABLE_CUDNN

@@ -1,24 +1,31 @@
 // Convolution through cuDNN on channels-last tensors: activations as Nd tensor descriptors
 // with the explicit strides of NDHWC (NHWC for 2D, as 4D descriptors, so cuDNN's 2D kernels
-// run), weights ODHWI as the KRSC filter layout (CUDNN_TENSOR_NHWC filter format), no
-// reorders in either direction.
+// run), weights ODHWI as the KRSC filter layout (CUDNN_TENSOR_NHWC filter format). One
+// reorder, timed: the weight gradient of a layer with few input channels may run on NCDHW
+// copies (Options::weight_gradient_layout), where cuDNN has faster kernels for it. Operands
+// off a 16-byte boundary go through aligned copies (aligned_operand.hpp).
 //
 // API: cuDNN 9's legacy convolution calls (cudnnConvolutionForward / BackwardData /
 // BackwardFilter / BackwardBias, with cudnnGet*Algorithm_v7 and cudnnFind*AlgorithmEx). They
 // are deprecated in cuDNN 9 but present, and they name exactly the three passes a ConvOp
-// has, with algorithm queries and workspace sizes built in; the graph API reaches the same
-// kernels through a dozen backend descriptors per pass and buys nothing for unfused passes.
+// has, with algorithm queries and workspace sizes built in. Measured on an H200 (docs/gpu.md),
+// their weight gradient for 4 input channels is slow in either layout, while PyTorch, which
+// goes through the graph API, trains the same network faster: whether that API's engines
+// make the difference is not yet measured.
 //
 // Algorithms: chosen once per op (one geometry) for each pass, from cuDNN's heuristics when
 // the op is made, or, with the `benchmark` option, by timing the candidates on the first call
-// of each pass. Only deterministic algorithms are taken (a fixed configuration gives the same
-// result every run, as on the CPU), so e.g. backward-filter algorithms 0 and 3, which add with
-// atomics, never run. Without the `tf32` option every pass runs FMA kernels (CUDNN_FMA_MATH).
+// of each pass. By default only deterministic algorithms are taken (a fixed configuration
+// gives the same result every run, as on the CPU), so e.g. backward-filter algorithms 0 and 3,
+// which add with atomics, run only with the `deterministic` option off. Without the `tf32`
+// option every pass runs FMA kernels (CUDNN_FMA_MATH).
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "aligned_operand.hpp"
 #include "context.hpp"
 #include "cudnn_ops.hpp"
 #include "descriptors.hpp"
@@ -54,6 +61,7 @@ struct Choice {
   cudnnMathType_t math = CUDNN_FMA_MATH;
   size_t workspace = 0;
   bool timed = false;  // picked by timing: final
+  float milliseconds = 0.0f;  // cuDNN's timing of it, when timed
 };
 
 // The three passes' queries under one set of names, so that choosing is written once.
@@ -143,8 +151,9 @@ cudnnMathType_t query_math(bool tf32) { return tf32 ? CUDNN_DEFAULT_MATH : CUDNN
 /// allowed: never a conversion of the float data to half, and without TF32 no tensor-op math
 /// (such a result was rated for TF32).
 template <class Perf>
-bool usable(const Perf& r, bool tf32) {
-  return r.status == CUDNN_STATUS_SUCCESS && r.determinism == CUDNN_DETERMINISTIC &&
+bool usable(const Perf& r, const Options& o) {
+  const bool tf32 = o.tf32;
+  return r.status == CUDNN_STATUS_SUCCESS && (!o.deterministic || r.determinism == CUDNN_DETERMINISTIC) &&
          r.mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION &&
          (tf32 || r.mathType == CUDNN_FMA_MATH || r.mathType == CUDNN_DEFAULT_MATH);
 }
@@ -157,17 +166,18 @@ size_t workspace_limit(const Context& ctx) { return ctx.workspace_capacity() + C
 /// Sets the pass's descriptor to the math of each result it tries.
 template <class Pass>
 bool take_first(cudnnHandle_t h, const ConvDescs& d, const std::vector<typename Pass::Perf>& results, int count,
-                bool tf32, size_t limit, Choice<typename Pass::Algo>& out, const std::string& what) {
+                const Options& o, size_t limit, Choice<typename Pass::Algo>& out, const std::string& what) {
   for (int i = 0; i < count; ++i) {
     const auto& r = results[static_cast<size_t>(i)];
-    if (!usable(r, tf32)) continue;
-    const cudnnMathType_t math = tf32 ? r.mathType : CUDNN_FMA_MATH;
+    if (!usable(r, o)) continue;
+    const cudnnMathType_t math = o.tf32 ? r.mathType : CUDNN_FMA_MATH;
     check(cudnnSetConvolutionMathType(d.conv[Pass::index].get(), math), "cudnnSetConvolutionMathType", what);
     size_t bytes = 0;
     if (Pass::workspace_size(h, d, r.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > limit) continue;
     out.algo = r.algo;
     out.math = math;
     out.workspace = bytes;
+    out.milliseconds = r.time;
     return true;
   }
   return false;
@@ -186,18 +196,19 @@ std::vector<typename Pass::Perf> ranked(cudnnHandle_t h, const ConvDescs& d, boo
 }
 
 template <class Pass>
-bool choose_by_heuristics(Context& ctx, const ConvDescs& d, bool tf32, Choice<typename Pass::Algo>& out,
+bool choose_by_heuristics(Context& ctx, const ConvDescs& d, const Options& o, Choice<typename Pass::Algo>& out,
                           const std::string& what) {
   int count = 0;
-  const auto results = ranked<Pass>(ctx.handle(), d, tf32, count, what);
-  return take_first<Pass>(ctx.handle(), d, results, count, tf32, workspace_limit(ctx), out, what);
+  const auto results = ranked<Pass>(ctx.handle(), d, o.tf32, count, what);
+  return take_first<Pass>(ctx.handle(), d, results, count, o, workspace_limit(ctx), out, what);
 }
 
 /// Times the pass's candidates on the call's own tensors (the output is overwritten, as the
 /// call itself will) and keeps the fastest usable one; the heuristic choice stays if none is.
 template <class Pass>
-void choose_by_timing(Context& ctx, const ConvDescs& d, bool tf32, const Buffers& b, Choice<typename Pass::Algo>& inout,
-                      const std::string& what) {
+bool choose_by_timing(Context& ctx, const ConvDescs& d, const Options& o, const Buffers& b,
+                      Choice<typename Pass::Algo>& inout, const std::string& what) {
+  const bool tf32 = o.tf32;
   const cudnnHandle_t h = ctx.handle();
   const cudnnConvolutionDescriptor_t conv = d.conv[Pass::index].get();
   const size_t limit = workspace_limit(ctx);
@@ -208,7 +219,7 @@ void choose_by_timing(Context& ctx, const ConvDescs& d, bool tf32, const Buffers
   size_t largest = inout.workspace;
   for (int i = 0; i < count; ++i) {
     const auto& r = candidates[static_cast<size_t>(i)];
-    if (!usable(r, tf32)) continue;
+    if (!usable(r, o)) continue;
     check(cudnnSetConvolutionMathType(conv, tf32 ? r.mathType : CUDNN_FMA_MATH), "cudnnSetConvolutionMathType", what);
     size_t bytes = 0;
     if (Pass::workspace_size(h, d, r.algo, &bytes) == CUDNN_STATUS_SUCCESS && bytes <= limit)
@@ -220,10 +231,45 @@ void choose_by_timing(Context& ctx, const ConvDescs& d, bool tf32, const Buffers
   int timed_count = 0;
   Pass::find(h, d, b, static_cast<int>(timed.size()), &timed_count, timed.data(), workspace, largest, what);
   Choice<typename Pass::Algo> fastest;
-  if (take_first<Pass>(h, d, timed, timed_count, tf32, largest, fastest, what)) inout = fastest;
+  const bool found = take_first<Pass>(h, d, timed, timed_count, o, largest, fastest, what);
+  if (found) inout = fastest;
   inout.timed = true;
   check(cudnnSetConvolutionMathType(conv, inout.math), "cudnnSetConvolutionMathType", what);
+  return found;
 }
+
+/// The convolution of `g` (padding, stride, dilation), float data and accumulation.
+void set_convolution(const ConvDesc& conv, const ops::ConvGeometry& g, const std::string& what) {
+  const int rank = g.spatial_rank;
+  const std::vector<int> padding = spatial(g.padding, rank), stride = spatial(g.stride, rank),
+                         dilation = spatial(g.dilation, rank);
+  check(cudnnSetConvolutionNdDescriptor(conv.get(), rank, padding.data(), stride.data(), dilation.data(),
+                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+        "cudnnSetConvolutionNdDescriptor", what);
+}
+
+/// The weight gradient's channels-first variant (Options::weight_gradient_layout): its
+/// descriptors, the copies it runs on, and its algorithm.
+struct ChannelsFirst {
+  ConvDescs d;
+  TensorDesc weight_last, weight_first;  // the weight gradient as tensors, for the copy back
+  Tensor x, dy, dw;
+  Choice<cudnnConvolutionBwdFilterAlgo_t> choice;
+
+  ChannelsFirst(const ops::ConvGeometry& g, const std::string& what)
+      : x(g.input_shape(), "tessera::cudnn_channels_first_input"),
+        dy(g.output_shape(), "tessera::cudnn_channels_first_output_gradient"),
+        dw(g.weight_shape(), "tessera::cudnn_channels_first_weight_gradient") {
+    const int rank = g.spatial_rank;
+    const std::vector<int> kernel = spatial(g.kernel, rank);
+    set_channels_first(d.x, g.batch, g.in_channels, spatial(g.in_size, rank), what);
+    set_channels_first(d.y, g.batch, g.out_channels, spatial(g.out_size(), rank), what);
+    set_channels_first_filter(d.w, g.out_channels, g.in_channels, kernel, what);
+    set_channels_last(weight_last, g.out_channels, g.in_channels, kernel, what);
+    set_channels_first(weight_first, g.out_channels, g.in_channels, kernel, what);
+    set_convolution(d.conv[filter_pass], g, what);
+  }
+};
 
 /// A convolution bound to one geometry: descriptors built once, one algorithm per pass.
 class CudnnConvOp final : public ops::ConvOp {
@@ -237,12 +283,7 @@ class CudnnConvOp final : public ops::ConvOp {
     set_channels_last_filter(d_.w, g.out_channels, g.in_channels, spatial(g.kernel, rank), w);
     // [1, K, 1, ...]: one value per output channel, broadcast over samples and positions.
     set_channels_last(d_.bias, 1, g.out_channels, std::vector<int>(static_cast<size_t>(rank), 1), w);
-    const std::vector<int> padding = spatial(g.padding, rank), stride = spatial(g.stride, rank),
-                           dilation = spatial(g.dilation, rank);
-    for (const ConvDesc& conv : d_.conv)
-      check(cudnnSetConvolutionNdDescriptor(conv.get(), rank, padding.data(), stride.data(), dilation.data(),
-                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-            "cudnnSetConvolutionNdDescriptor", w);
+    for (const ConvDesc& conv : d_.conv) set_convolution(conv, g, w);
     // Both round the output size down; a difference would mean a descriptor is wrong.
     std::vector<int> dims(static_cast<size_t>(rank + 2));
     check(cudnnGetConvolutionNdForwardOutputDim(d_.conv[forward_pass].get(), d_.x.get(), d_.w.get(), rank + 2,
@@ -258,14 +299,19 @@ class CudnnConvOp final : public ops::ConvOp {
   std::string backend() const override { return "cudnn"; }
 
   /// Takes each pass's algorithm from cuDNN's heuristics; false when a pass has no usable
-  /// (deterministic, allowed math, workspace within bounds) algorithm.
+  /// (deterministic unless allowed otherwise, allowed math, workspace within bounds) algorithm.
   bool choose_algorithms() {
     Context& ctx = Context::get();
     const auto lock = ctx.lock();
     const std::string w = what();
-    return choose_by_heuristics<ForwardPass>(ctx, d_, options_.tf32, forward_, w) &&
-           choose_by_heuristics<DataPass>(ctx, d_, options_.tf32, data_, w) &&
-           choose_by_heuristics<FilterPass>(ctx, d_, options_.tf32, filter_, w);
+    if (!choose_by_heuristics<ForwardPass>(ctx, d_, options_, forward_, w) ||
+        !choose_by_heuristics<DataPass>(ctx, d_, options_, data_, w) ||
+        !choose_by_heuristics<FilterPass>(ctx, d_, options_, filter_, w))
+      return false;
+    if (options_.weight_gradient_layout != Options::WeightGradientLayout::channels_first) return true;
+    channels_first_ = std::make_unique<ChannelsFirst>(g_, w);
+    filter_channels_first_ = true;
+    return choose_by_heuristics<FilterPass>(ctx, channels_first_->d, options_, channels_first_->choice, w);
   }
 
   void forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) override {
@@ -275,16 +321,20 @@ class CudnnConvOp final : public ops::ConvOp {
     require_elements(y, g_.output_shape(), what(), "output");
     Context& ctx = Context::get();
     const auto lock = ctx.lock();
+    const Tensor& xa = input_.read(x);
+    const Tensor& wa = weight_.read(w);
+    const Tensor& ya = output_.write(y);
     if (options_.benchmark && !forward_.timed)
-      choose_by_timing<ForwardPass>(ctx, d_, options_.tf32, Buffers{x.data(), w.data(), y.data()}, forward_, what());
+      choose_by_timing<ForwardPass>(ctx, d_, options_, Buffers{xa.data(), wa.data(), ya.data()}, forward_, what());
     void* workspace = ctx.workspace(forward_.workspace);
-    check(cudnnConvolutionForward(ctx.handle(), &one, d_.x.get(), x.data(), d_.w.get(), w.data(),
+    check(cudnnConvolutionForward(ctx.handle(), &one, d_.x.get(), xa.data(), d_.w.get(), wa.data(),
                                   d_.conv[forward_pass].get(), forward_.algo, workspace, forward_.workspace, &zero,
-                                  d_.y.get(), y.data()),
+                                  d_.y.get(), ya.data()),
           "cudnnConvolutionForward", running(static_cast<int>(forward_.algo), forward_.workspace));
     if (!bias.empty())
-      check(cudnnAddTensor(ctx.handle(), &one, d_.bias.get(), bias.data(), &one, d_.y.get(), y.data()),
+      check(cudnnAddTensor(ctx.handle(), &one, d_.bias.get(), bias_.read(bias).data(), &one, d_.y.get(), ya.data()),
             "cudnnAddTensor (bias)", what());
+    output_.written(y);
   }
 
   void backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx) override {
@@ -293,13 +343,17 @@ class CudnnConvOp final : public ops::ConvOp {
     require_elements(dx, g_.input_shape(), what(), "input gradient");
     Context& ctx = Context::get();
     const auto lock = ctx.lock();
+    const Tensor& dya = output_.read(dy);
+    const Tensor& wa = weight_.read(w);
+    const Tensor& dxa = input_.write(dx);
     if (options_.benchmark && !data_.timed)
-      choose_by_timing<DataPass>(ctx, d_, options_.tf32, Buffers{w.data(), dy.data(), dx.data()}, data_, what());
+      choose_by_timing<DataPass>(ctx, d_, options_, Buffers{wa.data(), dya.data(), dxa.data()}, data_, what());
     void* workspace = ctx.workspace(data_.workspace);
-    check(cudnnConvolutionBackwardData(ctx.handle(), &one, d_.w.get(), w.data(), d_.y.get(), dy.data(),
+    check(cudnnConvolutionBackwardData(ctx.handle(), &one, d_.w.get(), wa.data(), d_.y.get(), dya.data(),
                                        d_.conv[data_pass].get(), data_.algo, workspace, data_.workspace, &zero,
-                                       d_.x.get(), dx.data()),
+                                       d_.x.get(), dxa.data()),
           "cudnnConvolutionBackwardData", running(static_cast<int>(data_.algo), data_.workspace));
+    input_.written(dx);
   }
 
   void backward_weights(const Tensor& x, const Tensor& dy, const Tensor& dw, const Tensor& dbias) override {
@@ -309,20 +363,78 @@ class CudnnConvOp final : public ops::ConvOp {
     if (!dbias.empty()) require_elements(dbias, Shape{g_.out_channels}, what(), "bias gradient");
     Context& ctx = Context::get();
     const auto lock = ctx.lock();
-    if (options_.benchmark && !filter_.timed)
-      choose_by_timing<FilterPass>(ctx, d_, options_.tf32, Buffers{x.data(), dy.data(), dw.data()}, filter_, what());
-    void* workspace = ctx.workspace(filter_.workspace);
-    check(cudnnConvolutionBackwardFilter(ctx.handle(), &one, d_.x.get(), x.data(), d_.y.get(), dy.data(),
-                                         d_.conv[filter_pass].get(), filter_.algo, workspace, filter_.workspace, &zero,
-                                         d_.w.get(), dw.data()),
-          "cudnnConvolutionBackwardFilter", running(static_cast<int>(filter_.algo), filter_.workspace));
-    if (!dbias.empty())
-      check(cudnnConvolutionBackwardBias(ctx.handle(), &one, d_.y.get(), dy.data(), &zero, d_.bias.get(), dbias.data()),
+    const Tensor& xa = input_.read(x);
+    const Tensor& dya = output_.read(dy);
+    const Tensor& dwa = weight_.write(dw);
+    if (options_.benchmark && !filter_.timed) choose_weight_gradient(ctx, xa, dya, dwa);
+    if (filter_channels_first_) {
+      weight_gradient_channels_first(ctx, xa, dya, dwa);
+    } else {
+      void* workspace = ctx.workspace(filter_.workspace);
+      check(cudnnConvolutionBackwardFilter(ctx.handle(), &one, d_.x.get(), xa.data(), d_.y.get(), dya.data(),
+                                           d_.conv[filter_pass].get(), filter_.algo, workspace, filter_.workspace,
+                                           &zero, d_.w.get(), dwa.data()),
+            "cudnnConvolutionBackwardFilter", running(static_cast<int>(filter_.algo), filter_.workspace));
+    }
+    weight_.written(dw);
+    if (!dbias.empty()) {
+      check(cudnnConvolutionBackwardBias(ctx.handle(), &one, d_.y.get(), dya.data(), &zero, d_.bias.get(),
+                                         bias_.write(dbias).data()),
             "cudnnConvolutionBackwardBias", what());
+      bias_.written(dbias);
+    }
   }
 
  private:
   std::string what() const { return "convolution " + g_.str(); }
+
+  void to_channels_first(cudnnHandle_t h, const Tensor& x, const Tensor& dy) const {
+    const ChannelsFirst& cf = *channels_first_;
+    check(cudnnTransformTensor(h, &one, d_.x.get(), x.data(), &zero, cf.d.x.get(), cf.x.data()),
+          "cudnnTransformTensor (input to channels-first)", what());
+    check(cudnnTransformTensor(h, &one, d_.y.get(), dy.data(), &zero, cf.d.y.get(), cf.dy.data()),
+          "cudnnTransformTensor (output gradient to channels-first)", what());
+  }
+
+  void weight_gradient_channels_first(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& dw) const {
+    const ChannelsFirst& cf = *channels_first_;
+    to_channels_first(ctx.handle(), x, dy);
+    void* workspace = ctx.workspace(cf.choice.workspace);
+    check(cudnnConvolutionBackwardFilter(ctx.handle(), &one, cf.d.x.get(), cf.x.data(), cf.d.y.get(), cf.dy.data(),
+                                         cf.d.conv[filter_pass].get(), cf.choice.algo, workspace, cf.choice.workspace,
+                                         &zero, cf.d.w.get(), cf.dw.data()),
+          "cudnnConvolutionBackwardFilter (channels-first)",
+          running(static_cast<int>(cf.choice.algo), cf.choice.workspace));
+    check(cudnnTransformTensor(ctx.handle(), &one, cf.weight_first.get(), cf.dw.data(), &zero, cf.weight_last.get(),
+                               dw.data()),
+          "cudnnTransformTensor (weight gradient to channels-last)", what());
+  }
+
+  /// Times the weight gradient's algorithms on the call's tensors, and, where the layout is
+  /// timed and the input channels are not a multiple of 8, on channels-first copies, the
+  /// copies' time included; keeps the faster.
+  void choose_weight_gradient(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& dw) {
+    using Layout = Options::WeightGradientLayout;
+    const std::string w = what();
+    choose_by_timing<FilterPass>(ctx, d_, options_, Buffers{x.data(), dy.data(), dw.data()}, filter_, w);
+    const Layout layout = options_.weight_gradient_layout;
+    if (layout == Layout::channels_last || (layout == Layout::timed && g_.in_channels % 8 == 0)) return;
+    if (!channels_first_) channels_first_ = std::make_unique<ChannelsFirst>(g_, w);
+    ChannelsFirst& cf = *channels_first_;
+    Kokkos::fence();
+    const auto start = std::chrono::steady_clock::now();
+    to_channels_first(ctx.handle(), x, dy);
+    check(cudnnTransformTensor(ctx.handle(), &one, cf.weight_first.get(), cf.dw.data(), &zero, cf.weight_last.get(),
+                               dw.data()),
+          "cudnnTransformTensor (weight gradient to channels-last)", w);
+    Kokkos::fence();
+    const float copies_ms =
+        std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const bool found =
+        choose_by_timing<FilterPass>(ctx, cf.d, options_, Buffers{cf.x.data(), cf.dy.data(), cf.dw.data()}, cf.choice, w);
+    filter_channels_first_ =
+        found && (layout == Layout::channels_first || cf.choice.milliseconds + copies_ms < filter_.milliseconds);
+  }
   std::string running(int algo, size_t workspace) const {
     return what() + " (algorithm " + std::to_string(algo) + ", workspace " + std::to_string(workspace) + " bytes)";
   }
@@ -330,9 +442,18 @@ class CudnnConvOp final : public ops::ConvOp {
   ops::ConvGeometry g_;
   Options options_;
   ConvDescs d_;
+  // Aligned copies of misaligned operands, by position: input and input gradient, output
+  // and output gradient, weight and weight gradient, bias and bias gradient (aligned_operand.hpp).
+  // Parameters are slices of the model's one parameter buffer, at any offset.
+  AlignedOperand input_{g_.input_shape(), "tessera::cudnn_aligned_input"};
+  AlignedOperand output_{g_.output_shape(), "tessera::cudnn_aligned_output"};
+  AlignedOperand weight_{g_.weight_shape(), "tessera::cudnn_aligned_weight"};
+  AlignedOperand bias_{Shape{g_.out_channels}, "tessera::cudnn_aligned_bias"};
   Choice<cudnnConvolutionFwdAlgo_t> forward_;
   Choice<cudnnConvolutionBwdDataAlgo_t> data_;
   Choice<cudnnConvolutionBwdFilterAlgo_t> filter_;
+  std::unique_ptr<ChannelsFirst> channels_first_;  // made when the weight gradient may run channels-first
+  bool filter_channels_first_ = false;
 };
 
 }  // namespace
@@ -344,9 +465,11 @@ std::unique_ptr<ops::ConvOp> make_conv(const ops::ConvGeometry& g, std::string& 
     why = "a tensor of " + g.str() + " has more elements than cuDNN's 32-bit sizes hold";
     return nullptr;
   }
-  auto op = std::make_unique<CudnnConvOp>(g, options());
+  const Options o = options();
+  auto op = std::make_unique<CudnnConvOp>(g, o);
   if (!op->choose_algorithms()) {
-    why = "cuDNN has no deterministic algorithm for every pass of " + g.str();
+    why = std::string("cuDNN has no ") + (o.deterministic ? "deterministic " : "") + "algorithm for every pass of " +
+          g.str();
     return nullptr;
   }
   return op;

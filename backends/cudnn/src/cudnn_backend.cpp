@@ -69,7 +69,8 @@ std::string version_string() {
   const Options o = options();
   return "cuDNN " + version(cudnnGetVersion()) + " (headers " + version(CUDNN_VERSION) + "), " +
          (o.tf32 ? "TF32 allowed in convolutions" : "FMA math (TF32 off)") + ", " +
-         (o.benchmark ? "benchmarked" : "heuristic") + " algorithms";
+         (o.benchmark ? "benchmarked" : "heuristic") + " algorithms, " +
+         (o.deterministic ? "deterministic only" : "non-deterministic allowed");
 }
 
 size_t workspace_bytes() {

@@ -50,4 +50,28 @@ void set_channels_last_filter(const FilterDesc& d, int64_t k, int64_t c, const s
         "cudnnSetFilterNdDescriptor", what);
 }
 
+void set_channels_first(const TensorDesc& d, int64_t n, int64_t c, const std::vector<int>& spatial,
+                        const std::string& what) {
+  std::vector<int> dims{as_int(n, "batch", what), as_int(c, "channels", what)};
+  dims.insert(dims.end(), spatial.begin(), spatial.end());
+  std::vector<int> strides(dims.size());
+  int64_t stride = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = as_int(stride, "stride", what);
+    stride *= dims[i];
+  }
+  check(cudnnSetTensorNdDescriptor(d.get(), CUDNN_DATA_FLOAT, static_cast<int>(dims.size()), dims.data(),
+                                   strides.data()),
+        "cudnnSetTensorNdDescriptor", what);
+}
+
+void set_channels_first_filter(const FilterDesc& d, int64_t k, int64_t c, const std::vector<int>& kernel,
+                               const std::string& what) {
+  std::vector<int> dims{as_int(k, "output channels", what), as_int(c, "input channels", what)};
+  dims.insert(dims.end(), kernel.begin(), kernel.end());
+  check(cudnnSetFilterNdDescriptor(d.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(dims.size()),
+                                   dims.data()),
+        "cudnnSetFilterNdDescriptor", what);
+}
+
 }  // namespace tessera::cudnn_backend

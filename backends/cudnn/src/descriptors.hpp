@@ -63,4 +63,13 @@ void set_channels_last(const TensorDesc& d, int64_t n, int64_t c, const std::vec
 void set_channels_last_filter(const FilterDesc& d, int64_t k, int64_t c, const std::vector<int>& kernel,
                               const std::string& what);
 
+/// [N, C, spatial...] dims, packed channels-first (NCHW / NCDHW): the layout of the copies the
+/// weight gradient may run on (conv_op.cpp).
+void set_channels_first(const TensorDesc& d, int64_t n, int64_t c, const std::vector<int>& spatial,
+                        const std::string& what);
+
+/// Weights [K, C, spatial...] (KCRS) in the NCHW filter format.
+void set_channels_first_filter(const FilterDesc& d, int64_t k, int64_t c, const std::vector<int>& kernel,
+                               const std::string& what);
+
 }  // namespace tessera::cudnn_backend

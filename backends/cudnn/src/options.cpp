@@ -38,6 +38,11 @@ Options from_environment() {
     o.benchmark = true;
   else if (!algo.empty() && algo != "heuristic")
     throw Error("environment variable TESSERA_CUDNN_ALGO: expected heuristic or benchmark, got '" + algo + "'");
+  const std::string deterministic = environment("TESSERA_CUDNN_DETERMINISTIC");
+  if (deterministic == "0")
+    o.deterministic = false;
+  else if (!deterministic.empty() && deterministic != "1")
+    throw Error("environment variable TESSERA_CUDNN_DETERMINISTIC: expected 1 or 0, got '" + deterministic + "'");
   return o;
 }
 

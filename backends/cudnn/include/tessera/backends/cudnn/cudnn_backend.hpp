@@ -20,10 +20,23 @@ struct Options {
   /// instead of taking cuDNN's heuristic choice. Faster for some shapes, but the timing can
   /// pick another algorithm in another run, so two runs may differ in the last bits.
   bool benchmark = false;
+  /// Only algorithms whose results repeat bit for bit. Off: also those that sum with atomics
+  /// (PyTorch's default, torch.backends.cudnn.deterministic=False), which are much faster
+  /// for some passes, e.g. the weight gradient of a 3D convolution of few input channels.
+  bool deterministic = true;
+  /// The layout the weight gradient runs in. channels_last: on the tensors as they are.
+  /// channels_first: on NCDHW copies of the input and output gradient (cudnnTransformTensor),
+  /// where cuDNN has faster kernels for few input channels (measured on an H200: the first
+  /// layer of cosmoflow-small, 4 channels, 0.17 TFLOP/s channels-last). timed (default): with
+  /// `benchmark`, layers whose input channels are not a multiple of 8 time both, copies
+  /// included, and keep the faster; otherwise channels_last.
+  enum class WeightGradientLayout { timed, channels_last, channels_first };
+  WeightGradientLayout weight_gradient_layout = WeightGradientLayout::timed;
 };
 
 /// The options in force: set_options', or else the environment's (TESSERA_CUDNN_TF32=0|1,
-/// TESSERA_CUDNN_ALGO=heuristic|benchmark), read on first use. Throws Error on another value.
+/// TESSERA_CUDNN_ALGO=heuristic|benchmark, TESSERA_CUDNN_DETERMINISTIC=1|0), read on first use.
+/// Throws Error on another value.
 Options options();
 /// Replaces the options for ops created from now on.
 void set_options(const Options& o);
