@@ -1,5 +1,5 @@
 #pragma once
-// Runs one layer outside a model (Kokkos backend, TestParameters) and checks its input and
+// Runs one layer outside a model (Kokkos backend unless told, TestParameters) and checks its input and
 // parameter gradients against central finite differences of L = Σ y·r in double, r fixed.
 #include <algorithm>
 #include <functional>
@@ -17,8 +17,10 @@ namespace tessera::testing {
 
 class LayerHarness {
  public:
-  LayerHarness(std::unique_ptr<layers::Layer> layer, const std::vector<Shape>& input_shapes, uint64_t seed = 1234)
-      : layer_(std::move(layer)), factory_("kokkos") {
+  /// `backend`: the op factory's preference ("kokkos", "auto", ...).
+  LayerHarness(std::unique_ptr<layers::Layer> layer, const std::vector<Shape>& input_shapes, uint64_t seed = 1234,
+               const std::string& backend = "kokkos")
+      : layer_(std::move(layer)), factory_(backend) {
     const Shape out = layer_->output_shape(input_shapes);
     layers::LayerContext ctx;
     ctx.ops = &factory_;
