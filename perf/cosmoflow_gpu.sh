@@ -3,22 +3,28 @@
 # against PyTorch eager with cuDNN on the same GPU (perf/torch_cosmoflow_gpu.py, the network
 # of perf/torch_cosmoflow.py on a CUDA device), both in this run, same precision;
 # protocol of docs/benchmarks.md (2 warm-up steps, median of the timed steps).
-# Usage: perf/cosmoflow_gpu.sh [--steps N] [--size S] [--batch B] [--tf32] [--algo heuristic|benchmark] [--build DIR]
+# Usage: perf/cosmoflow_gpu.sh [--steps N] [--size S] [--batch B] [--tf32] [--algo heuristic|benchmark]
+#                              [--deterministic] [--build DIR | --tessera PATH]
+#   --tessera: time this tessera (a GPU bundle's, scripts/gpu_bundle.sh) instead of building one
 # Defaults: S=128, batch 4, FP32 (no TF32 on either side), Tessera with timed algorithm choice
-# (TESSERA_CUDNN_ALGO=benchmark); PyTorch's best of {NCDHW, channels_last_3d} x {cudnn.benchmark off, on}.
-# Last line: tessera_samples_per_s=X torch_samples_per_s=Y ratio=Z conv_bound_fraction=F
+# (TESSERA_CUDNN_ALGO=benchmark) among all of cuDNN's algorithms, the non-deterministic too, as
+# PyTorch's default (--deterministic: Tessera's default, bit-for-bit repeatable algorithms only);
+# PyTorch's best of {NCDHW, channels_last_3d} x {cudnn.benchmark off, on}.
+# Last line: tessera_samples_per_s=X (min-max) torch_samples_per_s=Y ratio=Z conv_bound_fraction=F
 set -euo pipefail
 cd "$(dirname "$0")/.."
-steps=10 size=128 batch=4 precision=fp32 algo=benchmark build=build/perf-cuda
+steps=10 size=128 batch=4 precision=fp32 algo=benchmark deterministic=0 build=build/perf-cuda tessera=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --steps) steps=$2; shift ;;
     --size) size=$2; shift ;;
     --batch) batch=$2; shift ;;
     --tf32) precision=tf32 ;;
+    --deterministic) deterministic=1 ;;
     --algo) algo=$2; shift ;;
     --build) build=$2; shift ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --tessera) tessera=$2; shift ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "cosmoflow_gpu.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -28,43 +34,45 @@ nvidia-smi -L >/dev/null 2>&1 || { echo "cosmoflow_gpu.sh: no GPU visible (nvidi
 "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' ||
   { echo "cosmoflow_gpu.sh: $python has no CUDA-enabled PyTorch (set TESSERA_PEER_PYTHON)" >&2; exit 1; }
 
-export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
-export NVCC_WRAPPER_DEFAULT_COMPILER=g++ PATH=/usr/local/cuda/bin:$PATH
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/tessera-deps/cuda \
-  -DCMAKE_CXX_COMPILER=/opt/tessera-deps/cuda/bin/nvcc_wrapper -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-  -DTESSERA_ENABLE_ONEDNN=OFF -DTESSERA_ENABLE_CUDNN=ON -DTESSERA_ENABLE_PERF=ON -DTESSERA_ENABLE_TESTS=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target tessera_cli >/dev/null
+if [[ -z $tessera ]]; then
+  export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
+  export NVCC_WRAPPER_DEFAULT_COMPILER=g++ PATH=/usr/local/cuda/bin:$PATH
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/tessera-deps/cuda \
+    -DCMAKE_CXX_COMPILER=/opt/tessera-deps/cuda/bin/nvcc_wrapper -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DTESSERA_ENABLE_ONEDNN=OFF -DTESSERA_ENABLE_CUDNN=ON -DTESSERA_ENABLE_PERF=ON -DTESSERA_ENABLE_TESTS=OFF >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target tessera_cli >/dev/null
+  tessera=$build/tessera
+fi
 
 export TESSERA_CUDNN_ALGO=$algo TESSERA_CUDNN_TF32=$([[ $precision == tf32 ]] && echo 1 || echo 0)
+export TESSERA_CUDNN_DETERMINISTIC=$deterministic
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$python" perf/cosmoflow_run.py config "$size" "$batch" "$((steps + 2))" "$work/run.json"
 
-"$build/tessera" info --kokkos-disable-warnings | grep -E "^(tessera|kokkos:|cudnn:)" || true
-echo "== tessera: cosmoflow-small S=$size batch=$batch precision=$precision algorithms=$algo"
-"$build/tessera" train "$work/run.json" --metrics "$work/metrics.jsonl" --quiet --kokkos-disable-warnings | tail -n 1
+"$tessera" info --kokkos-disable-warnings | grep -E "^(tessera|kokkos:|cudnn:)" || true
+echo "== tessera: cosmoflow-small S=$size batch=$batch precision=$precision algorithms=$algo deterministic=$deterministic"
+"$tessera" train "$work/run.json" --metrics "$work/metrics.jsonl" --quiet --kokkos-disable-warnings | tail -n 1
 tessera_rate=$("$python" perf/cosmoflow_run.py rate "$work/metrics.jsonl" "$batch")
 
 echo "== conv-bound limit: cuDNN's own conv rate on the model's shapes"
-"$build/tessera" bench ops "$work/run.json" --backend cudnn --reps 5 -o "$work/ops.json" --no-progress \
+"$tessera" bench ops "$work/run.json" --backend cudnn --reps 5 -o "$work/ops.json" --no-progress \
   --kokkos-disable-warnings >/dev/null
 bench=$("$python" perf/cosmoflow_run.py conv_limit "$work/ops.json" cudnn)
 echo "$bench"
 limit=$(sed -n 's/.*conv-bound limit \([0-9.]*\) samples\/s.*/\1/p' <<<"$bench")
 
 echo "== torch peer (best of NCDHW / channels_last_3d, cudnn.benchmark off / on)"
-best=0
-for fmt in default channels_last; do
-  for choice in heuristic benchmark; do
-    out=$("$python" perf/torch_cosmoflow_gpu.py "$size" "$batch" "$steps" "$fmt" "$precision" "$choice")
-    echo "$out"
-    rate=$(sed -n 's/.*samples_per_s=\([0-9.]*\).*/\1/p' <<<"$out")
-    best=$("$python" -c "print(max($best, $rate))")
-  done
-done
+torch_out=$(cd perf && "$python" torch_cosmoflow_gpu.py "$size" "$batch" "$steps" default,channels_last "$precision" \
+  heuristic,benchmark)
+echo "$torch_out"
+best=$(sed -n 's/^best_samples_per_s=\([0-9.]*\)$/\1/p' <<<"$torch_out")
 
-"$python" - "$tessera_rate" "$best" "$limit" <<'PY'
-import sys
-t, p, lim = map(float, sys.argv[1:])
-print(f"tessera_samples_per_s={t:.2f} torch_samples_per_s={p:.2f} ratio={t / p:.2f} conv_bound_fraction={t / lim:.2f}")
+"$python" - "$tessera_rate" "$best" "$limit" "$work/metrics.jsonl" "$batch" <<'PY'
+import json, sys
+t, p, lim = map(float, sys.argv[1:4])
+steps = [e for e in map(json.loads, open(sys.argv[4])) if e["event"] == "train"][2:]
+rates = sorted(e["samples_per_s"] for e in steps)
+print(f"tessera_samples_per_s={t:.2f} ({rates[0]:.2f}-{rates[-1]:.2f} over {len(rates)} steps) "
+      f"torch_samples_per_s={p:.2f} ratio={t / p:.2f} conv_bound_fraction={t / lim:.2f}")
 PY

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds Tessera, runs the whole test suite, checks the Spack recipe,
 # then installs Tessera and builds and runs examples/cpp against it with
-# find_package(Tessera). Where the CUDA toolkit is installed it also builds the CUDA
-# configuration (Kokkos CUDA for Ampere80) and, if a GPU is visible, runs the suite there too.
+# find_package(Tessera), and packs the CPU build as a relocatable bundle and runs it with this
+# machine's libraries hidden (docs/gpu.md). Where the CUDA toolkit is installed it also builds
+# the CUDA configuration (Kokkos CUDA for Ampere80), checks its bundle the same way and, if a
+# GPU is visible, runs the suite there too.
 # With TESSERA_TEST_SANITIZE=1 it also runs the tests of the input readers under ASan+UBSan
 # (scripts/sanitize.sh).
 # Extra arguments go to ctest (e.g. -L unit, -R conv).
@@ -19,6 +21,10 @@ TESSERA_REQUIRE=$require ctest --preset default "$@"
 # that a missing flake8 fails CI instead of being skipped.
 python3 scripts/check_spack_recipe.py
 scripts/check_install.sh
+# The relocatable bundle a GPU machine gets (docs/gpu.md), shown to run with this machine's
+# libraries hidden.
+scripts/gpu_bundle.sh --variant cpu --no-build --no-pack
+scripts/check_bundle.sh build/bundle/cpu
 if [[ ${TESSERA_TEST_SANITIZE:-0} == 1 ]]; then
   # Off by default: even this subset needs the whole library built with ASan, about as long as
   # the default build (README, "Sanitizers"); the full runs are scripts/sanitize.sh asan|tsan.
@@ -30,6 +36,8 @@ if [[ -x /usr/local/cuda/bin/nvcc ]]; then
   echo "== CUDA configuration"
   scripts/install_deps.sh --cuda --no-apt
   scripts/build.sh cuda
+  scripts/gpu_bundle.sh --variant cuda --no-build --no-pack
+  scripts/check_bundle.sh build/bundle/cuda
   if nvidia-smi -L >/dev/null 2>&1; then
     ctest --preset cuda "$@"
   else

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# What one call on a lent GPU machine runs (docs/gpu.md), from the repository root, with the
+# bundle of scripts/gpu_bundle.sh carried in build/bundle/pack/. Nothing is built there.
+#   machine   nvidia-smi, the driver, glibc, PyTorch and its CUDA packages
+#   info      unpacks the bundle; `tessera info` twice: the first run pays the driver's PTX
+#             compilation for this GPU of the kernels it starts with, the second finds them cached
+#   tests     the bundle's GPU tests (ctest -L gpu): cuDNN against the Kokkos CUDA kernels,
+#             every layer type against the CPU build, a GPU checkpoint resumed on the CPU,
+#             2 ranks sharing the GPU under a depth split against 1 rank
+#   fp32, tf32  perf/cosmoflow_gpu.sh (128^3, batch 4) against this machine's PyTorch
+#   peak      `tessera bench peak`: the device's FMA rate and triad bandwidth
+#   jit       the PTX compilation of all of tessera's kernels at once (CUDA_MODULE_LOADING=EAGER),
+#             from an empty cache and then cached
+# Each step has its own time limit inside an overall budget (TESSERA_CHECK_SECONDS, default
+# 480): a step that would start too late is skipped and says so. Writes gpu_check.log and
+# results.txt (name.status, name.seconds, figures) to $OUT (else build/gpu-check).
+# Usage: scripts/gpu_check.sh [STEP ...]   (default: all, in the order above; info always runs)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=${OUT:-$root/build/gpu-check}
+mkdir -p "$out"
+exec > >(tee -a "$out/gpu_check.log") 2>&1
+budget=${TESSERA_CHECK_SECONDS:-480}
+steps=("$@")
+[[ ${#steps[@]} -eq 0 ]] && steps=(machine tests fp32 tf32 peak jit)
+pack=$root/build/bundle/pack/tessera-bundle.tar.xz
+B=${TESSERA_BUNDLE_DIR:-/tmp/tessera-bundle}
+results=$out/results.txt
+: >"$results"
+record() { echo "$1=$2" | tee -a "$results"; }
+
+# run_step NAME LIMIT COMMAND...: runs COMMAND under min(LIMIT, what is left of the budget).
+run_step() {
+  local name=$1 limit=$2
+  shift 2
+  local left=$((budget - SECONDS))
+  ((limit > left)) && limit=$left
+  if ((limit < 20)); then
+    echo "=== $name: skipped, ${left}s of the budget left"
+    record "$name.status" skipped
+    return
+  fi
+  echo "=== $name (at ${SECONDS}s, limit ${limit}s)"
+  local start=$SECONDS
+  timeout -k 5 "$limit" bash -c '"$@"' _ "$@"  # the steps are shell functions, exported below
+  local rc=$?
+  record "$name.status" "$rc"
+  record "$name.seconds" $((SECONDS - start))
+}
+
+machine() {
+  nvidia-smi
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit --format=csv
+  ldd --version | head -n 1
+  echo "cores: $(nproc)"
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+  python3 -m pip list 2>/dev/null | grep -iE '^(nvidia-(cudnn|cublas|cuda-runtime|cusparse|nvjitlink)|torch) '
+  command -v ctest cmake mpirun || true
+}
+
+unpack_and_info() {
+  rm -rf "$B" && mkdir -p "$B" && tar -C "$B" -xJf "$pack" || return 1
+  # shellcheck disable=SC1091
+  . "$B/cuda/env.sh"
+  echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  rm -rf "$CUDA_CACHE_PATH"
+  local t0=$SECONDS
+  tessera info || return 1
+  record info_first_run_s $((SECONDS - t0))
+  t0=$SECONDS
+  tessera info --kokkos-disable-warnings >/dev/null || return 1
+  record info_cached_run_s $((SECONDS - t0))
+}
+
+# The driver's compilation of the whole tessera binary's PTX, all kernels at once, then cached.
+jit() {
+  rm -rf "$CUDA_CACHE_PATH"
+  local t0=$SECONDS
+  CUDA_MODULE_LOADING=EAGER tessera info --kokkos-disable-warnings >/dev/null || return 1
+  record jit_all_kernels_first_s $((SECONDS - t0))
+  t0=$SECONDS
+  CUDA_MODULE_LOADING=EAGER tessera info --kokkos-disable-warnings >/dev/null || return 1
+  record jit_all_kernels_cached_s $((SECONDS - t0))
+  du -sh "$CUDA_CACHE_PATH"
+}
+
+gpu_tests() {
+  (cd "$B/cuda/tests" && ctest -L gpu -j 4 --output-on-failure --timeout 240 --output-junit "$out/gpu_tests.xml") &&
+    return 0
+  # A failing 2-rank run again under compute-sanitizer, which names the kernel and the access.
+  if command -v compute-sanitizer >/dev/null && grep -q 'failures="[1-9]' "$out/gpu_tests.xml" &&
+    grep -A3 '2 ranks sharing' "$out/gpu_tests.xml" | grep -q '<failure'; then
+    (cd "$B/cuda/tests" && timeout 100 "$B/cuda/bin/mpirun" -np 2 compute-sanitizer --print-limit 4 \
+      "$B/cuda/bin/tessera_spatial_equivalence" '{"depth": 2}' 3d 2>&1 | tail -n 60)
+  fi
+  return 1
+}
+
+peak() {
+  tessera bench peak --no-progress --kokkos-disable-warnings -o "$out/peak.json" && cat "$out/peak.json"
+}
+
+cosmoflow() {  # cosmoflow PRECISION_FLAG...
+  perf/cosmoflow_gpu.sh --tessera "$B/cuda/bin/tessera" "$@"
+}
+
+export root out B pack results
+export -f record machine unpack_and_info jit gpu_tests peak cosmoflow
+echo "== gpu_check.sh $(date -u +%FT%TZ), budget ${budget}s, steps: ${steps[*]}"
+[[ -f $pack ]] || { echo "gpu_check.sh: no bundle at $pack (scripts/gpu_bundle.sh makes it; carry build/bundle/pack)"; exit 1; }
+for s in "${steps[@]}"; do [[ $s == machine ]] && run_step machine 60 machine; done
+run_step info 180 unpack_and_info
+# shellcheck disable=SC1091
+[[ -f $B/cuda/env.sh ]] && . "$B/cuda/env.sh"
+for s in "${steps[@]}"; do
+  case $s in
+    machine) ;;
+    tests) run_step tests 180 gpu_tests ;;
+    peak) run_step peak 40 peak ;;
+    fp32) run_step cosmoflow_fp32 130 cosmoflow ;;
+    tf32) run_step cosmoflow_tf32 120 cosmoflow --tf32 ;;
+    jit) run_step jit 60 jit ;;
+    *) echo "gpu_check.sh: unknown step '$s' (machine, tests, peak, fp32, tf32, jit)"; exit 2 ;;
+  esac
+done
+echo "== summary (${SECONDS}s)"
+cat "$results"
+grep -h "^tessera_samples_per_s" "$out/gpu_check.log" || true
