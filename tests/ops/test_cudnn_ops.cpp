@@ -145,11 +145,29 @@ TEST_CASE("cudnn weight gradient on channels-first copies matches kokkos", "[cud
   for (const bool benchmark : {false, true}) {
     Options o;
     o.benchmark = benchmark;
-    o.weight_gradient_layout = Options::WeightGradientLayout::channels_first;
+    o.weight_gradient = Options::WeightGradient::channels_first;
     const ScopedOptions forced(o);
     ErrorLog log("cudnn", tolerance);
     compare_conv_3d_cases("cudnn", log, 950);
     compare_conv("cudnn", conv2d(2, 3, 8, 12, 10, 3, 1, 1, 1), log, 990);
+    WARN(log.str());
+  }
+}
+
+TEST_CASE("the few-channel weight gradient kernel matches kokkos: 3x3x3 and 3x3, padding, stride, dilation",
+          "[cudnn][conv]") {
+  for (const bool benchmark : {false, true}) {
+    Options o;
+    o.benchmark = benchmark;
+    o.weight_gradient = Options::WeightGradient::few_channel_kernel;
+    const ScopedOptions forced(o);
+    ErrorLog log("cudnn", tolerance);
+    compare_conv("cudnn", conv3d(2, 4, 32, {9, 10, 11}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}), log, 1000);
+    compare_conv("cudnn", conv3d(3, 1, 5, {7, 6, 9}, {3, 3, 3}, {2, 1, 2}, {0, 1, 1}, {1, 1, 1}), log, 1010);
+    compare_conv("cudnn", conv3d(2, 3, 16, {8, 9, 7}, {3, 3, 3}, {1, 1, 1}, {2, 2, 2}, {2, 2, 2}), log, 1020);
+    compare_conv("cudnn", conv3d(1, 4, 128, {20, 20, 20}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}), log, 1030);
+    compare_conv("cudnn", conv2d(2, 3, 8, 12, 10, 3, 1, 1, 1), log, 1040);
+    compare_conv("cudnn", conv2d(2, 1, 16, 9, 13, 3, 2, 0, 1), log, 1050);
     WARN(log.str());
   }
 }

@@ -1,17 +1,17 @@
 // Convolution through cuDNN on channels-last tensors: activations as Nd tensor descriptors
 // with the explicit strides of NDHWC (NHWC for 2D, as 4D descriptors, so cuDNN's 2D kernels
-// run), weights ODHWI as the KRSC filter layout (CUDNN_TENSOR_NHWC filter format). One
-// reorder, timed: the weight gradient of a layer with few input channels may run on NCDHW
-// copies (Options::weight_gradient_layout), where cuDNN has faster kernels for it. Operands
-// off a 16-byte boundary go through aligned copies (aligned_operand.hpp).
+// run), weights ODHWI as the KRSC filter layout (CUDNN_TENSOR_NHWC filter format). The
+// exception is the weight gradient of a layer with few input channels, which cuDNN runs
+// slowly: it may run on NCDHW copies or as Tessera's own kernel (Options::weight_gradient,
+// few_channel_weight_gradient.hpp). Operands off a 16-byte boundary go through aligned copies
+// (aligned_operand.hpp).
 //
 // API: cuDNN 9's legacy convolution calls (cudnnConvolutionForward / BackwardData /
 // BackwardFilter / BackwardBias, with cudnnGet*Algorithm_v7 and cudnnFind*AlgorithmEx). They
 // are deprecated in cuDNN 9 but present, and they name exactly the three passes a ConvOp
 // has, with algorithm queries and workspace sizes built in. Measured on an H200 (docs/gpu.md),
-// their weight gradient for 4 input channels is slow in either layout, while PyTorch, which
-// goes through the graph API, trains the same network faster: whether that API's engines
-// make the difference is not yet measured.
+// their weight gradient for 4 input channels is slow in either layout; whether the graph
+// API's engines do it faster is not yet measured.
 //
 // Algorithms: chosen once per op (one geometry) for each pass, from cuDNN's heuristics when
 // the op is made, or, with the `benchmark` option, by timing the candidates on the first call
@@ -29,6 +29,7 @@
 #include "context.hpp"
 #include "cudnn_ops.hpp"
 #include "descriptors.hpp"
+#include "few_channel_weight_gradient.hpp"
 #include "tessera/backends/cudnn/cudnn_backend.hpp"
 
 namespace tessera::cudnn_backend {
@@ -308,10 +309,22 @@ class CudnnConvOp final : public ops::ConvOp {
         !choose_by_heuristics<DataPass>(ctx, d_, options_, data_, w) ||
         !choose_by_heuristics<FilterPass>(ctx, d_, options_, filter_, w))
       return false;
-    if (options_.weight_gradient_layout != Options::WeightGradientLayout::channels_first) return true;
-    channels_first_ = std::make_unique<ChannelsFirst>(g_, w);
-    filter_channels_first_ = true;
-    return choose_by_heuristics<FilterPass>(ctx, channels_first_->d, options_, channels_first_->choice, w);
+    using WeightGradient = Options::WeightGradient;
+    const WeightGradient how = options_.weight_gradient;
+    if (how == WeightGradient::channels_first) {
+      channels_first_ = std::make_unique<ChannelsFirst>(g_, w);
+      route_ = Route::channels_first;
+      return choose_by_heuristics<FilterPass>(ctx, channels_first_->d, options_, channels_first_->choice, w);
+    }
+    // Untimed, the kernel serves few-channel layers in FP32, where it measured 5x cuDNN's rate
+    // (1.19 against 0.23 TFLOP/s); with TF32 cuDNN's 1.6 TFLOP/s stays (H200, docs/gpu.md).
+    const bool kernel = how == WeightGradient::few_channel_kernel ||
+                        (how == WeightGradient::chosen && few_channels() && !options_.tf32);
+    if (kernel && FewChannelWeightGradient::serves(g_)) {
+      kernel_ = std::make_unique<FewChannelWeightGradient>(g_);
+      route_ = Route::kernel;
+    }
+    return true;
   }
 
   void forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) override {
@@ -367,8 +380,10 @@ class CudnnConvOp final : public ops::ConvOp {
     const Tensor& dya = output_.read(dy);
     const Tensor& dwa = weight_.write(dw);
     if (options_.benchmark && !filter_.timed) choose_weight_gradient(ctx, xa, dya, dwa);
-    if (filter_channels_first_) {
+    if (route_ == Route::channels_first) {
       weight_gradient_channels_first(ctx, xa, dya, dwa);
+    } else if (route_ == Route::kernel) {
+      kernel_->run(xa, dya, dwa);
     } else {
       void* workspace = ctx.workspace(filter_.workspace);
       check(cudnnConvolutionBackwardFilter(ctx.handle(), &one, d_.x.get(), xa.data(), d_.y.get(), dya.data(),
@@ -410,30 +425,65 @@ class CudnnConvOp final : public ops::ConvOp {
           "cudnnTransformTensor (weight gradient to channels-last)", what());
   }
 
-  /// Times the weight gradient's algorithms on the call's tensors, and, where the layout is
-  /// timed and the input channels are not a multiple of 8, on channels-first copies, the
-  /// copies' time included; keeps the faster.
+  /// A layer whose input channels are not a multiple of 8, which cuDNN's kernels vectorise by.
+  bool few_channels() const { return g_.in_channels % 8 != 0; }
+
+  /// Times the weight gradient: cuDNN's algorithms on the call's tensors, and, for a layer of
+  /// few input channels (or as the options force), on channels-first copies (their time
+  /// included) and Tessera's own kernel; keeps the fastest.
   void choose_weight_gradient(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& dw) {
-    using Layout = Options::WeightGradientLayout;
+    using WeightGradient = Options::WeightGradient;
+    const WeightGradient how = options_.weight_gradient;
+    choose_by_timing<FilterPass>(ctx, d_, options_, Buffers{x.data(), dy.data(), dw.data()}, filter_, what());
+    route_ = Route::channels_last;
+    if (how == WeightGradient::channels_last || (how == WeightGradient::chosen && !few_channels())) return;
+    float best = filter_.milliseconds;
+    if (how != WeightGradient::few_channel_kernel) {
+      const float ms = time_channels_first(ctx, x, dy, dw);
+      if (ms >= 0.0f && (how == WeightGradient::channels_first || ms < best)) {
+        best = ms;
+        route_ = Route::channels_first;
+      }
+    }
+    if (how != WeightGradient::channels_first && FewChannelWeightGradient::serves(g_)) {
+      const float ms = time_kernel(x, dy, dw);
+      if (how == WeightGradient::few_channel_kernel || ms < best) route_ = Route::kernel;
+    }
+  }
+
+  /// The channels-first route's time (its fastest algorithm plus the copies), or -1 when
+  /// cuDNN has no usable algorithm for it.
+  float time_channels_first(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& dw) {
     const std::string w = what();
-    choose_by_timing<FilterPass>(ctx, d_, options_, Buffers{x.data(), dy.data(), dw.data()}, filter_, w);
-    const Layout layout = options_.weight_gradient_layout;
-    if (layout == Layout::channels_last || (layout == Layout::timed && g_.in_channels % 8 == 0)) return;
     if (!channels_first_) channels_first_ = std::make_unique<ChannelsFirst>(g_, w);
     ChannelsFirst& cf = *channels_first_;
-    Kokkos::fence();
-    const auto start = std::chrono::steady_clock::now();
-    to_channels_first(ctx.handle(), x, dy);
-    check(cudnnTransformTensor(ctx.handle(), &one, cf.weight_first.get(), cf.dw.data(), &zero, cf.weight_last.get(),
-                               dw.data()),
-          "cudnnTransformTensor (weight gradient to channels-last)", w);
-    Kokkos::fence();
-    const float copies_ms =
-        std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const auto copies = [&] {
+      to_channels_first(ctx.handle(), x, dy);
+      check(cudnnTransformTensor(ctx.handle(), &one, cf.weight_first.get(), cf.dw.data(), &zero,
+                                 cf.weight_last.get(), dw.data()),
+            "cudnnTransformTensor (weight gradient to channels-last)", w);
+    };
+    const float copies_ms = milliseconds_of(copies);
     const bool found =
         choose_by_timing<FilterPass>(ctx, cf.d, options_, Buffers{cf.x.data(), cf.dy.data(), cf.dw.data()}, cf.choice, w);
-    filter_channels_first_ =
-        found && (layout == Layout::channels_first || cf.choice.milliseconds + copies_ms < filter_.milliseconds);
+    return found ? cf.choice.milliseconds + copies_ms : -1.0f;
+  }
+
+  /// Tessera's kernel's time, after one untimed run.
+  float time_kernel(const Tensor& x, const Tensor& dy, const Tensor& dw) {
+    if (!kernel_) kernel_ = std::make_unique<FewChannelWeightGradient>(g_);
+    kernel_->run(x, dy, dw);
+    return milliseconds_of([&] { kernel_->run(x, dy, dw); });
+  }
+
+  /// Wall time of the device work `f` queues, in milliseconds.
+  template <class F>
+  static float milliseconds_of(const F& f) {
+    Kokkos::fence();
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    Kokkos::fence();
+    return std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
   std::string running(int algo, size_t workspace) const {
     return what() + " (algorithm " + std::to_string(algo) + ", workspace " + std::to_string(workspace) + " bytes)";
@@ -452,8 +502,11 @@ class CudnnConvOp final : public ops::ConvOp {
   Choice<cudnnConvolutionFwdAlgo_t> forward_;
   Choice<cudnnConvolutionBwdDataAlgo_t> data_;
   Choice<cudnnConvolutionBwdFilterAlgo_t> filter_;
-  std::unique_ptr<ChannelsFirst> channels_first_;  // made when the weight gradient may run channels-first
-  bool filter_channels_first_ = false;
+  // How the weight gradient runs (Options::WeightGradient), and what its routes need.
+  enum class Route { channels_last, channels_first, kernel };
+  Route route_ = Route::channels_last;
+  std::unique_ptr<ChannelsFirst> channels_first_;
+  std::unique_ptr<FewChannelWeightGradient> kernel_;
 };
 
 }  // namespace

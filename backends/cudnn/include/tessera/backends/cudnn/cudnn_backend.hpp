@@ -24,14 +24,18 @@ struct Options {
   /// (PyTorch's default, torch.backends.cudnn.deterministic=False), which are much faster
   /// for some passes, e.g. the weight gradient of a 3D convolution of few input channels.
   bool deterministic = true;
-  /// The layout the weight gradient runs in. channels_last: on the tensors as they are.
-  /// channels_first: on NCDHW copies of the input and output gradient (cudnnTransformTensor),
-  /// where cuDNN has faster kernels for few input channels (measured on an H200: the first
-  /// layer of cosmoflow-small, 4 channels, 0.17 TFLOP/s channels-last). timed (default): with
-  /// `benchmark`, layers whose input channels are not a multiple of 8 time both, copies
-  /// included, and keep the faster; otherwise channels_last.
-  enum class WeightGradientLayout { timed, channels_last, channels_first };
-  WeightGradientLayout weight_gradient_layout = WeightGradientLayout::timed;
+  /// How the weight gradient runs. channels_last: cuDNN on the tensors as they are.
+  /// channels_first: cuDNN on NCDHW copies of the input and output gradient
+  /// (cudnnTransformTensor). few_channel_kernel: Tessera's own kernel for 3x3x3 / 3x3
+  /// convolutions of few channels (few_channel_weight_gradient.hpp). cuDNN runs this pass
+  /// slowly for few input channels (measured on an H200: cosmoflow-small's 4-channel first
+  /// layer at 0.17 TFLOP/s channels-last). chosen (default): for a layer whose input channels
+  /// are not a multiple of 8, with `benchmark` all three are timed, copies included, and the
+  /// fastest kept; without it the kernel where it serves the geometry and TF32 is off (on the
+  /// H200 the kernel ran 1.19 TFLOP/s, cuDNN 0.23 in FP32 and 1.6 with TF32); otherwise
+  /// channels_last.
+  enum class WeightGradient { chosen, channels_last, channels_first, few_channel_kernel };
+  WeightGradient weight_gradient = WeightGradient::chosen;
 };
 
 /// The options in force: set_options', or else the environment's (TESSERA_CUDNN_TF32=0|1,
