@@ -11,6 +11,8 @@
 #   peak      `tessera bench peak`: the device's FMA rate and triad bandwidth
 #   jit       the PTX compilation of all of tessera's kernels at once (CUDA_MODULE_LOADING=EAGER),
 #             from an empty cache and then cached
+#   profile   (only when named) Nsight Compute on the kernels of `tessera bench ops` matching
+#             TESSERA_PROFILE_KERNEL (default: the few-channel weight gradient)
 # Each step has its own time limit inside an overall budget (TESSERA_CHECK_SECONDS, default
 # 480): a step that would start too late is skipped and says so. Writes gpu_check.log and
 # results.txt (name.status, name.seconds, figures) to $OUT (else build/gpu-check).
@@ -101,12 +103,25 @@ peak() {
   tessera bench peak --no-progress --kokkos-disable-warnings -o "$out/peak.json" && cat "$out/peak.json"
 }
 
+# Nsight Compute on the kernels of `tessera bench ops` (cosmoflow-small, 128^3, batch 4) whose
+# names match TESSERA_PROFILE_KERNEL (default: the few-channel weight gradient).
+profile() {
+  command -v ncu >/dev/null || { echo "no ncu on this machine"; return 1; }
+  local work; work=$(mktemp -d)
+  python3 perf/cosmoflow_run.py config 128 4 3 "$work/run.json" || return 1
+  TESSERA_CUDNN_ALGO=benchmark ncu --clock-control none --kernel-name-base mangled -k "regex:${TESSERA_PROFILE_KERNEL:-few_channel}" \
+    --launch-count 2 --section SpeedOfLight --section Occupancy --section LaunchStats \
+    --section MemoryWorkloadAnalysis --section WarpStateStats \
+    tessera bench ops "$work/run.json" --backend cudnn --reps 1 --warmup 0 --no-progress --kokkos-disable-warnings \
+    -o "$work/ops.json" 2>&1 | grep -vE '^==PROF==' | tail -n 120
+}
+
 cosmoflow() {  # cosmoflow PRECISION_FLAG...
   perf/cosmoflow_gpu.sh --tessera "$B/cuda/bin/tessera" "$@"
 }
 
 export root out B pack results
-export -f record machine unpack_and_info jit gpu_tests peak cosmoflow
+export -f record machine unpack_and_info jit gpu_tests peak profile cosmoflow
 echo "== gpu_check.sh $(date -u +%FT%TZ), budget ${budget}s, steps: ${steps[*]}"
 [[ -f $pack ]] || { echo "gpu_check.sh: no bundle at $pack (scripts/gpu_bundle.sh makes it; carry build/bundle/pack)"; exit 1; }
 for s in "${steps[@]}"; do [[ $s == machine ]] && run_step machine 60 machine; done
@@ -121,7 +136,8 @@ for s in "${steps[@]}"; do
     fp32) run_step cosmoflow_fp32 130 cosmoflow ;;
     tf32) run_step cosmoflow_tf32 120 cosmoflow --tf32 ;;
     jit) run_step jit 60 jit ;;
-    *) echo "gpu_check.sh: unknown step '$s' (machine, tests, peak, fp32, tf32, jit)"; exit 2 ;;
+    profile) run_step profile 90 profile ;;
+    *) echo "gpu_check.sh: unknown step '$s' (machine, tests, peak, fp32, tf32, jit, profile)"; exit 2 ;;
   esac
 done
 echo "== summary (${SECONDS}s)"
