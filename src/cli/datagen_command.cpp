@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "integer_checks.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
@@ -136,7 +137,7 @@ void add_cells_command(CLI::App& datagen, DatagenArgs& a) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "Seed of the volumes; each depends only on (seed, index)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   cmd->add_option("--layout", a.layout,
                   "sample-per-file: one file per volume listed in train.txt / validation.txt (read with "
@@ -183,7 +184,7 @@ void add_cosmoflow_command(CLI::App& datagen, DatagenArgs& a) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "Seed of the parameters and fields; each sample depends only on (seed, index)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   cmd->add_option("--layout", a.layout,
                   "sample-per-file: one file per sample listed in train.txt / validation.txt (CosmoFlow's layout, "

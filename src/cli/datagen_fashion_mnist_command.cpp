@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "commands.hpp"
+#include "integer_checks.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
@@ -28,10 +29,10 @@ CLI::App* add_fashion_mnist_command(CLI::App& datagen, FashionMnistArgs& a) {
                   "Folder to write train.h5 and test.h5 into (created if missing; files are replaced atomically)")
       ->required();
   cmd->add_option("--train-samples", a.train_samples, "Import only the first N training images (0: all 60000)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   cmd->add_option("--test-samples", a.test_samples, "Import only the first N test images (0: all 10000)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   cmd->add_flag("--checksum", a.checksum,
                 "Store each image as a chunk with HDF5's Fletcher-32 checksum, so damaged data is refused when read");

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "integer_checks.hpp"
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
@@ -141,7 +142,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   cmd->add_option("--memory-limit", a.memory_limit,
                   "Memory per rank, e.g. 16GiB (default: the profile's memory_per_rank)");
   cmd->add_option("--batch-size", a.batch_size, "Global batch (default: training.batch_size)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_option("--backend", a.backend, "Op backend the model runs with (as for train)")->capture_default_str();
   cmd->add_flag("--given", a.given,
                 "Predict the layout the config states (its distributions) instead of searching for one");

@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "integer_checks.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/stop_request.hpp"
@@ -25,7 +26,7 @@ CLI::App* add_search_command(CLI::App& app, SearchArgs& a) {
                 "Continue the search saved in OUTPUT/search_state.json after its last generation");
   cmd->add_option("--trainers", a.trainers,
                   "Candidates trained at a time (overrides budget.trainers); must divide the ranks")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_option("--backend", a.backend, "Op backend: auto, kokkos, onednn, cudnn");
   cmd->add_flag("--quiet", a.quiet, "No progress lines");
   return cmd;

@@ -2,6 +2,7 @@
 #include <cstdlib>
 
 #include "commands.hpp"
+#include "integer_checks.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/json_reader.hpp"
@@ -94,9 +95,13 @@ std::string summary_line(const train::TrainingReport& report) {
     summary += format(", training loss %.4f -> %.4f", report.logged_losses.front(), report.logged_losses.back());
   if (report.validation_loss >= 0) {
     summary += format(", validation loss %.4f", report.validation_loss);
-    if (report.validation_baseline > 0)
-      summary += format(" (%.1fx below predicting the mean)",
-                        report.validation_baseline / std::max(report.validation_loss, 1e-12));
+    // Against the loss of predicting the training targets' mean: "N.Nx below" when better,
+    // "N.Nx above" when worse (a short or diverging run), never "0.0x below".
+    const double baseline = report.validation_baseline, loss = report.validation_loss;
+    if (baseline > 0 && loss <= baseline)
+      summary += format(" (%.1fx below predicting the mean)", baseline / std::max(loss, 1e-12));
+    else if (baseline > 0)
+      summary += format(" (%.1fx above predicting the mean)", loss / baseline);
   }
   return summary + format(", peak RSS %.0f MiB (largest rank)", report.peak_rss_mb_max_rank);
 }
@@ -134,11 +139,11 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       "checkpoint is written, a resume command is printed and the exit status is 128 + the signal number; a second "
       "signal exits at once (see docs/checkpoints.md).");
   cmd->add_option("config", a.config, "Run config (JSON)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--epochs", a.epochs, "Override training.epochs")->check(CLI::PositiveNumber);
+  cmd->add_option("--epochs", a.epochs, "Override training.epochs")->check(at_least(1));
   cmd->add_option("--batch-size", a.batch_size, "Override training.batch_size (the global mini-batch)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_option("--max-steps", a.max_steps, "Stop after this many optimizer steps in all (0: all epochs)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--seed", a.seed, "Override training.seed (initialisation, data order, dropout), 0 to 2^62")
       ->check(seed_in_range);
   cmd->add_option("--backend", a.overrides.backend,
@@ -157,12 +162,12 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   cmd->add_option("--checkpoint", a.overrides.checkpoint_file,
                   "Checkpoint file, written atomically at the end (and every --checkpoint-every steps)");
   cmd->add_option("--checkpoint-every", a.checkpoint_every, "Steps between checkpoints (0: only at the end)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--resume", a.overrides.resume_file, "Resume from this checkpoint")->check(CLI::ExistingFile);
   cmd->add_option("--trainers", a.trainers,
                   "Train a population of this many trainers that meet in tournaments (LTFB; training.ltfb in the "
                   "config, see docs/ltfb.md); it must divide the number of ranks")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_flag("--profile", a.overrides.profile,
                 "Time every layer's forward and backward (with fences) and print the breakdown at the end");
   cmd->add_flag("--no-progress", a.no_progress, "No progress bar or per-step lines");
