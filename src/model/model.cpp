@@ -1,8 +1,12 @@
 #include "tessera/model/model.hpp"
 
+#include <mutex>
+#include <set>
+
 #include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
+#include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/model/model_spec.hpp"
 #include "tessera/model/passes/passes.hpp"
@@ -24,6 +28,20 @@ Model::Model(Graph graph) : graph_(std::move(graph)), state_(graph_.nodes.size()
   }
   params_.finalize(graph_.seed, graph_.init);
   grad_written_.assign(graph_.nodes.size(), 0);
+  say_declined_ops();
+}
+
+void Model::say_declined_ops() const {
+  std::vector<registry::OpChoice> choices;
+  for (const auto& node : graph_.nodes)
+    if (node.context.ops != nullptr)
+      for (auto& c : node.context.ops->choices_for(node.layer->name())) choices.push_back(std::move(c));
+  // Once per process: a population or a search builds many models of the same layers.
+  static std::mutex m;
+  static std::set<std::string> said;
+  const std::lock_guard<std::mutex> lock(m);
+  for (const auto& note : registry::declined_notes(choices))
+    if (said.insert(note).second) log::info(note);
 }
 
 void Model::set_up_layers() {

@@ -3,12 +3,50 @@
 #include <algorithm>
 
 #include "tessera/core/error.hpp"
-#include "tessera/core/log.hpp"
 #include "tessera/registry/backend_registry.hpp"
 
 namespace tessera::registry {
 
 std::string OpChoice::str() const { return declined.empty() ? backend : backend + " (" + declined + ")"; }
+
+std::string OpChoice::kind() const {
+  const std::string head = op.substr(0, op.find('('));
+  std::string out, word;
+  for (size_t i = 0; i <= head.size(); ++i) {
+    if (i < head.size() && head[i] != ' ') {
+      word += head[i];
+      continue;
+    }
+    if (word == "over" || std::any_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; })) break;
+    if (!word.empty()) out += (out.empty() ? "" : " ") + word;
+    word.clear();
+  }
+  return out;
+}
+
+std::vector<std::string> declined_notes(const std::vector<OpChoice>& choices) {
+  struct Group {
+    std::string kind, backend, declined;
+    std::vector<std::string> layers;
+  };
+  std::vector<Group> groups;
+  for (const auto& c : choices) {
+    if (c.declined.empty()) continue;
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) {
+      return x.kind == c.kind() && x.backend == c.backend && x.declined == c.declined;
+    });
+    if (g == groups.end()) g = groups.insert(groups.end(), Group{c.kind(), c.backend, c.declined, {}});
+    if (std::find(g->layers.begin(), g->layers.end(), c.layer) == g->layers.end()) g->layers.push_back(c.layer);
+  }
+  std::vector<std::string> notes;
+  for (const auto& g : groups) {
+    std::string names;
+    for (const auto& l : g.layers) names += (names.empty() ? "" : ", ") + l;
+    notes.push_back("note: " + std::string(g.layers.size() > 1 ? "layers " : "layer ") + names + " run" +
+                    (g.layers.size() > 1 ? "" : "s") + " " + g.kind + " on " + g.backend + ": " + g.declined);
+  }
+  return notes;
+}
 
 OpFactory::OpFactory(std::string preference) : preference_(std::move(preference)) {
   if (preference_ != "auto") backend(preference_);  // validate early
@@ -54,16 +92,7 @@ std::unique_ptr<Op> OpFactory::make(const std::string& layer, const std::string&
   for (const auto& name : available_backends()) {
     std::string why;
     if (auto op = make_with(backend(name), why)) {
-      if (!declined.empty()) {
-        // Said once per layer and case, so a user sees which layers run on the slow path.
-        static std::mutex m;
-        static std::vector<std::string> said;
-        std::lock_guard<std::mutex> lock(m);
-        if (std::find(said.begin(), said.end(), layer + what) == said.end()) {
-          said.push_back(layer + what);
-          log::info("note: layer '" + layer + "' runs " + what + " on " + name + ": " + declined);
-        }
-      }
+      // The model says which layers run on a fallback, once, when it is built (declined_notes).
       record({layer, what, name, declined});
       return op;
     }

@@ -70,6 +70,8 @@ class Model {
   };
 
   void set_up_layers();
+  /// Logs which layers run an op on a fallback backend, and why (registry::declined_notes).
+  void say_declined_ops() const;
   /// Sets every node's shapes for a global batch of `batch` samples.
   void reshape_for(int64_t batch);
 

@@ -18,7 +18,14 @@ struct OpChoice {
   std::string declined;
   /// "kokkos (onednn: ...)", or just the backend.
   std::string str() const;
+  /// What kind of op, without its sizes or parameters: "batch norm", "leaky_relu", "convolution".
+  std::string kind() const;
 };
+
+/// One line per (kind of op, backend that runs it, why the others declined) over `choices`,
+/// naming the layers: "note: layers bn1, bn2 run batch norm on kokkos: onednn: <why>". Empty
+/// when every op ran on the first backend tried.
+std::vector<std::string> declined_notes(const std::vector<OpChoice>& choices);
 
 /// Creates ops for layers from a preference ("auto" or a backend name). With "auto" the first
 /// compiled backend (in available_backends() order) that supports the case is used, else an
