@@ -151,10 +151,11 @@ std::string PopulationRun::summary_table() const {
   for (const auto& key : sum.hyperparameter_keys) s += "  " + key;
   s += "\n";
   for (size_t t = 0; t < sum.validation_loss.size(); ++t) {
-    s += format("%7zu  %15.4f", t, sum.validation_loss[t]);
+    s += sum.validation_loss[t] >= 0 ? format("%7zu  %15.4f", t, sum.validation_loss[t]) : format("%7zu  %15s", t, "none");
     for (const double v : sum.hyperparameters[t]) s += format("  %.4g", v);
     s += static_cast<int64_t>(t) == sum.best_trainer ? "  <- best\n" : "\n";
   }
+  if (sum.best_trainer < 0) s += "no validation set (data.validation_samples is 0): no trainer is named best\n";
   return s + format("%lld tournament round(s), %.3f s in tournaments on this rank", static_cast<long long>(sum.rounds),
                     sum.tournament_seconds);
 }

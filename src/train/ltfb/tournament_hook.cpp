@@ -218,16 +218,20 @@ void TournamentHook::on_run_end(Trainer& trainer, const RunEnd& /*end*/) {
     summary_.validation_loss.push_back(*first);
     summary_.hyperparameters.emplace_back(first + 1, first + static_cast<std::ptrdiff_t>(width));
   }
-  summary_.best_trainer = 0;
-  for (int64_t t = 1; t < layout_.trainers(); ++t)
-    if (better_metric(summary_.validation_loss[static_cast<size_t>(t)],
-                      summary_.validation_loss[static_cast<size_t>(summary_.best_trainer)], false) &&
-        summary_.validation_loss[static_cast<size_t>(t)] >= 0)
+  // The best by validation loss; none without a validation set (each loss then −1).
+  summary_.best_trainer = -1;
+  for (int64_t t = 0; t < layout_.trainers(); ++t) {
+    const double loss = summary_.validation_loss[static_cast<size_t>(t)];
+    if (loss >= 0 && (summary_.best_trainer < 0 ||
+                      better_metric(loss, summary_.validation_loss[static_cast<size_t>(summary_.best_trainer)], false)))
       summary_.best_trainer = t;
+  }
+  nlohmann::json losses = nlohmann::json::array();
+  for (const double loss : summary_.validation_loss) losses.push_back(loss >= 0 ? nlohmann::json(loss) : nullptr);
   nlohmann::json rec{{"event", "population"},
                      {"rounds", summary_.rounds},
-                     {"best_trainer", summary_.best_trainer},
-                     {"validation_loss", summary_.validation_loss},
+                     {"best_trainer", summary_.best_trainer >= 0 ? nlohmann::json(summary_.best_trainer) : nullptr},
+                     {"validation_loss", losses},
                      {"tournament_seconds", summary_.tournament_seconds}};
   trainer.metrics().write(rec);
 }

@@ -16,7 +16,7 @@ struct PopulationSummary {
   std::vector<double> validation_loss;               // each trainer's last validation loss (−1: none)
   std::vector<std::vector<double>> hyperparameters;  // each trainer's, in the optimizer's key order
   std::vector<std::string> hyperparameter_keys;
-  int64_t best_trainer = 0;         // by validation loss (trainer 0 without a validation set)
+  int64_t best_trainer = -1;        // by validation loss; −1 without a validation set
   int64_t rounds = 0;               // tournament rounds held in this run
   double tournament_seconds = 0.0;  // this rank's time in rounds: exchanges and evaluations
 };
