@@ -20,7 +20,7 @@
 // which add with atomics, run only with the `deterministic` option off. Without the `tf32`
 // option every pass runs FMA kernels (CUDNN_FMA_MATH).
 #include <algorithm>
-#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +31,7 @@
 #include "descriptors.hpp"
 #include "few_channel_weight_gradient.hpp"
 #include "tessera/backends/cudnn/cudnn_backend.hpp"
+#include "tessera/core/profiling.hpp"
 
 namespace tessera::cudnn_backend {
 namespace {
@@ -249,7 +250,7 @@ void set_convolution(const ConvDesc& conv, const ops::ConvGeometry& g, const std
         "cudnnSetConvolutionNdDescriptor", what);
 }
 
-/// The weight gradient's channels-first variant (Options::weight_gradient_layout): its
+/// The weight gradient's channels-first route (Options::WeightGradient::channels_first): its
 /// descriptors, the copies it runs on, and its algorithm.
 struct ChannelsFirst {
   ConvDescs d;
@@ -411,6 +412,12 @@ class CudnnConvOp final : public ops::ConvOp {
           "cudnnTransformTensor (output gradient to channels-first)", what());
   }
 
+  void weight_gradient_to_channels_last(cudnnHandle_t h, const Tensor& dw) const {
+    const ChannelsFirst& cf = *channels_first_;
+    check(cudnnTransformTensor(h, &one, cf.weight_first.get(), cf.dw.data(), &zero, cf.weight_last.get(), dw.data()),
+          "cudnnTransformTensor (weight gradient to channels-last)", what());
+  }
+
   void weight_gradient_channels_first(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& dw) const {
     const ChannelsFirst& cf = *channels_first_;
     to_channels_first(ctx.handle(), x, dy);
@@ -420,9 +427,7 @@ class CudnnConvOp final : public ops::ConvOp {
                                          &zero, cf.d.w.get(), cf.dw.data()),
           "cudnnConvolutionBackwardFilter (channels-first)",
           running(static_cast<int>(cf.choice.algo), cf.choice.workspace));
-    check(cudnnTransformTensor(ctx.handle(), &one, cf.weight_first.get(), cf.dw.data(), &zero, cf.weight_last.get(),
-                               dw.data()),
-          "cudnnTransformTensor (weight gradient to channels-last)", what());
+    weight_gradient_to_channels_last(ctx.handle(), dw);
   }
 
   /// A layer whose input channels are not a multiple of 8, which cuDNN's kernels vectorise by.
@@ -457,13 +462,10 @@ class CudnnConvOp final : public ops::ConvOp {
     const std::string w = what();
     if (!channels_first_) channels_first_ = std::make_unique<ChannelsFirst>(g_, w);
     ChannelsFirst& cf = *channels_first_;
-    const auto copies = [&] {
+    const float copies_ms = milliseconds_of([&] {
       to_channels_first(ctx.handle(), x, dy);
-      check(cudnnTransformTensor(ctx.handle(), &one, cf.weight_first.get(), cf.dw.data(), &zero,
-                                 cf.weight_last.get(), dw.data()),
-            "cudnnTransformTensor (weight gradient to channels-last)", w);
-    };
-    const float copies_ms = milliseconds_of(copies);
+      weight_gradient_to_channels_last(ctx.handle(), dw);
+    });
     const bool found =
         choose_by_timing<FilterPass>(ctx, cf.d, options_, Buffers{cf.x.data(), cf.dy.data(), cf.dw.data()}, cf.choice, w);
     return found ? cf.choice.milliseconds + copies_ms : -1.0f;
@@ -476,15 +478,8 @@ class CudnnConvOp final : public ops::ConvOp {
     return milliseconds_of([&] { kernel_->run(x, dy, dw); });
   }
 
-  /// Wall time of the device work `f` queues, in milliseconds.
-  template <class F>
-  static float milliseconds_of(const F& f) {
-    Kokkos::fence();
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    Kokkos::fence();
-    return std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
-  }
+  /// Wall time of the device work `f` queues, in milliseconds (cuDNN's timings' unit).
+  static float milliseconds_of(const std::function<void()>& f) { return static_cast<float>(1e3 * fenced_seconds(f)); }
   std::string running(int algo, size_t workspace) const {
     return what() + " (algorithm " + std::to_string(algo) + ", workspace " + std::to_string(workspace) + " bytes)";
   }

@@ -1,8 +1,8 @@
 #include "few_channel_weight_gradient.hpp"
 
 #include <algorithm>
-#include <limits>
 
+#include "descriptors.hpp"
 #include "tessera/core/kokkos_compat.hpp"
 
 // Unrolled loops keep the taps' sums in registers; the host pass knows no such pragma.
@@ -18,9 +18,7 @@ namespace {
 constexpr int max_teams = 2048;
 constexpr int rows_per_team_at_least = 2;
 
-bool fits_int(int64_t v) { return v <= std::numeric_limits<int>::max(); }
-
-/// The sizes the kernel reads, as ints (serves() checked that they fit).
+/// The sizes the kernel reads, as ints (serves() checked that they fit, as cuDNN's do).
 struct Sizes {
   int n, d, h, w, c, od, oh, ow, k;
   int sd, sh, sw, pd, ph, pw, dd, dh, dw;
@@ -103,8 +101,8 @@ void partial_sums(const Sizes s, int teams, int team_size, const float* x, const
 bool FewChannelWeightGradient::serves(const ops::ConvGeometry& g) {
   const bool k333 = g.spatial_rank == 3 && g.kernel == std::array<int64_t, 3>{3, 3, 3};
   const bool k33 = g.spatial_rank == 2 && g.kernel == std::array<int64_t, 3>{1, 3, 3};
-  return (k333 || k33) && g.out_channels * g.in_channels <= 512 && fits_int(g.input_shape().numel()) &&
-         fits_int(g.output_shape().numel());
+  return (k333 || k33) && g.out_channels * g.in_channels <= 512 && fits_in_int(g.input_shape().numel()) &&
+         fits_in_int(g.output_shape().numel());
 }
 
 FewChannelWeightGradient::FewChannelWeightGradient(const ops::ConvGeometry& g)
