@@ -54,6 +54,32 @@ def conv_forward_flop(size):
     return flop
 
 
+def training_step(size, batch, channels_last, device="cpu"):
+    """One SGD step of cosmoflow-small on a fixed random batch, as a function returning the
+    loss; the model and input in channels_last_3d if asked. On a GPU the step ends when the
+    device is done."""
+    torch.manual_seed(0)
+    model = cosmoflow_small(size).to(device)
+    x = torch.randn(batch, CHANNELS[0], size, size, size, device=device)
+    y = torch.randn(batch, DENSE[-1], device=device)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last_3d)
+        x = x.contiguous(memory_format=torch.channels_last_3d)
+    # Made after the format change, so the optimizer holds the parameters that are trained.
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+
+    def step():
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        if x.is_cuda:
+            torch.cuda.synchronize()
+        return loss.item()  # waits for the step, and would expose a diverging run
+
+    return step
+
+
 def median_step_seconds(step, steps):
     for _ in range(WARMUP_STEPS):
         step()
@@ -79,24 +105,7 @@ def main():
         torch.set_num_threads(args.threads)
     channels_last = args.memory_format == "channels_last"
 
-    torch.manual_seed(0)
-    model = cosmoflow_small(args.size)
-    x = torch.randn(args.batch, CHANNELS[0], args.size, args.size, args.size)
-    y = torch.randn(args.batch, DENSE[-1])
-    if channels_last:
-        model = model.to(memory_format=torch.channels_last_3d)
-        x = x.contiguous(memory_format=torch.channels_last_3d)
-    # Made after the format change, so the optimizer holds the parameters that are trained.
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-
-    def step():
-        optimizer.zero_grad()
-        loss = nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        optimizer.step()
-        return loss.item()  # waits for the step, and would expose a diverging run
-
-    median = median_step_seconds(step, args.steps)
+    median = median_step_seconds(training_step(args.size, args.batch, channels_last), args.steps)
     flop = conv_forward_flop(args.size)
     print(
         f"torch {torch.__version__} channels_last={channels_last} threads={torch.get_num_threads()} "

@@ -15,9 +15,8 @@ best_samples_per_s=X for the fastest."""
 import sys
 
 import torch
-from torch import nn
 
-from torch_cosmoflow import conv_forward_flop, cosmoflow_small, median_step_seconds  # one network for both peers
+from torch_cosmoflow import conv_forward_flop, median_step_seconds, training_step  # one network and step for both peers
 
 
 def run_variant(size, batch, steps, channels_last, tf32, bench):
@@ -25,25 +24,7 @@ def run_variant(size, batch, steps, channels_last, tf32, bench):
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.benchmark = bench
-    dev = torch.device('cuda')
-    torch.manual_seed(0)
-    model = cosmoflow_small(size).to(dev)
-    x = torch.randn(batch, 4, size, size, size, device=dev)
-    y = torch.randn(batch, 4, device=dev)
-    if channels_last:
-        model = model.to(memory_format=torch.channels_last_3d)
-        x = x.contiguous(memory_format=torch.channels_last_3d)
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-
-    def step():
-        opt.zero_grad()
-        loss = nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        torch.cuda.synchronize()  # a step ends when the device is done
-        return loss.item()
-
-    return median_step_seconds(step, steps)
+    return median_step_seconds(training_step(size, batch, channels_last, torch.device('cuda')), steps)
 
 
 def main():

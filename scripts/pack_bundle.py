@@ -53,11 +53,10 @@ def ldd(path):
     return deps
 
 
-def soname_version(path):
-    """The version part of a library's soname ("40" for libmca_common_sm.so.40)."""
+def soname(path):
+    """The name a library is loaded by ("libmca_common_sm.so.40")."""
     out = subprocess.run(["objdump", "-p", path], capture_output=True, text=True, check=True).stdout
-    soname = re.search(r"SONAME\s+(\S+)", out).group(1)
-    return soname.split(".so.", 1)[1]
+    return re.search(r"SONAME\s+(\S+)", out).group(1)
 
 
 def carried(deps):
@@ -116,8 +115,7 @@ class Bundle:
         # The helper libraries of the shared-memory collectives and of MPI-IO's plugins.
         for common in ("libmca_common_sm.so", "libmca_common_ompio.so", "libmca_common_monitoring.so"):
             path = os.path.join(OMPI_LIBDIR, common)
-            self.libs[os.path.basename(os.path.realpath(path)).split(".so")[0] + ".so." +
-                      soname_version(path)] = path
+            self.libs[soname(path)] = path
             self.need_libs(path)
         self.need_libs(os.path.join(PMIX_PLUGINS, "..", "libpmix.so.2"))
         self.add_plugins(OMPI_COMPONENTS, "lib/x86_64-linux-gnu/openmpi/lib/openmpi3", "$ORIGIN/../../../..", "mca_")
