@@ -128,6 +128,108 @@ train::TrainerState final_state(train::PopulationRun& run) {
   return train::TrainerState::capture(run.trainer_run().model().parameters(), run.trainer_run().trainer().optimizer());
 }
 
+/// Pairs computed alone on every rank agree.
+void check_pairs_agree(const parallel::Communicator& world, testing::MpiCheckLog& log) {
+  for (uint64_t seed = 0; seed < 20; ++seed)
+    for (int64_t k = 2; k <= 7; ++k) {
+      double h = 0;
+      for (const auto& [a, b] : train::tournament_pairs(seed, 3, k)) h = h * 31 + static_cast<double>(a * 8 + b);
+      double extremes[2] = {h, -h};
+      world.allreduce_max(extremes, 2);
+      log.check(extremes[0] == -extremes[1], "pairs of seed " + std::to_string(seed) + " differ between ranks");
+    }
+}
+
+/// Pairwise: partners differ before round 1 (own draws), hold one state after it.
+void check_pairwise_round(testing::MpiCheckLog& log, int64_t trainers, const json& distribution) {
+  train::PopulationRun run(population_config(trainers, "pairwise", distribution), quiet(2), 0);
+  const auto [b, a] = run_round_between_probes(run);
+  const auto pairs = train::tournament_pairs(11, 1, trainers);
+  for (const auto& [x, y] : pairs) {
+    log.check(b->hashes[static_cast<size_t>(x)] != b->hashes[static_cast<size_t>(y)],
+              "trainers " + std::to_string(x) + " and " + std::to_string(y) + " already equal before the round");
+    log.check(a->hashes[static_cast<size_t>(x)] == a->hashes[static_cast<size_t>(y)],
+              "trainers " + std::to_string(x) + " and " + std::to_string(y) + " differ after their tournament");
+  }
+  // Bit for bit, each rank against its partner's corresponding rank.
+  const int64_t me = run.layout().trainer();
+  for (const auto& [x, y] : pairs)
+    if (x == me || y == me) {
+      const auto theirs = a->state.exchange(run.layout().peers(), static_cast<int>(x == me ? y : x));
+      log.check(same_state(a->state, theirs), "partner states are not bit-identical after the round");
+    }
+}
+
+/// Truncation: the worst trainer takes the best one's model; one state fewer in the population.
+void check_truncation_round(testing::MpiCheckLog& log, int64_t trainers, const json& distribution) {
+  if (trainers < 2) return;
+  train::PopulationRun run(population_config(trainers, "truncation", distribution), quiet(2), 0);
+  const auto [b, a] = run_round_between_probes(run);
+  std::set<double> distinct_before(b->hashes.begin(), b->hashes.end());
+  log.check(static_cast<int64_t>(distinct_before.size()) == trainers, "truncation: trainers equal before");
+  // Perturbation changes the loser's hyper-parameters: compare models without them.
+  train::TrainerState model_only = a->state;
+  model_only.hyperparameters.clear();
+  model_only.optimizer_steps = 0;
+  const std::vector<double> model_hashes = run.layout().share({state_hash(model_only)});
+  std::set<double> distinct_models(model_hashes.begin(), model_hashes.end());
+  log.check(static_cast<int64_t>(distinct_models.size()) == trainers - 1,
+            "truncation: " + std::to_string(distinct_models.size()) + " distinct models after the round, expected " +
+                std::to_string(trainers - 1));
+}
+
+/// Reproducible, and a resumed run continues the uninterrupted one.
+void check_resume(const parallel::Communicator& world, testing::MpiCheckLog& log, int64_t trainers,
+                  const json& distribution, const std::string& dir) {
+  const json config = population_config(trainers, "pairwise", distribution);
+  train::RunOverrides whole = quiet(8);
+  whole.metrics_file = dir + "/population_whole.jsonl";
+  train::PopulationRun first(config, whole, 0);
+  first.run();
+  const train::TrainerState uninterrupted = final_state(first);
+  train::PopulationRun again(config, whole, 0);
+  again.run();
+  log.check(same_state(final_state(again), uninterrupted), "a second identical run ends elsewhere");
+  const auto whole_log = world.rank() == 0 ? tournament_records(whole.metrics_file) : std::vector<json>{};
+
+  train::RunOverrides part = quiet(3);  // stops between rounds 1 (step 2) and 2 (step 4)
+  part.checkpoint_file = dir + "/population.ckpt";
+  train::PopulationRun head(config, part, 0);
+  head.run();
+  train::RunOverrides rest = quiet(8);
+  rest.resume_file = part.checkpoint_file;
+  rest.checkpoint_file = part.checkpoint_file;
+  rest.metrics_file = dir + "/population_resumed.jsonl";
+  train::PopulationRun tail(config, rest, 0);
+  tail.run();
+  log.check(same_state(final_state(tail), uninterrupted), "the resumed run ends elsewhere than the uninterrupted one");
+  if (world.rank() == 0) {
+    const auto resumed_log = tournament_records(rest.metrics_file);
+    log.check(whole_log.size() == 4 && resumed_log.size() == 3, "expected 4 and 3 tournament records");
+    for (size_t i = 0; i < resumed_log.size() && i + 1 < whole_log.size(); ++i)
+      log.check(resumed_log[i] == whole_log[i + 1], "tournament record " + std::to_string(i + 2) + " differs: " +
+                                                        resumed_log[i].dump() + " vs " + whole_log[i + 1].dump());
+    // The step-3 files were replaced by the final step's.
+    log.check(!std::ifstream(train::PopulationManifest::trainer_file(part.checkpoint_file, 3, 0)).good(),
+              "the replaced manifest's trainer files were not removed");
+  }
+}
+
+/// Bad input, refused on every rank alike.
+void check_bad_input(const parallel::Communicator& world, testing::MpiCheckLog& log, int64_t trainers,
+                     const json& distribution) {
+  log.expect_error<ConfigError>([&] { train::PopulationRun(population_config(3, "pairwise", json()), quiet(2), 0); },
+                                {"3 trainers do not divide the " + std::to_string(world.size()) + " ranks"},
+                                "3 trainers");
+  log.expect_error<ConfigError>(
+      [&] {
+        json c = population_config(trainers, "pairwise", distribution);
+        c["training"]["ltfb"]["tournament_samples"] = 60;
+        train::PopulationRun(c, quiet(2), 0);
+      },
+      {"$.training.ltfb.tournament_samples", "leaves fewer than one batch"}, "a tournament set too large");
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -137,104 +239,13 @@ int main(int argc, char* argv[]) {
   const bool depth = argc > 1 && std::string(argv[1]) == "depth";
   const std::string dir = argc > 2 ? argv[2] : "/tmp";
   try {
-    // Pairs computed alone on every rank agree.
-    for (uint64_t seed = 0; seed < 20; ++seed)
-      for (int64_t k = 2; k <= 7; ++k) {
-        double h = 0;
-        for (const auto& [a, b] : train::tournament_pairs(seed, 3, k)) h = h * 31 + static_cast<double>(a * 8 + b);
-        double extremes[2] = {h, -h};
-        world.allreduce_max(extremes, 2);
-        log.check(extremes[0] == -extremes[1], "pairs of seed " + std::to_string(seed) + " differ between ranks");
-      }
-
+    check_pairs_agree(world, log);
     const int64_t trainers = depth ? world.size() / 2 : world.size();
     const json distribution = depth ? json{{"depth", 2}} : json();
-
-    // Pairwise: partners differ before round 1 (own draws), hold one state after it.
-    {
-      train::PopulationRun run(population_config(trainers, "pairwise", distribution), quiet(2), 0);
-      const auto [b, a] = run_round_between_probes(run);
-      const auto pairs = train::tournament_pairs(11, 1, trainers);
-      for (const auto& [x, y] : pairs) {
-        log.check(b->hashes[static_cast<size_t>(x)] != b->hashes[static_cast<size_t>(y)],
-                  "trainers " + std::to_string(x) + " and " + std::to_string(y) + " already equal before the round");
-        log.check(a->hashes[static_cast<size_t>(x)] == a->hashes[static_cast<size_t>(y)],
-                  "trainers " + std::to_string(x) + " and " + std::to_string(y) + " differ after their tournament");
-      }
-      // Bit for bit, each rank against its partner's corresponding rank.
-      const int64_t me = run.layout().trainer();
-      for (const auto& [x, y] : pairs)
-        if (x == me || y == me) {
-          const auto theirs = a->state.exchange(run.layout().peers(), static_cast<int>(x == me ? y : x));
-          log.check(same_state(a->state, theirs), "partner states are not bit-identical after the round");
-        }
-    }
-
-    // Truncation: the worst trainer takes the best one's model; one state fewer in the population.
-    if (trainers >= 2) {
-      train::PopulationRun run(population_config(trainers, "truncation", distribution), quiet(2), 0);
-      const auto [b, a] = run_round_between_probes(run);
-      std::set<double> distinct_before(b->hashes.begin(), b->hashes.end());
-      log.check(static_cast<int64_t>(distinct_before.size()) == trainers, "truncation: trainers equal before");
-      // Perturbation changes the loser's hyper-parameters: compare models without them.
-      train::TrainerState model_only = a->state;
-      model_only.hyperparameters.clear();
-      model_only.optimizer_steps = 0;
-      const std::vector<double> model_hashes = run.layout().share({state_hash(model_only)});
-      std::set<double> distinct_models(model_hashes.begin(), model_hashes.end());
-      log.check(static_cast<int64_t>(distinct_models.size()) == trainers - 1,
-                "truncation: " + std::to_string(distinct_models.size()) +
-                    " distinct models after the round, expected " + std::to_string(trainers - 1));
-    }
-
-    // Reproducible, and a resumed run continues the uninterrupted one.
-    {
-      const json config = population_config(trainers, "pairwise", distribution);
-      train::RunOverrides whole = quiet(8);
-      whole.metrics_file = dir + "/population_whole.jsonl";
-      train::PopulationRun first(config, whole, 0);
-      first.run();
-      const train::TrainerState uninterrupted = final_state(first);
-      train::PopulationRun again(config, whole, 0);
-      again.run();
-      log.check(same_state(final_state(again), uninterrupted), "a second identical run ends elsewhere");
-      const auto whole_log = world.rank() == 0 ? tournament_records(whole.metrics_file) : std::vector<json>{};
-
-      train::RunOverrides part = quiet(3);  // stops between rounds 1 (step 2) and 2 (step 4)
-      part.checkpoint_file = dir + "/population.ckpt";
-      train::PopulationRun head(config, part, 0);
-      head.run();
-      train::RunOverrides rest = quiet(8);
-      rest.resume_file = part.checkpoint_file;
-      rest.checkpoint_file = part.checkpoint_file;
-      rest.metrics_file = dir + "/population_resumed.jsonl";
-      train::PopulationRun tail(config, rest, 0);
-      tail.run();
-      log.check(same_state(final_state(tail), uninterrupted),
-                "the resumed run ends elsewhere than the uninterrupted one");
-      if (world.rank() == 0) {
-        const auto resumed_log = tournament_records(rest.metrics_file);
-        log.check(whole_log.size() == 4 && resumed_log.size() == 3, "expected 4 and 3 tournament records");
-        for (size_t i = 0; i < resumed_log.size() && i + 1 < whole_log.size(); ++i)
-          log.check(resumed_log[i] == whole_log[i + 1], "tournament record " + std::to_string(i + 2) + " differs: " +
-                                                            resumed_log[i].dump() + " vs " + whole_log[i + 1].dump());
-        // The step-3 files were replaced by the final step's.
-        log.check(!std::ifstream(train::PopulationManifest::trainer_file(part.checkpoint_file, 3, 0)).good(),
-                  "the replaced manifest's trainer files were not removed");
-      }
-    }
-
-    // Bad input, refused on every rank alike.
-    log.expect_error<ConfigError>([&] { train::PopulationRun(population_config(3, "pairwise", json()), quiet(2), 0); },
-                                  {"3 trainers do not divide the " + std::to_string(world.size()) + " ranks"},
-                                  "3 trainers");
-    log.expect_error<ConfigError>(
-        [&] {
-          json c = population_config(trainers, "pairwise", distribution);
-          c["training"]["ltfb"]["tournament_samples"] = 60;
-          train::PopulationRun(c, quiet(2), 0);
-        },
-        {"$.training.ltfb.tournament_samples", "leaves fewer than one batch"}, "a tournament set too large");
+    check_pairwise_round(log, trainers, distribution);
+    check_truncation_round(log, trainers, distribution);
+    check_resume(world, log, trainers, distribution, dir);
+    check_bad_input(world, log, trainers, distribution);
   } catch (const std::exception& e) {
     return parallel::handle_fatal_error(e);
   }
