@@ -58,8 +58,8 @@ if [[ $variant != cpu ]]; then
 fi
 
 if [[ $pack == 1 ]]; then
-  parts=(cpu); [[ $variant != cpu ]] && parts+=(cuda)
-  [[ $variant == cuda ]] && parts=(cpu cuda)  # the GPU tests resume on the CPU build
+  parts=(cpu)  # always: the GPU tests resume the CUDA build's checkpoints on the CPU build
+  [[ $variant != cpu ]] && parts+=(cuda)
   log "compressing ${parts[*]} into build/bundle/pack/tessera-bundle.tar.xz"
   tar -C "$out" -cf - "${parts[@]}" | xz -T0 -6 >"$out/pack/tessera-bundle.tar.xz.partial"
   mv "$out/pack/tessera-bundle.tar.xz.partial" "$out/pack/tessera-bundle.tar.xz"
