@@ -1,16 +1,47 @@
 #include "tessera/core/tensor.hpp"
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/half_float.hpp"
 
 namespace tessera {
+namespace {
+
+using Range = std::pair<int64_t, int64_t>;
+using HostFloats = Kokkos::View<float*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+int64_t extent_of(const Tensor& t) {
+  return static_cast<int64_t>(t.type() == ElementType::fp32 ? t.view().extent(0) : t.half_view().extent(0));
+}
+
+}  // namespace
 
 Tensor::Tensor(const Shape& shape, const std::string& label)
     : shape_(shape), storage_(label, static_cast<size_t>(shape.numel())) {}
+
+Tensor::Tensor(const Shape& shape, ElementType type, const std::string& label) : shape_(shape), type_(type) {
+  if (type == ElementType::fp32)
+    storage_ = DeviceView<float>(label, static_cast<size_t>(shape.numel()));
+  else
+    half_ = DeviceView<uint16_t>(label, static_cast<size_t>(shape.numel()));
+}
 
 Tensor::Tensor(const Shape& shape, DeviceView<float> storage) : shape_(shape), storage_(std::move(storage)) {
   require_shape(static_cast<int64_t>(storage_.extent(0)) >= shape.numel(),
                 "storage of " + std::to_string(storage_.extent(0)) + " elements is too small for shape " +
                     shape.str());
+}
+
+Tensor::Tensor(const Shape& shape, DeviceView<uint16_t> storage, ElementType type)
+    : shape_(shape), type_(type), half_(std::move(storage)) {
+  if (type == ElementType::fp32) throw Error("a tensor of 16-bit storage must be bf16 or fp16, not fp32");
+  require_shape(static_cast<int64_t>(half_.extent(0)) >= shape.numel(),
+                "storage of " + std::to_string(half_.extent(0)) + " elements is too small for shape " + shape.str());
+}
+
+void Tensor::throw_not(ElementType wanted) const {
+  throw Error(std::string("a ") + element_type_name(type_) + " tensor of shape " + shape_.str() + " was read as " +
+              (wanted == ElementType::fp32 ? "fp32" : "16-bit") + " data (a code path without " +
+              element_type_name(type_) + " support)");
 }
 
 Tensor Tensor::reshaped(const Shape& shape) const {
@@ -21,34 +52,52 @@ Tensor Tensor::reshaped(const Shape& shape) const {
 }
 
 Tensor Tensor::slice(int64_t offset, const Shape& shape) const {
-  require_shape(offset >= 0 && offset + shape.numel() <= static_cast<int64_t>(storage_.extent(0)),
+  const int64_t extent = extent_of(*this);
+  require_shape(offset >= 0 && offset + shape.numel() <= extent,
                 "slice of " + shape.str() + " at offset " + std::to_string(offset) + " is outside a tensor of " +
-                    std::to_string(storage_.extent(0)) + " elements");
-  auto sub = Kokkos::subview(storage_, std::make_pair(offset, offset + shape.numel()));
-  return Tensor(shape, DeviceView<float>(sub));
+                    std::to_string(extent) + " elements");
+  const Range range(offset, offset + shape.numel());
+  if (type_ == ElementType::fp32) return Tensor(shape, DeviceView<float>(Kokkos::subview(storage_, range)));
+  return Tensor(shape, DeviceView<uint16_t>(Kokkos::subview(half_, range)), type_);
 }
 
 std::vector<float> Tensor::to_host() const {
   std::vector<float> out(static_cast<size_t>(numel()));
-  Kokkos::View<float*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(out.data(), out.size());
-  Kokkos::deep_copy(host, Kokkos::subview(storage_, std::make_pair<int64_t, int64_t>(0, numel())));
+  const Range range(0, numel());
+  if (type_ == ElementType::fp32) {
+    Kokkos::deep_copy(HostFloats(out.data(), out.size()), Kokkos::subview(storage_, range));
+    return out;
+  }
+  auto host = Kokkos::create_mirror_view_and_copy(HostSpace(), Kokkos::subview(half_, range));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = half_float::from_half(host(i), type_);
   return out;
 }
 
 void Tensor::copy_from_host(const std::vector<float>& values) const {
   require_shape(static_cast<int64_t>(values.size()) == numel(),
                 "copy_from_host: " + std::to_string(values.size()) + " values for a tensor of shape " + shape_.str());
-  Kokkos::View<const float*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(values.data(),
-                                                                                             values.size());
-  Kokkos::deep_copy(Kokkos::subview(storage_, std::make_pair<int64_t, int64_t>(0, numel())), host);
+  const Range range(0, numel());
+  if (type_ == ElementType::fp32) {
+    Kokkos::View<const float*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(values.data(),
+                                                                                               values.size());
+    Kokkos::deep_copy(Kokkos::subview(storage_, range), host);
+    return;
+  }
+  Kokkos::View<uint16_t*, HostSpace> host("tessera::tensor_host", values.size());
+  for (size_t i = 0; i < values.size(); ++i) host(i) = half_float::to_half(values[i], type_);
+  Kokkos::deep_copy(Kokkos::subview(half_, range), host);
 }
 
 void Tensor::fill(float value) const {
-  Kokkos::deep_copy(Kokkos::subview(storage_, std::make_pair<int64_t, int64_t>(0, numel())), value);
+  const Range range(0, numel());
+  if (type_ == ElementType::fp32)
+    Kokkos::deep_copy(Kokkos::subview(storage_, range), value);
+  else
+    Kokkos::deep_copy(Kokkos::subview(half_, range), half_float::to_half(value, type_));
 }
 
 Tensor Tensor::clone(const std::string& label) const {
-  Tensor t(shape_, label);
+  Tensor t(shape_, type_, label);
   deep_copy(t, *this);
   return t;
 }
@@ -56,16 +105,39 @@ Tensor Tensor::clone(const std::string& label) const {
 void deep_copy(const Tensor& dst, const Tensor& src) {
   require_shape(dst.numel() == src.numel(),
                 "deep_copy between tensors of " + dst.shape().str() + " and " + src.shape().str());
-  const auto range = std::make_pair<int64_t, int64_t>(0, src.numel());
-  Kokkos::deep_copy(Kokkos::subview(dst.view(), range), Kokkos::subview(src.view(), range));
+  const Range range(0, src.numel());
+  const ElementType from = src.type(), to = dst.type();
+  if (from == to) {
+    if (from == ElementType::fp32)
+      Kokkos::deep_copy(Kokkos::subview(dst.view(), range), Kokkos::subview(src.view(), range));
+    else
+      Kokkos::deep_copy(Kokkos::subview(dst.half_view(), range), Kokkos::subview(src.half_view(), range));
+    return;
+  }
+  const RangePolicy all(0, src.numel());
+  if (from == ElementType::fp32) {  // round into the 16-bit type
+    const auto s = src.view();
+    const auto d = dst.half_view();
+    Kokkos::parallel_for("tessera::round_to_half", all,
+                         KOKKOS_LAMBDA(int64_t i) { d(i) = half_float::to_half(s(i), to); });
+  } else if (to == ElementType::fp32) {  // widen exactly
+    const auto s = src.half_view();
+    const auto d = dst.view();
+    Kokkos::parallel_for("tessera::widen_half", all, KOKKOS_LAMBDA(int64_t i) { d(i) = half_float::from_half(s(i), from); });
+  } else {  // bf16 <-> fp16 through fp32
+    const auto s = src.half_view();
+    const auto d = dst.half_view();
+    Kokkos::parallel_for("tessera::convert_half", all,
+                         KOKKOS_LAMBDA(int64_t i) { d(i) = half_float::to_half(half_float::from_half(s(i), from), to); });
+  }
 }
 
-void ensure_shape(Tensor& t, const Shape& shape, const std::string& label) {
-  if (!t.empty() && t.numel() == shape.numel()) {
+void ensure_shape(Tensor& t, const Shape& shape, const std::string& label, ElementType type) {
+  if (!t.empty() && t.numel() == shape.numel() && t.type() == type) {
     if (t.shape() != shape) t = t.reshaped(shape);
     return;
   }
-  t = Tensor(shape, label);
+  t = Tensor(shape, type, label);
 }
 
 }  // namespace tessera
