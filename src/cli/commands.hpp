@@ -86,6 +86,8 @@ int run_datagen(DatagenArgs& args);
 CLI::App* add_fashion_mnist_command(CLI::App& datagen, FashionMnistArgs& args);
 int run_fashion_mnist(FashionMnistArgs& args);
 int run_info(const InfoArgs& args);
+/// "avx512_core_bf16 (bf16 instructions: yes)": the ISA oneDNN dispatches here, or why none.
+std::string onednn_isa_description();
 CLI::App* add_search_command(CLI::App& app, SearchArgs& args);
 int run_search(SearchArgs& args);
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& args);

@@ -63,6 +63,15 @@ std::string topology_report(const std::string& source) {
 
 }  // namespace
 
+std::string onednn_isa_description() {
+#if TESSERA_ENABLE_ONEDNN
+  return onednn_backend::dispatched_isa() + " (bf16 instructions: " +
+         (onednn_backend::has_bf16_instructions() ? "yes" : "no") + ")";
+#else
+  return "oneDNN not compiled in";
+#endif
+}
+
 int run_info(const InfoArgs& args) {
   if (args.topology || !args.topology_of.empty()) {
     log::info(topology_report(args.topology_of));
@@ -79,6 +88,7 @@ int run_info(const InfoArgs& args) {
   s << "\n";
 #if TESSERA_ENABLE_ONEDNN
   s << "onednn:         " << onednn_backend::version_string() << "\n";
+  s << "onednn isa:     " << onednn_isa_description() << "\n";
 #else
   s << "onednn:         not compiled in (TESSERA_ENABLE_ONEDNN=OFF)\n";
 #endif

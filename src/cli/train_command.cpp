@@ -150,6 +150,9 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
                   "Default op backend for layers that do not name one: auto (fastest available, falling back "
                   "to kokkos per layer) or a compiled-in backend (see `tessera info`)")
       ->capture_default_str();
+  cmd->add_option("--precision", a.overrides.precision,
+                  "Override training.precision, the type activations are computed in: fp32 or bf16 (parameters "
+                  "and optimizer state stay fp32; see docs/precision.md)");
   cmd->add_option("--distribution", a.distribution,
                   "Override model.distribution, the split of every layer without its own, as JSON, e.g. "
                   "'{\"sample\": 2, \"depth\": 2}' (counts must multiply to the number of ranks), or auto: "
@@ -207,6 +210,7 @@ int run_train(TrainArgs& a) {
     log::info("tessera train " + a.config);
     log::info(run.model().summary());
     log::info(run.describe());
+    if (run.options().precision != ElementType::fp32) log::info("onednn isa: " + onednn_isa_description());
   }
   report_placement(a.quiet);
   const auto report = run.run();

@@ -22,6 +22,9 @@ LayerTraits Activation::traits() const {
   t.channel_split = true;
   t.commutes_with_max_pool = ops::activation_info(desc_.kind).non_decreasing(desc_.alpha);
   t.op_kinds = {ops::OpKind::eltwise};
+  // bf16 activations run as oneDNN eltwise primitives; the Kokkos kernels are fp32 only, so
+  // an activation oneDNN lacks stays fp32 in a bf16 run.
+  if (ops::activation_info(desc_.kind).onednn != ops::OnednnEltwise::none) t.precisions.push_back(ElementType::bf16);
   return t;
 }
 
@@ -40,7 +43,10 @@ Shape Activation::output_shape(const std::vector<Shape>& inputs) const {
 
 void Activation::reshape(const std::vector<Shape>& /*inputs*/) {
   // The op depends only on the activation, so one instance serves every input shape.
-  if (!op_) op_ = op_factory().eltwise(desc_, name());
+  if (!op_) {
+    desc_.type = context().precision;
+    op_ = op_factory().eltwise(desc_, name());
+  }
 }
 
 std::string Activation::backend() const { return op_ ? op_->backend() : ""; }

@@ -47,6 +47,7 @@ ops::ConvGeometry Conv::geometry(const Shape& input) const {
   g.stride = options_.stride;
   g.padding = options_.padding;
   g.dilation = options_.dilation;
+  g.type = context().precision;
   g.validate(where());
   return g;
 }
@@ -58,6 +59,7 @@ LayerTraits Conv::traits() const {
   t.mixes_channels = true;
   t.output_channels_key = "filters";
   t.op_kinds = {ops::OpKind::conv};
+  t.precisions = {ElementType::fp32, ElementType::bf16};
   return t;
 }
 

@@ -58,6 +58,7 @@ ops::PoolGeometry Pool::geometry(const Shape& input) const {
   g.kernel = options_.kernel;
   g.stride = options_.stride;
   g.padding = options_.padding;
+  g.type = context().precision;
   g.validate(where());
   return g;
 }
@@ -67,6 +68,7 @@ LayerTraits Pool::traits() const {
   t.spatial_split = true;
   t.channel_split = true;
   t.op_kinds = {ops::OpKind::pool};
+  t.precisions = {ElementType::fp32, ElementType::bf16};
   return t;
 }
 

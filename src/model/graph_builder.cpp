@@ -24,6 +24,10 @@ class Builder {
   int redistributed(int producer, const parallel::ProcessGrid& to, const std::string& path);
   void add_layer(const LayerSpec& ls);
   void check_layer(const GraphNode& node, const LayerSpec& ls, size_t inputs) const;
+  /// The type the layer of `node` computes in: the one asked for (its spec's or the run's)
+  /// where the layer has it, else fp32; refused where the layer's spec asks for a type the
+  /// layer lacks, or where its distribution would exchange reduced-precision data.
+  ElementType precision_of(const GraphNode& node, const LayerSpec& ls) const;
   /// Sets the node's global output shape and counts its parameters, then adds it.
   int add(GraphNode node, const std::string& where);
 
@@ -122,6 +126,25 @@ void Builder::check_layer(const GraphNode& node, const LayerSpec& ls, size_t inp
                           "{\"sample\": " + std::to_string(d.sample * d.channel_parts()) + "}");
 }
 
+ElementType Builder::precision_of(const GraphNode& node, const LayerSpec& ls) const {
+  const ElementType wanted = ls.precision.value_or(options_.precision);
+  if (wanted == ElementType::fp32) return wanted;
+  const std::string key = ls.precision ? ls.precision_path : options_.precision_key;
+  const std::string layer = "layer '" + ls.name + "' (" + ls.type + ")";
+  if (!layers::runs_in(node.layer->traits(), wanted)) {
+    if (!ls.precision) return ElementType::fp32;  // as autocast: layers without the type stay fp32
+    std::string has;
+    for (ElementType t : node.layer->traits().precisions) has += (has.empty() ? "" : ", ") + std::string(element_type_name(t));
+    throw ConfigError(key, layer + " computes only in " + has + ", not " + element_type_name(wanted));
+  }
+  const parallel::Distribution& d = node.grid().distribution();
+  if (d.is_spatial() || d.splits_channels())
+    throw ConfigError(key, layer + " would run in " + std::string(element_type_name(wanted)) + " split over ranks (" +
+                               d.str() + "), whose halo and channel exchanges are fp32 only so far; give it " +
+                               "\"precision\": \"fp32\" or a distribution that splits only samples");
+  return wanted;
+}
+
 void Builder::add_layer(const LayerSpec& ls) {
   GraphNode node;
   node.spec_path = ls.path;
@@ -133,6 +156,7 @@ void Builder::add_layer(const LayerSpec& ls) {
   ConfigObject cfg(ls.config, ls.path);  // checked when the spec was read
   node.layer = make_layer(ls.type, ls.name, cfg);
   check_layer(node, ls, ls.inputs.size());
+  node.context.precision = precision_of(node, ls);
   for (int in : ls.inputs) {
     const int producer = in == LayerSpec::kModelInput ? Graph::kModelInput : node_of_[static_cast<size_t>(in)];
     node.inputs.push_back(redistributed(producer, node.grid(), ls.path));

@@ -83,7 +83,10 @@ void Model::reshape_for(int64_t batch) {
     const std::string where = "layer '" + node.layer->name() + "' (" + node.layer->type() + ")";
     state.global_output = node.layer->output_shape(globals);
     node.layer->reshape(state.input_shapes);
-    ensure_shape(state.output, node.grid().local_shape(state.global_output, where), node.layer->name() + ".output");
+    ensure_shape(state.output, node.grid().local_shape(state.global_output, where), node.layer->name() + ".output",
+                 node.context.precision);
+    state.converted_input.resize(node.inputs.size());
+    state.converted_grad.resize(node.inputs.size());
   }
   current_batch_ = batch;
 }
@@ -106,10 +109,31 @@ const Tensor& Model::forward(const Tensor& input, const layers::StepInfo& step) 
     GraphNode& node = graph_.nodes[i];
     ProfileRegion region("forward/" + node.layer->name());
     ins.clear();
-    for (int in : node.inputs) ins.push_back(in == Graph::kModelInput ? input : state_[static_cast<size_t>(in)].output);
+    for (size_t k = 0; k < node.inputs.size(); ++k) ins.push_back(layer_input(i, k, true));
     node.layer->forward(ins, state_[i].output, info);
   }
-  return state_.back().output;
+  const Tensor& out = state_.back().output;
+  if (out.type() == ElementType::fp32) return out;
+  ensure_shape(output_fp32_, out.shape(), "model.output_fp32");
+  deep_copy(output_fp32_, out);
+  return output_fp32_;
+}
+
+ElementType Model::type_of(int producer) const {
+  return producer == Graph::kModelInput ? ElementType::fp32 : state_[static_cast<size_t>(producer)].output.type();
+}
+
+const Tensor& Model::layer_input(size_t i, size_t k, bool convert) {
+  const int in = graph_.nodes[i].inputs[k];
+  const Tensor& source = in == Graph::kModelInput ? input_ : state_[static_cast<size_t>(in)].output;
+  const ElementType type = graph_.nodes[i].context.precision;
+  if (source.type() == type) return source;
+  Tensor& converted = state_[i].converted_input[k];
+  if (convert) {
+    ensure_shape(converted, source.shape(), graph_.nodes[i].layer->name() + ".input_converted", type);
+    deep_copy(converted, source);
+  }
+  return converted;
 }
 
 void Model::backward(const Tensor& grad_output, const layers::StepInfo& step,
@@ -120,7 +144,14 @@ void Model::backward(const Tensor& grad_output, const layers::StepInfo& step,
   std::fill(grad_written_.begin(), grad_written_.end(), 0);
   layers::StepInfo info = step;
   info.batch = current_batch_;
-  state_.back().grad = grad_output;
+  if (state_.back().output.type() == ElementType::fp32) {
+    state_.back().grad = grad_output;
+  } else {
+    ensure_shape(grad_output_converted_, grad_output.shape(), "model.grad_output_converted",
+                 state_.back().output.type());
+    deep_copy(grad_output_converted_, grad_output);
+    state_.back().grad = grad_output_converted_;
+  }
   grad_written_.back() = 1;
   std::vector<Tensor> ins, grads;
   std::vector<int> accumulate;
@@ -130,34 +161,86 @@ void Model::backward(const Tensor& grad_output, const layers::StepInfo& step,
     ins.clear();
     grads.clear();
     accumulate.clear();
-    for (int in : node.inputs) {
-      if (in == Graph::kModelInput) {
-        ins.push_back(input_);
-        grads.emplace_back();  // the data needs no gradient
-        continue;
-      }
-      NodeState& src = state_[static_cast<size_t>(in)];
-      const std::string& src_name = graph_.nodes[static_cast<size_t>(in)].layer->name();
-      ins.push_back(src.output);
-      if (!grad_written_[static_cast<size_t>(in)]) {
-        // First consumer (in backward order) writes the gradient directly; later ones write
-        // into scratch and add, so single-consumer graphs pay for no extra pass.
-        ensure_shape(src.grad, src.output.shape(), src_name + ".grad");
-        grads.push_back(src.grad);
-        grad_written_[static_cast<size_t>(in)] = 1;
-      } else {
-        ensure_shape(src.scratch, src.output.shape(), src_name + ".grad_scratch");
-        grads.push_back(src.scratch);
-        accumulate.push_back(in);
-      }
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      ins.push_back(layer_input(i, k, false));  // converted by forward, where it needed to be
+      grads.push_back(gradient_target(i, k, accumulate));
     }
     node.layer->backward(ins, state_[i].output, state_[i].grad, grads, info);
     for (int in : accumulate) {
       NodeState& src = state_[static_cast<size_t>(in)];
-      kokkos_backend::axpby(1.0f, src.scratch, 1.0f, src.grad);
+      kokkos_backend::accumulate(src.scratch, src.grad);
     }
+    for (size_t k = 0; k < node.inputs.size(); ++k) take_converted_grad(i, k);
     if (on_progress) on_progress(state_[i].first_parameter);
   }
+}
+
+Tensor Model::gradient_target(size_t i, size_t k, std::vector<int>& accumulate) {
+  const int in = graph_.nodes[i].inputs[k];
+  if (in == Graph::kModelInput) return Tensor();  // the data needs no gradient
+  NodeState& src = state_[static_cast<size_t>(in)];
+  const std::string& src_name = graph_.nodes[static_cast<size_t>(in)].layer->name();
+  const ElementType type = graph_.nodes[i].context.precision;
+  if (src.output.type() != type) {
+    // The layer writes the gradient in its own type; take_converted_grad converts it into
+    // the producer's (or adds it there).
+    Tensor& converted = state_[i].converted_grad[k];
+    ensure_shape(converted, src.output.shape(), graph_.nodes[i].layer->name() + ".grad_converted", type);
+    return converted;
+  }
+  if (!grad_written_[static_cast<size_t>(in)]) {
+    // First consumer (in backward order) writes the gradient directly; later ones write
+    // into scratch and add, so single-consumer graphs pay for no extra pass.
+    ensure_shape(src.grad, src.output.shape(), src_name + ".grad", type);
+    grad_written_[static_cast<size_t>(in)] = 1;
+    return src.grad;
+  }
+  ensure_shape(src.scratch, src.output.shape(), src_name + ".grad_scratch", type);
+  accumulate.push_back(in);
+  return src.scratch;
+}
+
+void Model::take_converted_grad(size_t i, size_t k) {
+  const int in = graph_.nodes[i].inputs[k];
+  if (in == Graph::kModelInput || type_of(in) == graph_.nodes[i].context.precision) return;
+  NodeState& src = state_[static_cast<size_t>(in)];
+  const Tensor& converted = state_[i].converted_grad[k];
+  if (!grad_written_[static_cast<size_t>(in)]) {
+    ensure_shape(src.grad, src.output.shape(), graph_.nodes[static_cast<size_t>(in)].layer->name() + ".grad",
+                 src.output.type());
+    deep_copy(src.grad, converted);
+    grad_written_[static_cast<size_t>(in)] = 1;
+  } else {
+    kokkos_backend::accumulate(converted, src.grad);
+  }
+}
+
+int64_t Model::activation_bytes() const {
+  int64_t bytes = input_.empty() ? 0 : input_.bytes();
+  const auto add = [&bytes](const Tensor& t) { bytes += t.empty() ? 0 : t.bytes(); };
+  for (const NodeState& s : state_) {
+    add(s.output);
+    if (s.grad.raw_data() != s.output.raw_data()) add(s.grad);
+    add(s.scratch);
+    for (const Tensor& t : s.converted_input) add(t);
+    for (const Tensor& t : s.converted_grad) add(t);
+  }
+  add(output_fp32_);
+  add(grad_output_converted_);
+  return bytes;
+}
+
+std::string Model::precision_summary() const {
+  size_t reduced = 0;
+  ElementType type = ElementType::fp32;
+  for (const auto& node : graph_.nodes)
+    if (node.context.precision != ElementType::fp32) {
+      ++reduced;
+      type = node.context.precision;
+    }
+  if (reduced == 0) return "fp32";
+  return std::string(element_type_name(type)) + " (" + std::to_string(reduced) + " of " +
+         std::to_string(graph_.nodes.size()) + " layers; the others fp32)";
 }
 
 std::string Model::summary() const {
@@ -174,7 +257,10 @@ std::string Model::summary() const {
     const parallel::Distribution& d = node.grid().distribution();
     out += format("%-18s %-18s %-24s %12lld  %s\n", layer.name().c_str(), layer.type().c_str(),
                   state_[i].global_output.str().c_str(), static_cast<long long>(count),
-                  (layer.backend() + (d.is_serial() ? "" : "  " + d.str())).c_str());
+                  (layer.backend() +
+                   (node.context.precision == ElementType::fp32 ? "" : " " + std::string(element_type_name(node.context.precision))) +
+                   (d.is_serial() ? "" : "  " + d.str()))
+                      .c_str());
     if (const std::string note = layer.distribution_note(); !note.empty()) notes += layer.name() + ": " + note + "\n";
     if (node.context.ops == nullptr) continue;
     for (const auto& choice : node.context.ops->choices_for(layer.name()))

@@ -58,12 +58,27 @@ LayerSpec read_layer(ConfigObject& ls, size_t i, const std::map<std::string, int
   l.backend_path = ls.path_of("backend");
   if (ls.has("distribution")) l.distribution = read_distribution(ls.object("distribution"));
   l.distribution_path = ls.path_of("distribution");
+  if (ls.has("precision")) l.precision = read_precision(ls, "precision");
+  l.precision_path = ls.path_of("precision");
   make_layer(l.type, l.name, ls);  // reads and checks the layer's own keys
   ls.finish();
   return l;
 }
 
 }  // namespace
+
+ElementType parse_precision(const std::string& name, const std::string& where) {
+  const auto type = parse_element_type(name);
+  if (!type) throw ConfigError(where, "precision \"" + name + "\" is not one of " + element_type_names());
+  if (*type == ElementType::fp16)
+    throw ConfigError(where, "fp16 training needs dynamic loss scaling, which Tessera does not have yet; use bf16 "
+                             "(fp32's exponent range, so it needs no scaling)");
+  return *type;
+}
+
+ElementType read_precision(ConfigObject& cfg, const std::string& key) {
+  return parse_precision(cfg.string(key), cfg.path_of(key));
+}
 
 parallel::Distribution read_distribution(ConfigObject cfg) {
   parallel::Distribution d;

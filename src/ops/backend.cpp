@@ -37,7 +37,19 @@ std::unique_ptr<Op> offer_within(std::string* why, const std::string& reason, Cr
   return offer<Op>(why, std::forward<Create>(create));
 }
 
+/// The first of `reasons` that is not empty, or "".
+std::string first_of(std::initializer_list<std::string> reasons) {
+  for (const std::string& r : reasons)
+    if (!r.empty()) return r;
+  return {};
+}
+
 }  // namespace
+
+std::string Backend::lacks_precision(OpKind kind, ElementType type) const {
+  if (type == ElementType::fp32) return {};
+  return "no " + std::string(element_type_name(type)) + " " + op_kind_name(kind) + " in the " + name() + " backend";
+}
 
 const char* op_kind_name(OpKind kind) {
   switch (kind) {
@@ -51,11 +63,14 @@ const char* op_kind_name(OpKind kind) {
 }
 
 std::unique_ptr<ConvOp> Backend::make_conv(const ConvGeometry& g, std::string* why) {
-  return offer_within<ConvOp>(why, too_large(*this, {g.input_shape(), g.output_shape(), g.weight_shape()}),
+  return offer_within<ConvOp>(why,
+                              first_of({lacks_precision(OpKind::conv, g.type),
+                                        too_large(*this, {g.input_shape(), g.output_shape(), g.weight_shape()})}),
                               [&](std::string& r) { return create_conv(g, r); });
 }
 std::unique_ptr<PoolOp> Backend::make_pool(const PoolGeometry& g, std::string* why) {
-  return offer_within<PoolOp>(why, too_large(*this, {g.input_shape(), g.output_shape()}),
+  return offer_within<PoolOp>(
+      why, first_of({lacks_precision(OpKind::pool, g.type), too_large(*this, {g.input_shape(), g.output_shape()})}),
                               [&](std::string& r) { return create_pool(g, r); });
 }
 std::unique_ptr<BatchNormOp> Backend::make_batch_norm(const BatchNormGeometry& g, std::string* why) {
@@ -63,7 +78,8 @@ std::unique_ptr<BatchNormOp> Backend::make_batch_norm(const BatchNormGeometry& g
                                    [&](std::string& r) { return create_batch_norm(g, r); });
 }
 std::unique_ptr<EltwiseOp> Backend::make_eltwise(const EltwiseDesc& d, std::string* why) {
-  return offer<EltwiseOp>(why, [&](std::string& r) { return create_eltwise(d, r); });
+  return offer_within<EltwiseOp>(why, lacks_precision(OpKind::eltwise, d.type),
+                                 [&](std::string& r) { return create_eltwise(d, r); });
 }
 std::unique_ptr<InnerProductOp> Backend::make_inner_product(const InnerProductGeometry& g, std::string* why) {
   const Shape input{g.batch, g.in_features}, output{g.batch, g.out_features}, weight{g.out_features, g.in_features};

@@ -36,7 +36,8 @@ double ConvGeometry::forward_flops() const {
 }
 
 std::string ConvGeometry::str() const {
-  return std::to_string(spatial_rank) + "d " + std::to_string(in_channels) + "->" + std::to_string(out_channels) +
+  return std::string(type == ElementType::fp32 ? "" : std::string(element_type_name(type)) + " ") +
+         std::to_string(spatial_rank) + "d " + std::to_string(in_channels) + "->" + std::to_string(out_channels) +
          " k" + all_extents(kernel, spatial_rank).substr(1) + " s" + extents(stride, spatial_rank) + " p" +
          extents(padding, spatial_rank) + " d" + extents(dilation, spatial_rank) + " in " + std::to_string(batch) +
          all_extents(in_size, spatial_rank);

@@ -9,6 +9,7 @@ std::string EltwiseDesc::str() const {
   std::ostringstream s;
   s << row.name;
   if (row.key.name) s << "(" << row.key.name << "=" << alpha << ")";
+  if (type != ElementType::fp32) s << " in " << element_type_name(type);
   return s.str();
 }
 

@@ -26,7 +26,8 @@ Shape PoolGeometry::output_shape() const {
 }
 
 std::string PoolGeometry::str() const {
-  return std::to_string(spatial_rank) + "d " + (kind == PoolKind::max ? "max" : "avg") + " " +
+  return std::string(type == ElementType::fp32 ? "" : std::string(element_type_name(type)) + " ") +
+         std::to_string(spatial_rank) + "d " + (kind == PoolKind::max ? "max" : "avg") + " " +
          std::to_string(channels) + "ch k" + all_extents(kernel, spatial_rank).substr(1) + " s" +
          extents(stride, spatial_rank) + " p" + extents(padding, spatial_rank) + " in " + std::to_string(batch) +
          all_extents(in_size, spatial_rank);

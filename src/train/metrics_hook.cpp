@@ -41,6 +41,7 @@ void MetricsHook::on_run_start(Trainer& trainer, const RunStart& start) {
                            {"schedule", trainer.schedule().str()},
                            {"lr_factor", trainer.lr_factor()},
                            {"threads", ExecSpace().concurrency()},
+                           {"precision", element_type_name(trainer.options().precision)},
                            {"parameters", parameter_record(trainer.model().parameters(), trainer.optimizer())}});
   for (int k = 0; k < parallel::TrafficCounter::kinds; ++k)
     sent_at_start_[static_cast<size_t>(k)] =
@@ -71,6 +72,8 @@ void MetricsHook::on_run_end(Trainer& trainer, const RunEnd& end) {
                         {"allreduce_wait_s", trainer.allreduce_wait_seconds()},
                         {"samples_per_s", report.samples_per_second},
                         {"peak_rss_mb", peak_rss_mb()},
+                        {"precision", element_type_name(trainer.options().precision)},
+                        {"activation_mb", static_cast<double>(trainer.model().activation_bytes()) / (1 << 20)},
                         {"peak_rss_mb_max_rank", report.peak_rss_mb_max_rank}};
   nlohmann::json sent;
   for (int k = 0; k < parallel::TrafficCounter::kinds; ++k) {

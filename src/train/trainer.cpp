@@ -11,6 +11,7 @@
 
 #include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/atomic_file.hpp"
+#include "tessera/model/model_spec.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
@@ -70,6 +71,8 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
   if (cfg.choice("gradient_combination", {"sum", "adasum"}, "sum") == "adasum")
     o.gradient_combination = parallel::GradientCombination::adasum;
   o.check_replicas = cfg.boolean("check_replicas", o.check_replicas);
+  if (cfg.has("precision")) o.precision = model::read_precision(cfg, "precision");
+  o.precision_key = cfg.path_of("precision");
   if (cfg.has("metrics")) {
     o.metrics = cfg.string_list("metrics", {});
     MetricChoice::from_names(*o.metrics, cfg.path_of("metrics"));  // unknown names fail here, before any data is read

@@ -27,6 +27,8 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   build.backend = o.backend;
   build.seed = options_.seed;
   build.group = o.group;
+  build.precision = options_.precision;
+  build.precision_key = options_.precision_key;
   auto model_cfg = root.object("model");
   model::ModelSpec spec = model::ModelSpec::from_json(model_cfg);
   if (spec.distribution_auto) {
@@ -85,6 +87,10 @@ TrainingOptions TrainingRun::training_options(ConfigObject& training, const RunO
   if (o.seed) options.seed = *o.seed;
   if (o.checkpoint_every) options.checkpoint_every = *o.checkpoint_every;
   if (!o.checkpoint_file.empty()) options.checkpoint_file = o.checkpoint_file;
+  if (o.precision) {
+    options.precision = model::parse_precision(*o.precision, "--precision");
+    options.precision_key = "--precision";
+  }
   options.metrics_file = o.metrics_file;
   options.resume_file = o.resume_file;
   options.progress = o.progress;
@@ -114,6 +120,7 @@ std::string TrainingRun::describe() const {
   s += "optimizer: " + optimizer_->str() + "\n";
   s += "training:  " + std::to_string(options_.epochs) + " epoch(s) of " + std::to_string(trainer_->steps_per_epoch()) +
        " steps, batch " + std::to_string(options_.batch_size) + ", seed " + std::to_string(options_.seed) + "\n";
+  s += "precision: " + model_->precision_summary() + ", parameters and optimizer state fp32\n";
   s += "threads:   " + std::to_string(ExecSpace().concurrency()) + " (" + ExecSpace::name() + ") per rank, " +
        std::to_string(parallel::Communicator::world().size()) + " rank(s)\n";
   if (plan_ && plan_->ranks > 1)

@@ -45,8 +45,7 @@ std::string op_kinds(const layers::LayerTraits& t) {
 
 std::string precisions(const layers::LayerTraits& t) {
   std::string s;
-  for (layers::Precision p : t.precisions)
-    s += (s.empty() ? "" : ", ") + std::string(p == layers::Precision::fp32 ? "fp32" : "?");
+  for (ElementType p : t.precisions) s += (s.empty() ? "" : ", ") + std::string(element_type_name(p));
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/half_float.hpp"
 #include "tessera/core/rng.hpp"
 
 namespace tessera::kokkos_backend {
@@ -24,6 +25,25 @@ void axpby(float a, const Tensor& x, float b, const Tensor& y) {
   const auto yv = y.view();
   Kokkos::parallel_for(
       "tessera::axpby", RangePolicy(0, x.numel()), KOKKOS_LAMBDA(const int64_t i) { yv(i) = a * xv(i) + b * yv(i); });
+}
+
+void accumulate(const Tensor& x, const Tensor& y) {
+  require_same_size(x, y, "accumulate");
+  if (x.type() == ElementType::fp32 && y.type() == ElementType::fp32) return axpby(1.0f, x, 1.0f, y);
+  const ElementType xt = x.type(), yt = y.type();
+  // Unused views stay empty: only the pair of storages of the tensors' types is read.
+  const DeviceView<float> xf = xt == ElementType::fp32 ? x.view() : DeviceView<float>();
+  const DeviceView<uint16_t> xh = xt == ElementType::fp32 ? DeviceView<uint16_t>() : x.half_view();
+  const DeviceView<float> yf = yt == ElementType::fp32 ? y.view() : DeviceView<float>();
+  const DeviceView<uint16_t> yh = yt == ElementType::fp32 ? DeviceView<uint16_t>() : y.half_view();
+  Kokkos::parallel_for(
+      "tessera::accumulate", RangePolicy(0, x.numel()), KOKKOS_LAMBDA(const int64_t i) {
+        const float a = xt == ElementType::fp32 ? xf(i) : half_float::from_half(xh(i), xt);
+        if (yt == ElementType::fp32)
+          yf(i) += a;
+        else
+          yh(i) = half_float::to_half(half_float::from_half(yh(i), yt) + a, yt);
+      });
 }
 
 void add(const Tensor& x, const Tensor& y, const Tensor& z) {

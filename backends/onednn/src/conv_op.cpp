@@ -25,6 +25,10 @@ using dnnl::memory;
 using tag = memory::format_tag;
 
 /// The geometry in oneDNN's terms: logical dims N, C, [D,] H, W with channels-last tags.
+/// `weights` is the layer's fp32 ODHWI tensor; in bf16 the forward and backward-data
+/// primitives read bf16 weights, which the reorder into their layout converts to, and the
+/// weight gradient is fp32 (oneDNN accumulates it in fp32 and writes it so, as PyTorch's
+/// autocast keeps master gradients).
 struct ConvDescs {
   memory::desc src, weights, bias, dst;
   memory::dims strides, dilates, padding_l, padding_r;
@@ -48,8 +52,9 @@ ConvDescs describe(const ops::ConvGeometry& g) {
     d.padding_r.push_back(g.padding[i]);
   }
   const auto f32 = memory::data_type::f32;
-  d.src = memory::desc(in_dims, f32, is_2d ? tag::nhwc : tag::ndhwc);
-  d.dst = memory::desc(out_dims, f32, is_2d ? tag::nhwc : tag::ndhwc);
+  const auto act = data_type_of(g.type);
+  d.src = memory::desc(in_dims, act, is_2d ? tag::nhwc : tag::ndhwc);
+  d.dst = memory::desc(out_dims, act, is_2d ? tag::nhwc : tag::ndhwc);
   d.weights = memory::desc(w_dims, f32, is_2d ? tag::ohwi : tag::odhwi);
   d.bias = memory::desc({g.out_channels}, f32, tag::a);
   return d;
@@ -86,10 +91,10 @@ class OnednnConvOp final : public ops::ConvOp {
   }
 
   void forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) override {
-    require_elements(x, g_.input_shape(), what(), "input");
+    require_elements(x, g_.input_shape(), what(), "input", g_.type);
     require_elements(w, g_.weight_shape(), what(), "weight");
     if (!bias.empty()) require_elements(bias, Shape{g_.out_channels}, what(), "bias");
-    require_elements(y, g_.output_shape(), what(), "output");
+    require_elements(y, g_.output_shape(), what(), "output", g_.type);
     const auto lock = Engine::get().lock();
     Pass& p = forward_[bias.empty() ? 0 : 1];
     if (p.conv.threads != Engine::threads()) {
@@ -100,17 +105,17 @@ class OnednnConvOp final : public ops::ConvOp {
       p.conv.build<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(pd, args);
       build_reorder(p, d_.weights, pd.weights_desc());
     }
-    p.conv.bind(DNNL_ARG_SRC, x.data());
+    p.conv.bind(DNNL_ARG_SRC, x.raw_data());
     p.conv.bind(DNNL_ARG_WEIGHTS, weights_for(p, w));
     if (!bias.empty()) p.conv.bind(DNNL_ARG_BIAS, bias.data());
-    p.conv.bind(DNNL_ARG_DST, y.data());
+    p.conv.bind(DNNL_ARG_DST, y.raw_data());
     p.conv.run();
   }
 
   void backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx) override {
-    require_elements(dy, g_.output_shape(), what(), "output gradient");
+    require_elements(dy, g_.output_shape(), what(), "output gradient", g_.type);
     require_elements(w, g_.weight_shape(), what(), "weight");
-    require_elements(dx, g_.input_shape(), what(), "input gradient");
+    require_elements(dx, g_.input_shape(), what(), "input gradient", g_.type);
     const auto lock = Engine::get().lock();
     Pass& p = backward_data_;
     if (p.conv.threads != Engine::threads()) {
@@ -119,15 +124,15 @@ class OnednnConvOp final : public ops::ConvOp {
           pd, {{DNNL_ARG_DIFF_DST, d_.dst}, {DNNL_ARG_WEIGHTS, pd.weights_desc()}, {DNNL_ARG_DIFF_SRC, d_.src}});
       build_reorder(p, d_.weights, pd.weights_desc());
     }
-    p.conv.bind(DNNL_ARG_DIFF_DST, dy.data());
+    p.conv.bind(DNNL_ARG_DIFF_DST, dy.raw_data());
     p.conv.bind(DNNL_ARG_WEIGHTS, weights_for(p, w));
-    p.conv.bind(DNNL_ARG_DIFF_SRC, dx.data());
+    p.conv.bind(DNNL_ARG_DIFF_SRC, dx.raw_data());
     p.conv.run();
   }
 
   void backward_weights(const Tensor& x, const Tensor& dy, const Tensor& dw, const Tensor& dbias) override {
-    require_elements(x, g_.input_shape(), what(), "input");
-    require_elements(dy, g_.output_shape(), what(), "output gradient");
+    require_elements(x, g_.input_shape(), what(), "input", g_.type);
+    require_elements(dy, g_.output_shape(), what(), "output gradient", g_.type);
     require_elements(dw, g_.weight_shape(), what(), "weight gradient");
     if (!dbias.empty()) require_elements(dbias, Shape{g_.out_channels}, what(), "bias gradient");
     const auto lock = Engine::get().lock();
@@ -141,8 +146,8 @@ class OnednnConvOp final : public ops::ConvOp {
       build_reorder(p, pd.diff_weights_desc(), d_.weights);
     }
     void* staged = p.reorder.built() ? Engine::get().staging().get(p.staged_bytes) : nullptr;
-    p.conv.bind(DNNL_ARG_SRC, x.data());
-    p.conv.bind(DNNL_ARG_DIFF_DST, dy.data());
+    p.conv.bind(DNNL_ARG_SRC, x.raw_data());
+    p.conv.bind(DNNL_ARG_DIFF_DST, dy.raw_data());
     p.conv.bind(DNNL_ARG_DIFF_WEIGHTS, staged ? staged : dw.data());
     if (!dbias.empty()) p.conv.bind(DNNL_ARG_DIFF_BIAS, dbias.data());
     p.conv.run();
@@ -156,7 +161,12 @@ class OnednnConvOp final : public ops::ConvOp {
  private:
   std::string what() const { return "convolution " + g_.str(); }
 
-  memory::desc weights_request() const { return memory::desc(d_.weights.dims(), memory::data_type::f32, tag::any); }
+  /// The weights the forward and backward-data primitives read: the activations' type.
+  memory::desc weights_request() const { return memory::desc(d_.weights.dims(), d_.src.data_type(), tag::any); }
+  /// The weight gradient backward-weights writes: fp32 in every precision.
+  memory::desc weight_gradient_request() const {
+    return memory::desc(d_.weights.dims(), memory::data_type::f32, tag::any);
+  }
 
   dnnl::convolution_forward::primitive_desc forward_pd(bool bias) const {
     const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
@@ -174,7 +184,8 @@ class OnednnConvOp final : public ops::ConvOp {
 
   dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
       const dnnl::convolution_forward::primitive_desc& hint, bool bias) const {
-    const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, d_.src, weights_request(),
+    const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, d_.src,
+                                                        weight_gradient_request(),
                                                         bias ? d_.bias : memory::desc(), d_.dst, d_.strides, d_.dilates,
                                                         d_.padding_l, d_.padding_r);
     return {desc, user_scratchpad_attr(), Engine::get().engine(), hint};

@@ -32,8 +32,8 @@ class OnednnEltwiseOp final : public ops::EltwiseOp {
         p.forward.build<dnnl::eltwise_forward::primitive_desc, dnnl::eltwise_forward>(
             forward_pd(md), {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
       }
-      p.forward.bind(DNNL_ARG_SRC, x.data() + at);
-      p.forward.bind(DNNL_ARG_DST, y.data() + at);
+      p.forward.bind(DNNL_ARG_SRC, element_at(x, at));
+      p.forward.bind(DNNL_ARG_DST, element_at(y, at));
       p.forward.run();
     }
   }
@@ -53,9 +53,9 @@ class OnednnEltwiseOp final : public ops::EltwiseOp {
         p.backward.build<dnnl::eltwise_backward::primitive_desc, dnnl::eltwise_backward>(
             pd, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
       }
-      p.backward.bind(DNNL_ARG_SRC, x.data() + at);
-      p.backward.bind(DNNL_ARG_DIFF_DST, dy.data() + at);
-      p.backward.bind(DNNL_ARG_DIFF_SRC, dx.data() + at);
+      p.backward.bind(DNNL_ARG_SRC, element_at(x, at));
+      p.backward.bind(DNNL_ARG_DIFF_DST, element_at(dy, at));
+      p.backward.bind(DNNL_ARG_DIFF_SRC, element_at(dx, at));
       p.backward.run();
     }
   }
@@ -73,8 +73,8 @@ class OnednnEltwiseOp final : public ops::EltwiseOp {
     return by_count_[count];
   }
 
-  static memory::desc flat(int64_t count) {
-    return memory::desc({count}, memory::data_type::f32, memory::format_tag::a);
+  memory::desc flat(int64_t count) const {
+    return memory::desc({count}, data_type_of(desc_.type), memory::format_tag::a);
   }
 
   // Each row of ops/activations.hpp names its algorithm; make_eltwise takes only rows that
@@ -101,6 +101,9 @@ class OnednnEltwiseOp final : public ops::EltwiseOp {
     require_shape(!x.empty() && x.numel() == other.numel(), "onednn " + desc_.str() + ": x of shape " +
                                                                 x.shape().str() + " and " + what + " of shape " +
                                                                 other.shape().str() + " differ in size");
+    if (x.type() != desc_.type || other.type() != desc_.type)
+      throw Error("onednn " + desc_.str() + ": x is " + element_type_name(x.type()) + " and " + what + " " +
+                  element_type_name(other.type()) + ", expected " + element_type_name(desc_.type));
   }
 
   ops::EltwiseDesc desc_;

@@ -42,6 +42,16 @@ class OnednnBackend final : public ops::Backend {
     if (!tensors_on_host) return decline(why);
     return onednn_backend::make_inner_product(g, why);
   }
+  std::string lacks_precision(ops::OpKind kind, ElementType type) const override {
+    if (type == ElementType::fp32) return {};
+    if (type == ElementType::fp16) return "oneDNN 2.x has no fp16 training kernels for CPUs";
+    if (kind != ops::OpKind::conv && kind != ops::OpKind::pool && kind != ops::OpKind::eltwise)
+      return ops::Backend::lacks_precision(kind, type);
+    if (!has_bf16_instructions())
+      return "this CPU has no bf16 instructions (oneDNN dispatches " + dispatched_isa() +
+             "; bf16 needs AVX512-BF16 or AMX, and emulated it runs slower than fp32)";
+    return {};
+  }
   std::string lacks(ops::OpKind kind) const override {
     // oneDNN's batch normalization computes mean and variance, and the two backward sums,
     // inside one primitive call each, with no point between where they could be reduced
@@ -93,6 +103,13 @@ std::string version_string() {
   const dnnl::version_t* v = dnnl::version();
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
          " (cpu runtime " + runtime_name(v->cpu_runtime) + ", ISA " + isa_name(dnnl::get_effective_cpu_isa()) + ")";
+}
+
+std::string dispatched_isa() { return isa_name(dnnl::get_effective_cpu_isa()); }
+
+bool has_bf16_instructions() {
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
 
 }  // namespace tessera::onednn_backend

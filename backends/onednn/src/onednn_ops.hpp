@@ -3,6 +3,8 @@
 #include <memory>
 #include <string>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include "tessera/core/error.hpp"
 #include "tessera/core/tensor.hpp"
 #include "tessera/ops/conv.hpp"
@@ -25,11 +27,32 @@ std::unique_ptr<ops::PoolOp> make_pool(const ops::PoolGeometry& g, std::string& 
 std::unique_ptr<ops::EltwiseOp> make_eltwise(const ops::EltwiseDesc& d, int64_t max_piece = kMaxTensorElements);
 std::unique_ptr<ops::InnerProductOp> make_inner_product(const ops::InnerProductGeometry& g, std::string& why);
 
+/// oneDNN's name for `type`.
+inline dnnl::memory::data_type data_type_of(ElementType type) {
+  switch (type) {
+    case ElementType::fp32: return dnnl::memory::data_type::f32;
+    case ElementType::bf16: return dnnl::memory::data_type::bf16;
+    case ElementType::fp16: return dnnl::memory::data_type::f16;
+  }
+  return dnnl::memory::data_type::undef;
+}
+
+/// The address of element `at` of `t`, whatever its type.
+inline void* element_at(const Tensor& t, int64_t at) {
+  return static_cast<char*>(t.raw_data()) + at * static_cast<int64_t>(element_size(t.type()));
+}
+
 /// Throws ShapeError unless `t` holds exactly `expected.numel()` elements (the ops read flat
-/// memory, so e.g. a [N, H, W, C] tensor may carry an [N, 1, H, W, C] geometry).
-inline void require_elements(const Tensor& t, const Shape& expected, const std::string& op, const char* what) {
+/// memory, so e.g. a [N, H, W, C] tensor may carry an [N, 1, H, W, C] geometry), and Error
+/// unless it is of `type`.
+/// and is of `type`.
+inline void require_elements(const Tensor& t, const Shape& expected, const std::string& op, const char* what,
+                             ElementType type = ElementType::fp32) {
   if (t.empty() || t.numel() != expected.numel())
     throw ShapeError("onednn " + op + ": " + what + " has shape " + t.shape().str() + ", expected " + expected.str());
+  if (t.type() != type)
+    throw Error("onednn " + op + ": " + what + " is " + element_type_name(t.type()) + ", expected " +
+                element_type_name(type));
 }
 
 }  // namespace tessera::onednn_backend

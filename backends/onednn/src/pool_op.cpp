@@ -26,8 +26,8 @@ class OnednnPoolOp final : public ops::PoolOp {
       strides_.push_back(g.stride[i]);
       padding_.push_back(g.padding[i]);  // our sizes round down like oneDNN's: the same after
     }
-    src_ = memory::desc(in_dims, memory::data_type::f32, is_2d ? tag::nhwc : tag::ndhwc);
-    dst_ = memory::desc(out_dims, memory::data_type::f32, is_2d ? tag::nhwc : tag::ndhwc);
+    src_ = memory::desc(in_dims, data_type_of(g.type), is_2d ? tag::nhwc : tag::ndhwc);
+    dst_ = memory::desc(out_dims, data_type_of(g.type), is_2d ? tag::nhwc : tag::ndhwc);
   }
 
   std::string backend() const override { return "onednn"; }
@@ -42,8 +42,8 @@ class OnednnPoolOp final : public ops::PoolOp {
   }
 
   void forward(const Tensor& x, const Tensor& y) override {
-    require_elements(x, g_.input_shape(), what(), "input");
-    require_elements(y, g_.output_shape(), what(), "output");
+    require_elements(x, g_.input_shape(), what(), "input", g_.type);
+    require_elements(y, g_.output_shape(), what(), "output", g_.type);
     const auto lock = Engine::get().lock();
     if (forward_.threads != Engine::threads()) {
       const auto pd = forward_pd();
@@ -52,17 +52,17 @@ class OnednnPoolOp final : public ops::PoolOp {
       workspace_bytes_ = max() ? pd.workspace_desc().get_size() : 0;
       forward_.build<dnnl::pooling_forward::primitive_desc, dnnl::pooling_forward>(pd, args);
     }
-    forward_.bind(DNNL_ARG_SRC, x.data());
-    forward_.bind(DNNL_ARG_DST, y.data());
+    forward_.bind(DNNL_ARG_SRC, x.raw_data());
+    forward_.bind(DNNL_ARG_DST, y.raw_data());
     if (max()) forward_.bind(DNNL_ARG_WORKSPACE, workspace_.get(workspace_bytes_));
     forward_.run();
     have_workspace_ = true;
   }
 
   void backward(const Tensor& x, const Tensor& dy, const Tensor& dx) override {
-    require_elements(x, g_.input_shape(), what(), "input");
-    require_elements(dy, g_.output_shape(), what(), "output gradient");
-    require_elements(dx, g_.input_shape(), what(), "input gradient");
+    require_elements(x, g_.input_shape(), what(), "input", g_.type);
+    require_elements(dy, g_.output_shape(), what(), "output gradient", g_.type);
+    require_elements(dx, g_.input_shape(), what(), "input gradient", g_.type);
     if (max() && !have_workspace_) throw Error("onednn " + what() + ": backward called before forward");
     const auto lock = Engine::get().lock();
     if (backward_.threads != Engine::threads()) {
@@ -72,8 +72,8 @@ class OnednnPoolOp final : public ops::PoolOp {
       if (max()) args.emplace_back(DNNL_ARG_WORKSPACE, fwd.workspace_desc());
       backward_.build<dnnl::pooling_backward::primitive_desc, dnnl::pooling_backward>(pd, args);
     }
-    backward_.bind(DNNL_ARG_DIFF_DST, dy.data());
-    backward_.bind(DNNL_ARG_DIFF_SRC, dx.data());
+    backward_.bind(DNNL_ARG_DIFF_DST, dy.raw_data());
+    backward_.bind(DNNL_ARG_DIFF_SRC, dx.raw_data());
     if (max()) backward_.bind(DNNL_ARG_WORKSPACE, workspace_.get(workspace_bytes_));
     backward_.run();
   }

@@ -26,6 +26,9 @@ struct LayerContext {
   uint64_t seed = 0;
   /// Compute what needs no halo while halos are in flight.
   HaloOverlap halo_overlap = HaloOverlap::where_it_pays;
+  /// The element type the layer computes in, one of its traits().precisions: its inputs,
+  /// output and their gradients are of this type (the model converts at its edges).
+  ElementType precision = ElementType::fp32;
 };
 
 /// Per-step information a layer may need (dropout masks differ per step).

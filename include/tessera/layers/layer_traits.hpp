@@ -10,8 +10,6 @@
 
 namespace tessera::layers {
 
-/// The element types a layer computes in; fp32 only for now.
-enum class Precision { fp32 };
 
 /// The window a layer slides when split in space, so that it exchanges halos: over its input,
 /// or for a transposed convolution over its output (`on_output`).
@@ -36,8 +34,18 @@ struct LayerTraits {
   bool commutes_with_max_pool = false;
   /// The backend ops it runs; empty for layers whose kernels are their own Kokkos code.
   std::vector<ops::OpKind> op_kinds;
-  std::vector<Precision> precisions{Precision::fp32};
+  /// The element types it computes in: its inputs, output and their gradients are of the
+  /// type it runs in (parameters stay fp32). A run asking for a type a layer lacks runs that
+  /// layer in fp32, with conversions at its edges (docs/precision.md).
+  std::vector<ElementType> precisions{ElementType::fp32};
 };
+
+/// Whether a layer with traits `t` computes in `type`.
+inline bool runs_in(const LayerTraits& t, ElementType type) {
+  for (ElementType p : t.precisions)
+    if (p == type) return true;
+  return false;
+}
 
 /// The backend op a layer runs at the shapes it is given: the geometry of its kind (the
 /// others stay default). What bench times for the layer.

@@ -12,6 +12,10 @@ namespace tessera::model {
 struct BuildOptions {
   std::string backend = "auto";  // default op backend for layers that do not name one
   uint64_t seed = 0;
+  /// The type layers compute in unless their spec says otherwise; a layer without that
+  /// precision runs in fp32. `precision_key` says where it was chosen, for errors.
+  ElementType precision = ElementType::fp32;
+  std::string precision_key = "$.training.precision";
   /// The ranks training this model together; every layer's distribution uses all of them.
   parallel::Communicator group;
 };

@@ -16,7 +16,10 @@ namespace tessera::model {
 
 /// A graph of layers that runs: it sets the layers of a built (and rewritten) Graph up, lays
 /// their parameters out in one ParameterStore, and runs forward and backward. Residual adds
-/// and U-Net concats are just layers with several inputs.
+/// and U-Net concats are just layers with several inputs. Each layer's output is of the type
+/// the layer computes in (its context's precision); where a layer reads an input of another
+/// type, the model converts it into a buffer of the layer's type (and the gradient back), so
+/// layers see only their own type. The model's input and output are fp32.
 class Model {
  public:
   /// Spec → graph → passes → model: reads the "model" section of a spec (see ModelSpec),
@@ -59,6 +62,11 @@ class Model {
   std::string summary() const;
   /// Forward FLOPs per sample of the compute-bound layers.
   double forward_flops_per_sample() const;
+  /// Bytes of the activations this rank holds now: every layer's output, the gradients and
+  /// conversion buffers the last forward and backward allocated.
+  int64_t activation_bytes() const;
+  /// "fp32", or e.g. "bf16 (12 of 21 layers; the others fp32)".
+  std::string precision_summary() const;
 
  private:
   /// What a node holds while the model runs, beside its GraphNode.
@@ -67,7 +75,21 @@ class Model {
     std::vector<Shape> input_shapes;  // this rank's blocks
     Shape global_output;              // the whole output for the current batch
     Tensor output, grad, scratch;     // this rank's blocks
+    /// Per input: the input converted to this layer's type, and the gradient the layer
+    /// writes for it in that type; empty where the producer's type is the layer's.
+    std::vector<Tensor> converted_input, converted_grad;
   };
+
+  /// The type node `producer`'s output is of (fp32 for the model input).
+  ElementType type_of(int producer) const;
+  /// Input k of node i as the layer reads it: its producer's output, or converted.
+  const Tensor& layer_input(size_t i, size_t k, bool convert);
+  /// The tensor node i's backward writes input k's gradient into: the producer's gradient,
+  /// its scratch (then `in` joins `accumulate`), a conversion buffer, or none for the data.
+  Tensor gradient_target(size_t i, size_t k, std::vector<int>& accumulate);
+  /// After node i's backward: converts the gradient it wrote for input k in its own type into
+  /// the producer's gradient (or adds it there), where the types differ.
+  void take_converted_grad(size_t i, size_t k);
 
   void set_up_layers();
   /// Logs which layers run an op on a fallback backend, and why (registry::declined_notes).
@@ -80,6 +102,7 @@ class Model {
   int64_t current_batch_ = 0;
   ParameterStore params_;
   Tensor input_;  // the input of the last forward, for backward
+  Tensor output_fp32_, grad_output_converted_;  // where the last layer is not fp32
   std::vector<char> grad_written_;
 };
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/core/config.hpp"
+#include "tessera/core/element_type.hpp"
 #include "tessera/core/shape.hpp"
 #include "tessera/layers/halo_overlap.hpp"
 #include "tessera/layers/parameter.hpp"
@@ -26,6 +27,8 @@ struct LayerSpec {
   std::string backend_path;
   std::optional<parallel::Distribution> distribution;  // unset: the model's
   std::string distribution_path;
+  std::optional<ElementType> precision;  // unset: the run's
+  std::string precision_path;
 
   static constexpr int kModelInput = -1;
 };
@@ -55,6 +58,12 @@ struct ModelSpec {
   /// Reads `spec` and finishes it (unknown keys are errors).
   static ModelSpec from_json(ConfigObject& spec);
 };
+
+/// The precision named by `key` of `cfg` ("fp32", "bf16"); a ConfigError naming the key for
+/// another name, and for "fp16", which needs the loss scaling Tessera does not have yet.
+ElementType read_precision(ConfigObject& cfg, const std::string& key);
+/// The same for a name given outside a config (e.g. --precision), `where` naming its source.
+ElementType parse_precision(const std::string& name, const std::string& where);
 
 /// Reads a "distribution" object ({"sample": 2, "depth": 2}; every count defaults to 1).
 parallel::Distribution read_distribution(ConfigObject cfg);

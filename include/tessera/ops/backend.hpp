@@ -47,6 +47,10 @@ class Backend {
   virtual std::unique_ptr<InnerProductOp> create_inner_product(const InnerProductGeometry& g, std::string& why);
   /// Why this backend has no op of `kind` at all ("no batch norm" unless a backend says more).
   virtual std::string lacks(OpKind kind) const;
+  /// Why this backend has no op of `kind` computing in `type`, or "" when it has one (fp32
+  /// only, unless a backend says more). Asked before create_*, so that a backend's ops see
+  /// only the types it declared.
+  virtual std::string lacks_precision(OpKind kind, ElementType type) const;
 };
 
 }  // namespace tessera::ops

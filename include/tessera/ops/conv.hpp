@@ -19,6 +19,10 @@ struct ConvGeometry {
   std::array<int64_t, 3> stride{1, 1, 1};
   std::array<int64_t, 3> padding{0, 0, 0};   // before and after
   std::array<int64_t, 3> dilation{1, 1, 1};
+  /// The type of the activations and their gradients (x, y, dx, dy). Weights, bias and their
+  /// gradients are fp32 in every precision (master weights): a backend converts the weights
+  /// for its kernels and accumulates in fp32.
+  ElementType type = ElementType::fp32;
 
   std::array<int64_t, 3> out_size() const;
   int64_t kernel_volume() const { return kernel[0] * kernel[1] * kernel[2]; }
@@ -27,7 +31,7 @@ struct ConvGeometry {
   Shape weight_shape() const;
   /// Multiply-adds ×2 of the forward pass.
   double forward_flops() const;
-  /// "3d 4->16 k3x3x3 s1 p1 d1 in 1x16x16x16"
+  /// "3d 4->16 k3x3x3 s1 p1 d1 in 1x16x16x16", prefixed "bf16 " etc. when not fp32
   std::string str() const;
   /// Throws ShapeError (prefixed with `where`) when the geometry is impossible.
   void validate(const std::string& where) const;

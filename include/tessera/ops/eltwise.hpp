@@ -11,6 +11,8 @@ namespace tessera::ops {
 struct EltwiseDesc {
   EltwiseKind kind = EltwiseKind::relu;
   float alpha = 0.0f;
+  /// The type of x, y, dx and dy.
+  ElementType type = ElementType::fp32;
   /// "relu", "leaky_relu(alpha=0.01)": the name and the key's value.
   std::string str() const;
 };

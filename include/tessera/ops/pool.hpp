@@ -18,6 +18,8 @@ struct PoolGeometry {
   std::array<int64_t, 3> kernel{1, 1, 1};
   std::array<int64_t, 3> stride{1, 1, 1};
   std::array<int64_t, 3> padding{0, 0, 0};
+  /// The type of x, y, dx and dy.
+  ElementType type = ElementType::fp32;
 
   std::array<int64_t, 3> out_size() const;
   Shape input_shape() const;

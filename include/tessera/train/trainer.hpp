@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/element_type.hpp"
 #include "tessera/io/dataset.hpp"
 #include "tessera/layers/loss.hpp"
 #include "tessera/model/model.hpp"
@@ -40,11 +41,14 @@ struct TrainingOptions {
   std::string resume_file;                            // checkpoint to start from, empty: fresh start
   bool progress = true;
   bool profile = false;
+  /// The type activations are computed in (docs/precision.md); parameters stay fp32.
+  ElementType precision = ElementType::fp32;
+  std::string precision_key = "$.training.precision";  // where it was set, for errors
   /// Validation metrics by name (MetricChoice); none given: the loss's defaults.
   std::optional<std::vector<std::string>> metrics;
 
-  /// Reads {"epochs", "batch_size", "max_steps", "seed", "log_every", "metrics", "checkpoint":
-  /// {"path", "every_steps"}}.
+  /// Reads {"epochs", "batch_size", "max_steps", "seed", "log_every", "precision", "metrics",
+  /// "checkpoint": {"path", "every_steps"}}.
   static TrainingOptions from_json(ConfigObject& cfg);
 };
 

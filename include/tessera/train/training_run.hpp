@@ -15,6 +15,7 @@ struct RunOverrides {
   std::optional<int64_t> epochs, batch_size, max_steps, checkpoint_every;
   std::optional<uint64_t> seed;
   std::string backend = "auto";
+  std::optional<std::string> precision;  // --precision: overrides training.precision
   std::string metrics_file, checkpoint_file, resume_file;
   bool progress = true;
   bool profile = false;

@@ -20,6 +20,10 @@ std::vector<std::string> fuse_conv_max_pool(Graph& graph) {
       continue;
     auto layer = producer.layer->fused_with_max_pool(pool_node.layer->name(), *pool, graph.global_input(i, 0, 1));
     if (!layer || (producer.grid().distribution().splits_channels() && !layer->traits().channel_split)) continue;
+    // The fused layer's slab kernels are its own; it runs only in the types it declares.
+    if (producer.context.precision != pool_node.context.precision ||
+        !layers::runs_in(layer->traits(), producer.context.precision))
+      continue;
     fused.push_back("graph: '" + layer->name() +
                     "' pools each slab of the convolution's output as it is computed "
                     "(its full output is never stored)");

@@ -14,6 +14,9 @@ namespace tessera::kokkos_backend {
 void axpby(float a, const Tensor& x, float b, const Tensor& y);
 /// z = x + y
 void add(const Tensor& x, const Tensor& y, const Tensor& z);
+/// y += x for tensors of any element types (the sum in fp32, rounded to y's type): how a
+/// model sums the gradients a reduced-precision activation receives from several consumers.
+void accumulate(const Tensor& x, const Tensor& y);
 /// Σ x (accumulated in double).
 double sum(const Tensor& x);
 /// Σ x² (accumulated in double).
