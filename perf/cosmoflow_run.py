@@ -7,6 +7,8 @@
       steps measure training, not data generation), no validation, one step per epoch for
       EPOCHS epochs, every step logged. Each PATH=JSON then sets a dotted key, e.g.
       model.distribution='{"depth": 2}' or data.store_mb=0.
+  cosmoflow_run.py example_config EXAMPLE SIZE BATCH EPOCHS OUT [PATH=JSON ...]
+      the same made from another example config, e.g. examples/unet3d_small.json.
   cosmoflow_run.py rate METRICS BATCH
       samples/s of the median step after the two warm-up steps (docs/benchmarks.md),
       from a `tessera train --metrics` log.
@@ -22,8 +24,8 @@ import sys
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "cosmoflow_small.json")
 
 
-def config(size, batch, epochs, out, settings):
-    c = json.load(open(EXAMPLE))
+def config(size, batch, epochs, out, settings, example=EXAMPLE):
+    c = json.load(open(example))
     c["model"]["input"]["size"] = [size] * 3
     c["data"].update({"size": size, "samples": batch, "validation_samples": 0})
     c["training"].update({"batch_size": batch, "epochs": epochs, "log_every": 1})
@@ -63,6 +65,8 @@ def conv_limit(ops_file, backend):
 if __name__ == "__main__":
     if len(sys.argv) >= 6 and sys.argv[1] == "config":
         config(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6:])
+    elif len(sys.argv) >= 7 and sys.argv[1] == "example_config":
+        config(int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7:], example=sys.argv[2])
     elif len(sys.argv) == 4 and sys.argv[1] == "rate":
         print(f"{rate(sys.argv[2], int(sys.argv[3])):.3f}")
     elif len(sys.argv) == 4 and sys.argv[1] == "conv_limit":

@@ -2,21 +2,25 @@
 """The PyTorch peer of perf/cosmoflow_cpu.sh: cosmoflow-small trained in PyTorch eager on this
 machine's CPU, under the protocol of docs/benchmarks.md.
 
-  torch_cosmoflow.py SIZE BATCH STEPS [THREADS] [default|channels_last]
+  torch_cosmoflow.py SIZE BATCH STEPS [THREADS] [default|channels_last] [fp32|bf16]
 
 The network, loss and optimizer are those of examples/cosmoflow_small.json. Inputs and targets
 are one fixed batch of normal random numbers, so only training is timed. THREADS sets
 torch.set_num_threads (otherwise PyTorch's default); channels_last puts the model and its input
-in channels_last_3d (NDHWC, Tessera's layout). After two warm-up steps, STEPS steps are timed
-one by one and the median step gives samples_per_s. One line is printed:
+in channels_last_3d (NDHWC, Tessera's layout). bf16 runs the forward pass under CPU autocast
+(torch.autocast("cpu", dtype=torch.bfloat16): convolutions and dense layers in bf16, the
+parameters, their gradients and the optimizer in fp32; the loss in fp32); fp32 (the default)
+without it. After two warm-up steps, STEPS steps are timed one by one and the median step gives
+samples_per_s. One line is printed:
 
-  torch V channels_last=B threads=T size=S batch=N median_step_s=X samples_per_s=Y
+  torch V channels_last=B precision=P threads=T size=S batch=N median_step_s=X samples_per_s=Y
   conv_fwd_gflop_per_sample=F est_train_gflops=G
 
 est_train_gflops counts three times the forward conv work (forward, backward-data,
 backward-weights) per step: an estimate, not the exact conv-bound count of docs/benchmarks.md.
 """
 import argparse
+import contextlib
 import statistics
 import time
 
@@ -54,10 +58,20 @@ def conv_forward_flop(size):
     return flop
 
 
-def training_step(size, batch, channels_last, device="cpu"):
+def autocast(device, precision):
+    """The forward pass's context: autocast to bf16 on DEVICE for precision bf16, nothing for
+    fp32 (the step is then exactly the fp32 step)."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    if precision != "bf16":
+        raise ValueError(f"precision must be fp32 or bf16, not {precision}")
+    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16)
+
+
+def training_step(size, batch, channels_last, device="cpu", precision="fp32"):
     """One SGD step of cosmoflow-small on a fixed random batch, as a function returning the
-    loss; the model and input in channels_last_3d if asked. On a GPU the step ends when the
-    device is done."""
+    loss; the model and input in channels_last_3d if asked, the forward pass under bf16
+    autocast for precision bf16. On a GPU the step ends when the device is done."""
     torch.manual_seed(0)
     model = cosmoflow_small(size).to(device)
     x = torch.randn(batch, CHANNELS[0], size, size, size, device=device)
@@ -70,7 +84,9 @@ def training_step(size, batch, channels_last, device="cpu"):
 
     def step():
         optimizer.zero_grad()
-        loss = nn.functional.mse_loss(model(x), y)
+        with autocast(device, precision):
+            out = model(x)
+        loss = nn.functional.mse_loss(out.float(), y)
         loss.backward()
         optimizer.step()
         if x.is_cuda:
@@ -98,6 +114,8 @@ def main():
     parser.add_argument("steps", type=int, help="timed steps after the warm-up")
     parser.add_argument("threads", type=int, nargs="?", help="torch.set_num_threads (default: PyTorch's)")
     parser.add_argument("memory_format", nargs="?", default="default", choices=("default", "channels_last"))
+    parser.add_argument("precision", nargs="?", default="fp32", choices=("fp32", "bf16"),
+                        help="bf16: the forward pass under CPU autocast to bfloat16")
     args = parser.parse_args()
     if args.steps < 1:
         parser.error("STEPS must be at least 1")
@@ -105,10 +123,12 @@ def main():
         torch.set_num_threads(args.threads)
     channels_last = args.memory_format == "channels_last"
 
-    median = median_step_seconds(training_step(args.size, args.batch, channels_last), args.steps)
+    step = training_step(args.size, args.batch, channels_last, precision=args.precision)
+    median = median_step_seconds(step, args.steps)
     flop = conv_forward_flop(args.size)
     print(
-        f"torch {torch.__version__} channels_last={channels_last} threads={torch.get_num_threads()} "
+        f"torch {torch.__version__} channels_last={channels_last} precision={args.precision} "
+        f"threads={torch.get_num_threads()} "
         f"size={args.size} batch={args.batch} median_step_s={median:.3f} samples_per_s={args.batch / median:.2f} "
         f"conv_fwd_gflop_per_sample={flop / 1e9:.1f} est_train_gflops={3 * flop * args.batch / median / 1e9:.1f}"
     )
