@@ -15,5 +15,22 @@ build_perf() {
   cmake --build "$dir" -j "$(nproc)" --target "$@" >/dev/null
 }
 
+# peer_and_tessera SCRIPT: checks that $TESSERA_PEER_PYTHON (default /usr/bin/python3, Debian's
+# python3-torch) imports torch, setting peer_python; builds the perf tessera into $build unless
+# $tessera names one; then sets the peers' threads from $threads and makes $work, a scratch
+# folder removed on exit. What every script timing Tessera against a PyTorch peer does first.
+peer_and_tessera() {
+  peer_python=${TESSERA_PEER_PYTHON:-/usr/bin/python3}
+  "$peer_python" -c 'import torch' 2>/dev/null ||
+    { echo "$1: $peer_python cannot import torch (set TESSERA_PEER_PYTHON)" >&2; exit 1; }
+  if [[ -z $tessera ]]; then
+    build_perf "$build" tessera_cli
+    tessera=$build/tessera
+  fi
+  export OMP_NUM_THREADS=$threads OMP_PROC_BIND=false
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+}
+
 # Open MPI on one machine: more ranks than cores, and CI runs as root.
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

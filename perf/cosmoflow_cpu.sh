@@ -22,19 +22,8 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-peer_python=${TESSERA_PEER_PYTHON:-/usr/bin/python3}
-"$peer_python" -c 'import torch' 2>/dev/null ||
-  { echo "cosmoflow_cpu.sh: $peer_python cannot import torch (set TESSERA_PEER_PYTHON)" >&2; exit 1; }
-
 source perf/common.sh
-if [[ -z $tessera ]]; then
-  build_perf "$build" tessera_cli
-  tessera=$build/tessera
-fi
-
-export OMP_NUM_THREADS=$threads OMP_PROC_BIND=false
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+peer_and_tessera cosmoflow_cpu.sh
 /usr/bin/python3 perf/cosmoflow_run.py config "$size" "$batch" "$((steps + 2))" "$work/run.json"
 
 echo "== tessera: cosmoflow-small S=$size batch=$batch threads=$threads"

@@ -31,19 +31,8 @@ for model in $models; do
   [[ $model == cosmoflow || $model == unet ]] ||
     { echo "precision.sh: --models takes cosmoflow and unet, not '$model'" >&2; exit 2; }
 done
-peer_python=${TESSERA_PEER_PYTHON:-/usr/bin/python3}
-"$peer_python" -c 'import torch' 2>/dev/null ||
-  { echo "precision.sh: $peer_python cannot import torch (set TESSERA_PEER_PYTHON)" >&2; exit 1; }
-
 source perf/common.sh
-if [[ -z $tessera ]]; then
-  build_perf "$build" tessera_cli
-  tessera=$build/tessera
-fi
-
-export OMP_NUM_THREADS=$threads OMP_PROC_BIND=false
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+peer_and_tessera precision.sh
 
 # The ISA oneDNN dispatches to: `onednn isa: NAME (bf16 instructions: yes|no)`, or the older
 # `onednn: ... ISA NAME)`; bf16 instructions where tessera says so, else where NAME has bf16 or

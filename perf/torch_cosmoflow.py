@@ -107,9 +107,11 @@ def median_step_seconds(step, steps):
     return statistics.median(times)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("size", type=int, help="edge S of the 4 x S^3 input, at least 32")
+def peer_main(doc, size_help, training_step, conv_forward_flop, check_size=lambda size: None):
+    """The command line shared by the CPU peers: SIZE BATCH STEPS [THREADS] [FORMAT]
+    [PRECISION]; times `training_step` and prints the one result line."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("size", type=int, help=size_help)
     parser.add_argument("batch", type=int)
     parser.add_argument("steps", type=int, help="timed steps after the warm-up")
     parser.add_argument("threads", type=int, nargs="?", help="torch.set_num_threads (default: PyTorch's)")
@@ -119,6 +121,7 @@ def main():
     args = parser.parse_args()
     if args.steps < 1:
         parser.error("STEPS must be at least 1")
+    check_size(args.size)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     channels_last = args.memory_format == "channels_last"
@@ -132,6 +135,10 @@ def main():
         f"size={args.size} batch={args.batch} median_step_s={median:.3f} samples_per_s={args.batch / median:.2f} "
         f"conv_fwd_gflop_per_sample={flop / 1e9:.1f} est_train_gflops={3 * flop * args.batch / median / 1e9:.1f}"
     )
+
+
+def main():
+    peer_main(__doc__, "edge S of the 4 x S^3 input, at least 32", training_step, conv_forward_flop)
 
 
 if __name__ == "__main__":

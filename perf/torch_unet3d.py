@@ -21,12 +21,11 @@ median step gives samples_per_s. One line is printed:
 est_train_gflops counts three times the forward conv work (transposed convolutions included)
 per step: an estimate, as perf/torch_cosmoflow.py's.
 """
-import argparse
 
 import torch
 from torch import nn
 
-from torch_cosmoflow import autocast, median_step_seconds  # the same precision and timing as cosmoflow's peer
+from torch_cosmoflow import autocast, median_step_seconds, peer_main  # the same precision, timing and output
 
 IN_CHANNELS = 1
 LEVELS = (16, 32, 64)  # channels of the encoder levels; the last is the bottom
@@ -115,31 +114,7 @@ def training_step(size, batch, channels_last, device="cpu", precision="fp32"):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("size", type=int, help="edge S of the 1 x S^3 input, a multiple of 4")
-    parser.add_argument("batch", type=int)
-    parser.add_argument("steps", type=int, help="timed steps after the warm-up")
-    parser.add_argument("threads", type=int, nargs="?", help="torch.set_num_threads (default: PyTorch's)")
-    parser.add_argument("memory_format", nargs="?", default="default", choices=("default", "channels_last"))
-    parser.add_argument("precision", nargs="?", default="fp32", choices=("fp32", "bf16"),
-                        help="bf16: the forward pass under CPU autocast to bfloat16")
-    args = parser.parse_args()
-    if args.steps < 1:
-        parser.error("STEPS must be at least 1")
-    check_size(args.size)
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
-    channels_last = args.memory_format == "channels_last"
-
-    step = training_step(args.size, args.batch, channels_last, precision=args.precision)
-    median = median_step_seconds(step, args.steps)
-    flop = conv_forward_flop(args.size)
-    print(
-        f"torch {torch.__version__} channels_last={channels_last} precision={args.precision} "
-        f"threads={torch.get_num_threads()} "
-        f"size={args.size} batch={args.batch} median_step_s={median:.3f} samples_per_s={args.batch / median:.2f} "
-        f"conv_fwd_gflop_per_sample={flop / 1e9:.1f} est_train_gflops={3 * flop * args.batch / median / 1e9:.1f}"
-    )
+    peer_main(__doc__, "edge S of the 1 x S^3 input, a multiple of 4", training_step, conv_forward_flop, check_size)
 
 
 if __name__ == "__main__":
