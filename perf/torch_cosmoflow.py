@@ -81,12 +81,19 @@ def training_step(size, batch, channels_last, device="cpu", precision="fp32"):
         x = x.contiguous(memory_format=torch.channels_last_3d)
     # Made after the format change, so the optimizer holds the parameters that are trained.
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    return optimizer_step(model, x, lambda out: nn.functional.mse_loss(out, y), optimizer, device, precision)
+
+
+def optimizer_step(model, x, loss_of, optimizer, device, precision):
+    """One optimizer step on input X as a function returning the loss: the forward pass under
+    `autocast` for PRECISION, LOSS_OF applied to the output in fp32. On a GPU the step ends when
+    the device is done."""
 
     def step():
         optimizer.zero_grad()
         with autocast(device, precision):
             out = model(x)
-        loss = nn.functional.mse_loss(out.float(), y)
+        loss = loss_of(out.float())
         loss.backward()
         optimizer.step()
         if x.is_cuda:

@@ -25,7 +25,7 @@ per step: an estimate, as perf/torch_cosmoflow.py's.
 import torch
 from torch import nn
 
-from torch_cosmoflow import autocast, median_step_seconds, peer_main  # the same precision, timing and output
+from torch_cosmoflow import optimizer_step, peer_main  # the same step, precision, timing and output
 
 IN_CHANNELS = 1
 LEVELS = (16, 32, 64)  # channels of the encoder levels; the last is the bottom
@@ -98,19 +98,8 @@ def training_step(size, batch, channels_last, device="cpu", precision="fp32"):
         model = model.to(memory_format=torch.channels_last_3d)
         x = x.contiguous(memory_format=torch.channels_last_3d)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-
-    def step():
-        optimizer.zero_grad()
-        with autocast(device, precision):
-            logits = model(x)
-        loss = nn.functional.cross_entropy(logits.float(), labels)
-        loss.backward()
-        optimizer.step()
-        if x.is_cuda:
-            torch.cuda.synchronize()
-        return loss.item()
-
-    return step
+    return optimizer_step(model, x, lambda logits: nn.functional.cross_entropy(logits, labels), optimizer, device,
+                          precision)
 
 
 def main():

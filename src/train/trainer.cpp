@@ -11,10 +11,10 @@
 
 #include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/atomic_file.hpp"
-#include "tessera/model/model_spec.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
+#include "tessera/model/model_spec.hpp"
 #include "tessera/core/stop_request.hpp"
 #include "tessera/optim/optimizer_section.hpp"
 #include "tessera/train/checkpoint_hook.hpp"

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "support/backend_comparison.hpp"
 #include "support/conv_geometry.hpp"
 #include "support/skip.hpp"
 #include "tessera/backends/onednn/onednn_backend.hpp"
-#include "tessera/core/half_float.hpp"
 #include "tessera/core/tensor.hpp"
 #include "tessera/registry/backend_registry.hpp"
 #include "tessera/registry/op_factory.hpp"
@@ -28,14 +28,14 @@ namespace {
 using namespace tessera;
 constexpr double u = 0x1p-8;
 
-/// Random values in [-1, 1] that bf16 holds exactly, in a tensor of `type`.
+/// Random values in [-1, 1] that bf16 holds exactly (random_tensor's, rounded), in a tensor of
+/// `type`.
 Tensor bf16_values(const Shape& shape, uint32_t seed, ElementType type) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(shape.numel()));
-  for (auto& e : v) e = half_float::rounded(d(rng), ElementType::bf16);
+  Tensor rounded(shape, ElementType::bf16);
+  deep_copy(rounded, testing::random_tensor(shape, seed));
+  if (type == ElementType::bf16) return rounded;
   Tensor t(shape, type);
-  t.copy_from_host(v);
+  deep_copy(t, rounded);
   return t;
 }
 
