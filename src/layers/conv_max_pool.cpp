@@ -31,13 +31,14 @@ bool ConvMaxPool::can_fuse(const PoolOptions& pool, int spatial_rank) {
 
 bool ConvMaxPool::pays_off(const ops::ConvGeometry& g) {
   const auto out = g.out_size();
-  return out[0] * out[1] * out[2] * g.out_channels * static_cast<int64_t>(sizeof(float)) > kSlabBytes;
+  return out[0] * out[1] * out[2] * g.out_channels * static_cast<int64_t>(element_size(g.type)) > kSlabBytes;
 }
 
 LayerTraits ConvMaxPool::traits() const {
   LayerTraits t;
   t.mixes_channels = true;
   t.op_kinds = {ops::OpKind::conv};
+  t.precisions = {ElementType::fp32, ElementType::bf16};
   return t;
 }
 
@@ -59,7 +60,7 @@ void ConvMaxPool::reshape(const std::vector<Shape>& inputs) {
   const auto pooled = pool_g_.out_size();
   const int64_t kd = pool_g_.kernel[0];
   const int64_t used_rows = pooled[0] * kd;  // conv rows some window reads
-  const int64_t row_bytes = out[1] * out[2] * conv_g_.out_channels * static_cast<int64_t>(sizeof(float));
+  const int64_t row_bytes = out[1] * out[2] * conv_g_.out_channels * static_cast<int64_t>(element_size(conv_g_.type));
   const int64_t rows =
       std::min(used_rows, std::max<int64_t>(1, slab_bytes_ / std::max<int64_t>(row_bytes, 1) / kd) * kd);
 
@@ -82,12 +83,15 @@ void ConvMaxPool::reshape(const std::vector<Shape>& inputs) {
   const ActivationDims in = ActivationDims::of(inputs[0]);
   padded_grad_ = Tensor();
   slab_input_grad_ = Tensor();
+  // Activations and their gradients are of the layer's precision; weights and their
+  // gradients fp32.
+  const ElementType type = conv_g_.type;
   padded_ = depth_padding_ > 0
-                ? Tensor(Shape{in.n, in.d + 2 * depth_padding_, in.h, in.w, in.c}, name() + ".padded_input")
+                ? Tensor(Shape{in.n, in.d + 2 * depth_padding_, in.h, in.w, in.c}, type, name() + ".padded_input")
                 : Tensor();
   const Shape slab_shape = Shape{rows * out[1] * out[2] * conv_g_.out_channels};  // sliced per slab
-  slab_ = Tensor(slab_shape, name() + ".slab");
-  slab_grad_ = Tensor(slab_shape, name() + ".slab_grad");
+  slab_ = Tensor(slab_shape, type, name() + ".slab");
+  slab_grad_ = Tensor(slab_shape, type, name() + ".slab_grad");
   weight_grad_ = Tensor(conv_g_.weight_shape(), name() + ".slab_weight_grad");
   bias_grad_ = conv_->bias() ? Tensor(Shape{conv_g_.out_channels}, name() + ".slab_bias_grad") : Tensor();
   argmax_ = ByteView(Kokkos::view_alloc(Kokkos::WithoutInitializing, name() + ".argmax"),
@@ -103,13 +107,12 @@ void copy_interior(const Tensor& plain, const Tensor& padded, int64_t pad, bool 
   const int64_t sample = in.d * in.h * in.w * in.c, row = in.h * in.w * in.c;
   const int64_t padded_sample = (in.d + 2 * pad) * row;
   for (int64_t n = 0; n < in.n; ++n) {
-    const auto p = Kokkos::subview(
-        padded.view(), std::make_pair(n * padded_sample + pad * row, n * padded_sample + pad * row + sample));
-    const auto q = Kokkos::subview(plain.view(), std::make_pair(n * sample, (n + 1) * sample));
+    const Tensor p = padded.slice(n * padded_sample + pad * row, Shape{sample});
+    const Tensor q = plain.slice(n * sample, Shape{sample});
     if (into_padded)
-      Kokkos::deep_copy(p, q);
+      deep_copy(p, q);
     else
-      Kokkos::deep_copy(q, p);
+      deep_copy(q, p);
   }
 }
 }  // namespace
@@ -168,7 +171,7 @@ void ConvMaxPool::forward(const std::vector<Tensor>& inputs, const Tensor& outpu
       const SlabExtent e = extent(x, n, slab);
       const Tensor y = slab_.slice(0, e.out_shape);
       slab.op->forward(x.slice(e.in_offset, e.in_shape), conv_->weight()->value, bias, y);
-      kokkos_backend::max_pool_slab_forward(y.view(), output.view(), argmax_,
+      kokkos_backend::max_pool_slab_forward(y, output, argmax_,
                                             layout_of(conv_g_, pool_g_, n, slab.first, slab.rows));
     }
 }
@@ -188,11 +191,12 @@ void ConvMaxPool::backward(const std::vector<Tensor>& inputs, const Tensor& /*ou
     if (padded_.empty()) {
       dx_sum = dx;
     } else {
-      if (padded_grad_.empty()) padded_grad_ = Tensor(padded_.shape(), name() + ".padded_input_grad");
+      if (padded_grad_.empty()) padded_grad_ = Tensor(padded_.shape(), padded_.type(), name() + ".padded_input_grad");
       dx_sum = padded_grad_;
     }
     if (slab_input_grad_.empty())
-      slab_input_grad_ = Tensor(Shape{extent(x, 0, slabs_.front()).in_shape.numel()}, name() + ".slab_input_grad");
+      slab_input_grad_ =
+          Tensor(Shape{extent(x, 0, slabs_.front()).in_shape.numel()}, x.type(), name() + ".slab_input_grad");
     dx_sum.zero();
   }
 
@@ -201,7 +205,7 @@ void ConvMaxPool::backward(const std::vector<Tensor>& inputs, const Tensor& /*ou
     for (const Slab& slab : slabs_) {
       const SlabExtent e = extent(x, n, slab);
       const Tensor dy = slab_grad_.slice(0, e.out_shape);
-      kokkos_backend::max_pool_slab_backward(grad_output.view(), argmax_, dy.view(),
+      kokkos_backend::max_pool_slab_backward(grad_output, argmax_, dy,
                                              layout_of(conv_g_, pool_g_, n, slab.first, slab.rows));
       if (!dx.empty()) {
         const Tensor part = slab_input_grad_.slice(0, e.in_shape);

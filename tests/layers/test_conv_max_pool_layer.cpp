@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/gradient_check.hpp"
+#include "support/skip.hpp"
 #include "support/test_parameters.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/layers/conv_max_pool.hpp"
@@ -82,6 +83,16 @@ double max_rel_error(const Floats& a, const Floats& b, double floor) {
   return worst;
 }
 
+/// ‖a − b‖ / ‖b‖ (0 for two empty vectors).
+double norm_error(const Floats& a, const Floats& b) {
+  double d = 0.0, n = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    d += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+    n += static_cast<double>(b[i]) * b[i];
+  }
+  return n > 0.0 ? std::sqrt(d / n) : 0.0;
+}
+
 struct Result {
   Floats output, weight_grad, bias_grad, input_grad;  // input_grad empty when not asked for
 };
@@ -91,11 +102,12 @@ Result run_fused(const Case& c, registry::OpFactory& factory, const Tensor& x, c
   testing::TestParameters params;
   layers::LayerContext ctx;
   ctx.ops = &factory;
+  ctx.precision = x.type();
   auto conv = std::make_unique<layers::Conv>("c", c.conv);
   ConvMaxPool fused(std::move(conv), "p", c.pool, c.slab_bytes);
   fused.setup({c.input}, ctx, params);
-  const Tensor y(fused.output_shape({c.input}));
-  const Tensor dx = want_dx ? Tensor(c.input) : Tensor();
+  const Tensor y(fused.output_shape({c.input}), x.type());
+  const Tensor dx = want_dx ? Tensor(c.input, x.type()) : Tensor();
   Result r;
   for (int i = 0; i < repeats; ++i) {  // a second step reuses every buffer and must agree
     y.fill(1e30f);
@@ -121,16 +133,17 @@ Result run_separately(const Case& c, registry::OpFactory& factory, const Tensor&
   testing::TestParameters params;
   layers::LayerContext ctx;
   ctx.ops = &factory;
+  ctx.precision = x.type();
   layers::Conv conv("c", c.conv);
   layers::Pool pool("p", c.pool);
   conv.setup({c.input}, ctx, params);
   const Shape mid = conv.output_shape({c.input});
   pool.setup({mid}, ctx, params);
-  const Tensor y_conv(mid), y(pool.output_shape({mid})), dy_conv(mid);
+  const Tensor y_conv(mid, x.type()), y(pool.output_shape({mid}), x.type()), dy_conv(mid, x.type());
   conv.forward({x}, y_conv, {});
   pool.forward({y_conv}, y, {});
   pool.backward({y_conv}, y, dy, {dy_conv}, {});
-  const Tensor dx = want_dx ? Tensor(c.input) : Tensor();
+  const Tensor dx = want_dx ? Tensor(c.input, x.type()) : Tensor();
   conv.backward({x}, y_conv, dy_conv, {dx}, {});
   return {y.to_host(), params["c.weight"].grad.to_host(), c.conv.bias ? params["c.bias"].grad.to_host() : Floats(),
           want_dx ? dx.to_host() : Floats()};
@@ -163,6 +176,48 @@ TEST_CASE("A fused convolution and max pool equals the two layers run separately
         CHECK(max_rel_error(fused.bias_grad, separate.bias_grad, 1e-2) < 1e-4);
         CHECK(max_rel_error(fused.input_grad, separate.input_grad, 1e-2) < 1e-4);
       }
+    }
+  }
+}
+
+TEST_CASE("In bf16, a fused convolution and max pool equals the two layers run separately in bf16",
+          "[layers][conv][pool][precision]") {
+  const auto& compiled = registry::available_backends();
+  if (std::find(compiled.begin(), compiled.end(), "onednn") == compiled.end())
+    TESSERA_SKIP("bf16-cpu", "bf16 convolutions run on oneDNN, which this build lacks");
+  ops::ConvGeometry probe_g;  // the first case's convolution
+  probe_g.batch = 2;
+  probe_g.in_channels = 3;
+  probe_g.out_channels = 4;
+  probe_g.in_size = {7, 6, 5};
+  probe_g.kernel = {3, 3, 3};
+  probe_g.padding = {1, 1, 1};
+  probe_g.type = ElementType::bf16;
+  std::string why;
+  if (!registry::backend("onednn").make_conv(probe_g, &why)) TESSERA_SKIP("bf16-cpu", "no bf16 convolution here: " + why);
+  registry::OpFactory factory("onednn");
+  for (const Case& c : cases()) {
+    INFO(c.what);
+    Tensor x(c.input, ElementType::bf16);
+    x.copy_from_host(random_vector<float>(static_cast<size_t>(c.input.numel()), 7));
+    layers::Conv probe("c", c.conv);
+    const Shape out = layers::Pool("p", c.pool).output_shape({probe.output_shape({c.input})});
+    Tensor dy(out, ElementType::bf16);
+    dy.copy_from_host(random_vector<float>(static_cast<size_t>(out.numel()), 8));
+    for (const bool want_dx : {false, true}) {
+      INFO((want_dx ? "with" : "without") << " the input gradient");
+      const Result fused = run_fused(c, factory, x, dy, want_dx, 2);
+      const Result separate = run_separately(c, factory, x, dy, want_dx);
+      // The same bf16 convolution per output element, so the same maxima; the weight gradients
+      // are fp32 sums over slabs. The input gradient of rows two slabs share is the bf16 sum of
+      // two parts each rounded to bf16, where the separate layers round once: each element is
+      // within u·(|part 1| + |part 2|) (u = 2^-8), which where the parts nearly cancel is large
+      // beside the element itself, as for any sum of bf16 gradients (a tensor read by two
+      // layers, in PyTorch's autocast too). Normwise that is a few u.
+      CHECK(max_rel_error(fused.output, separate.output, 1e-3) == 0.0);
+      CHECK(max_rel_error(fused.weight_grad, separate.weight_grad, 1e-2) < 1e-4);
+      CHECK(max_rel_error(fused.bias_grad, separate.bias_grad, 1e-2) < 1e-4);
+      CHECK(norm_error(fused.input_grad, separate.input_grad) < 2 * 0x1p-8);
     }
   }
 }

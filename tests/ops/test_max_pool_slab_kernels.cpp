@@ -55,14 +55,17 @@ std::vector<float> slab_values(const MaxPoolSlabLayout& s) {
 }  // namespace
 
 TEST_CASE("max_pool_slab_forward takes each window's maximum and its first position", "[max_pool_slab][kernels]") {
+  // The slab's values are small integers, which bf16 holds exactly: both types give the same.
+  for (const tessera::ElementType type : {tessera::ElementType::fp32, tessera::ElementType::bf16}) {
+  INFO(tessera::element_type_name(type));
   const MaxPoolSlabLayout s = layout();
   const auto x = slab_values(s);
   const int64_t outputs = s.out_offset + s.pooled_rows * s.ph * s.pw * s.c;
-  Tensor slab(Shape{static_cast<int64_t>(x.size())}), y(Shape{outputs});
+  Tensor slab(Shape{static_cast<int64_t>(x.size())}, type), y(Shape{outputs}, type);
   slab.copy_from_host(x);
   y.fill(-100.0f);
   SlabArgmax argmax("argmax", static_cast<size_t>(outputs));
-  tessera::kokkos_backend::max_pool_slab_forward(slab.view(), y.view(), argmax, s);
+  tessera::kokkos_backend::max_pool_slab_forward(slab, y, argmax, s);
   const auto got = y.to_host();
   const auto at = to_host(argmax);
 
@@ -91,21 +94,24 @@ TEST_CASE("max_pool_slab_forward takes each window's maximum and its first posit
           REQUIRE(static_cast<int>(at[o]) == position);
         }
   CHECK(ties > 0);  // the first-of-equals rule was exercised
+  }
 }
 
 TEST_CASE("max_pool_slab_backward sends each gradient to its window's maximum", "[max_pool_slab][kernels]") {
+  for (const tessera::ElementType type : {tessera::ElementType::fp32, tessera::ElementType::bf16}) {
+  INFO(tessera::element_type_name(type));
   const MaxPoolSlabLayout s = layout();
   const auto x = slab_values(s);
   const int64_t outputs = s.out_offset + s.pooled_rows * s.ph * s.pw * s.c;
-  Tensor slab(Shape{static_cast<int64_t>(x.size())}), y(Shape{outputs}), dy(Shape{outputs});
+  Tensor slab(Shape{static_cast<int64_t>(x.size())}, type), y(Shape{outputs}, type), dy(Shape{outputs}, type);
   slab.copy_from_host(x);
   SlabArgmax argmax("argmax", static_cast<size_t>(outputs));
-  tessera::kokkos_backend::max_pool_slab_forward(slab.view(), y.view(), argmax, s);
-  const auto d = random_vector<float>(static_cast<size_t>(outputs), 6u);
-  dy.copy_from_host(d);
-  Tensor grad(Shape{static_cast<int64_t>(x.size())});
+  tessera::kokkos_backend::max_pool_slab_forward(slab, y, argmax, s);
+  dy.copy_from_host(random_vector<float>(static_cast<size_t>(outputs), 6u));
+  const auto d = dy.to_host();  // as the type holds them
+  Tensor grad(Shape{static_cast<int64_t>(x.size())}, type);
   grad.fill(std::numeric_limits<float>::quiet_NaN());  // every element must be written
-  tessera::kokkos_backend::max_pool_slab_backward(dy.view(), argmax, grad.view(), s);
+  tessera::kokkos_backend::max_pool_slab_backward(dy, argmax, grad, s);
   const auto got = grad.to_host();
   const auto at = to_host(argmax);
 
@@ -122,6 +128,7 @@ TEST_CASE("max_pool_slab_backward sends each gradient to its window's maximum", 
           }
           REQUIRE(got[static_cast<size_t>(slab_index(s, r, h, w, c))] == expected);
         }
+  }
 }
 
 TEST_CASE("add_slab_gradient adds a part into the sum", "[max_pool_slab][kernels]") {

@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#include "tessera/backends/kokkos/arithmetic_kernels.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/half_float.hpp"
+
 namespace tessera::kokkos_backend {
 namespace {
 
@@ -20,11 +24,20 @@ KOKKOS_INLINE_FUNCTION float gradient_if(bool keep, const float* value) {
   memcpy(&out, &bits, sizeof out);
   return out;
 }
+/// The same for a bf16 value (its bit pattern): +0 is the zero pattern in bf16 too.
+KOKKOS_INLINE_FUNCTION uint16_t gradient_if(bool keep, const uint16_t* value) {
+  return static_cast<uint16_t>(*value & (0u - static_cast<uint32_t>(keep)));
+}
 
-}  // namespace
+// The kernels read and write fp32 tensors as floats and bf16 tensors as their bit patterns;
+// the maxima are compared as floats, and a bf16 maximum is stored back exactly.
+KOKKOS_INLINE_FUNCTION float load(const float* p) { return *p; }
+KOKKOS_INLINE_FUNCTION float load(const uint16_t* p) { return half_float::from_bf16(*p); }
+KOKKOS_INLINE_FUNCTION void store(float* p, float v) { *p = v; }
+KOKKOS_INLINE_FUNCTION void store(uint16_t* p, float v) { *p = half_float::to_bf16(v); }
 
-void max_pool_slab_forward(const DeviceView<float>& slab, const DeviceView<float>& y, const SlabArgmax& argmax,
-                           const MaxPoolSlabLayout& s) {
+template <class T>
+void pool_slab(const T* slab, T* y, uint8_t* argmax, const MaxPoolSlabLayout& s) {
   Kokkos::parallel_for(
       "tessera::conv_max_pool::pool", RangePolicy(0, s.pooled_rows * s.ph), KOKKOS_LAMBDA(const int64_t line) {
         const int64_t pr = line / s.ph, ph = line % s.ph;
@@ -45,7 +58,7 @@ void max_pool_slab_forward(const DeviceView<float>& slab, const DeviceView<float
                 for (int64_t ww = 0; ww < s.kw; ++ww, ++a) {
                   const int64_t in = (in_line + pw * s.kw + ww) * s.c + c0;
                   for (int64_t j = 0; j < n; ++j) {
-                    const float v = slab(in + j);
+                    const float v = load(slab + in + j);
                     const bool larger = v > best[j] || a == 0;
                     best[j] = larger ? v : best[j];
                     at[j] = larger ? a : at[j];
@@ -53,49 +66,84 @@ void max_pool_slab_forward(const DeviceView<float>& slab, const DeviceView<float
                 }
               }
             for (int64_t j = 0; j < n; ++j) {
-              y(out + c0 + j) = best[j];
-              argmax(out + c0 + j) = at[j];
+              store(y + out + c0 + j, best[j]);
+              argmax[out + c0 + j] = at[j];
             }
           }
         }
       });
 }
 
-void max_pool_slab_backward(const DeviceView<float>& dy_view, const SlabArgmax& argmax_view,
-                            const DeviceView<float>& grad_view, const MaxPoolSlabLayout& s) {
+template <class T>
+void unpool_slab(const T* KOKKOS_RESTRICT dy, const uint8_t* KOKKOS_RESTRICT argmax, T* KOKKOS_RESTRICT grad,
+                 const MaxPoolSlabLayout& s) {
   // Restrict pointers and the branch-free select keep the channel loop vectorised.
-  const float* KOKKOS_RESTRICT dy = dy_view.data();
-  const uint8_t* KOKKOS_RESTRICT argmax = argmax_view.data();
-  float* KOKKOS_RESTRICT grad = grad_view.data();
   Kokkos::parallel_for(
       "tessera::conv_max_pool::unpool", RangePolicy(0, s.rows * s.h), KOKKOS_LAMBDA(const int64_t line) {
         const int64_t r = line / s.h, h = line % s.h;
         const int64_t pr = r / s.kd, ph = h / s.kh;
-        float* KOKKOS_RESTRICT g = grad + line * s.w * s.c;
+        T* KOKKOS_RESTRICT g = grad + line * s.w * s.c;
         int64_t covered = 0;  // columns [0, covered) belong to some window
         if (pr < s.pooled_rows && ph < s.ph) {
           covered = s.pw * s.kw;
           const int a0 = static_cast<int>(((r % s.kd) * s.kh + h % s.kh) * s.kw);
           const int64_t pooled_line = s.out_offset + (pr * s.ph + ph) * s.pw * s.c;
           for (int64_t pw = 0; pw < s.pw; ++pw) {
-            const float* KOKKOS_RESTRICT d = dy + pooled_line + pw * s.c;
+            const T* KOKKOS_RESTRICT d = dy + pooled_line + pw * s.c;
             const uint8_t* KOKKOS_RESTRICT at = argmax + pooled_line + pw * s.c;
             for (int64_t ww = 0; ww < s.kw; ++ww) {
               const int a = a0 + static_cast<int>(ww);
-              float* KOKKOS_RESTRICT o = g + (pw * s.kw + ww) * s.c;
+              T* KOKKOS_RESTRICT o = g + (pw * s.kw + ww) * s.c;
               for (int64_t c = 0; c < s.c; ++c) o[c] = gradient_if(at[c] == a, d + c);
             }
           }
         }
-        for (int64_t i = covered * s.c; i < s.w * s.c; ++i) g[i] = 0.0f;
+        for (int64_t i = covered * s.c; i < s.w * s.c; ++i) g[i] = T(0);
       });
 }
 
-void add_slab_gradient(const Tensor& sum, const Tensor& part) {
-  const auto s = sum.view(), p = part.view();
-  Kokkos::parallel_for(
-      "tessera::conv_max_pool::sum_slab_gradients", RangePolicy(0, sum.numel()),
-      KOKKOS_LAMBDA(const int64_t i) { s(i) += p(i); });
+/// The fp32 or bf16 storage of `t`, as the kernels take it.
+template <class T>
+T* storage(const Tensor& t);
+template <>
+float* storage<float>(const Tensor& t) {
+  return t.data();
 }
+template <>
+uint16_t* storage<uint16_t>(const Tensor& t) {
+  return t.half_view().data();
+}
+
+/// Runs `kernel` on the tensors' storage as float or bf16, which all of them must share.
+template <class Kernel>
+void on_storage(const char* what, std::initializer_list<const Tensor*> tensors, Kernel&& kernel) {
+  const ElementType type = (*tensors.begin())->type();
+  for (const Tensor* t : tensors)
+    if (t->type() != type)
+      throw Error(std::string(what) + ": tensors of " + element_type_name(type) + " and " +
+                  element_type_name(t->type()));
+  if (type == ElementType::fp32) return kernel(float{});
+  if (type == ElementType::bf16) return kernel(uint16_t{});
+  throw Error(std::string(what) + ": " + element_type_name(type) + " tensors (fp32 or bf16 only)");
+}
+
+}  // namespace
+
+void max_pool_slab_forward(const Tensor& slab, const Tensor& y, const SlabArgmax& argmax, const MaxPoolSlabLayout& s) {
+  on_storage("max_pool_slab_forward", {&slab, &y}, [&](auto element) {
+    using T = decltype(element);
+    pool_slab<T>(storage<T>(slab), storage<T>(y), argmax.data(), s);
+  });
+}
+
+void max_pool_slab_backward(const Tensor& dy, const SlabArgmax& argmax, const Tensor& grad,
+                            const MaxPoolSlabLayout& s) {
+  on_storage("max_pool_slab_backward", {&dy, &grad}, [&](auto element) {
+    using T = decltype(element);
+    unpool_slab<T>(storage<T>(dy), argmax.data(), storage<T>(grad), s);
+  });
+}
+
+void add_slab_gradient(const Tensor& sum, const Tensor& part) { accumulate(part, sum); }
 
 }  // namespace tessera::kokkos_backend

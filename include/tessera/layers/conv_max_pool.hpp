@@ -21,7 +21,8 @@ namespace tessera::layers {
 /// writing and reading its gradient were memory-bound passes. A graph pass builds this layer from
 /// a Conv and a Pool ("fuse_conv_max_pool") where pays_off() and without a spatial split.
 /// The result equals the two layers' up to the order of the gradients' sums. Parameters stay
-/// the convolution's (`<conv>.weight`, `<conv>.bias`), so checkpoints do not change.
+/// the convolution's (`<conv>.weight`, `<conv>.bias`), so checkpoints do not change. Runs in
+/// fp32 and bf16 (its slabs and gradients in the layer's type, weight gradients in fp32).
 class ConvMaxPool final : public Layer {
  public:
   /// `conv` must not be set up: this layer's setup declares its parameters. It is named

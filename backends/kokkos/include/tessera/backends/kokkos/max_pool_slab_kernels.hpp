@@ -25,18 +25,18 @@ struct MaxPoolSlabLayout {
 
 /// Max-pools a slab into y and records each maximum's window position in argmax (first of
 /// equals, like the unfused pooling ops). One work item per pooled row line: index arithmetic
-/// (integer divisions) stays out of the inner loops.
-void max_pool_slab_forward(const DeviceView<float>& slab, const DeviceView<float>& y, const SlabArgmax& argmax,
-                           const MaxPoolSlabLayout& s);
+/// (integer divisions) stays out of the inner loops. slab and y are both fp32 or both bf16.
+void max_pool_slab_forward(const Tensor& slab, const Tensor& y, const SlabArgmax& argmax, const MaxPoolSlabLayout& s);
 
 /// The gradient of a slab of convolution output: each pooled gradient in dy goes to its
 /// window's maximum, everything else (including rows and columns no window covers) is zero.
-/// Overwrites grad. One work item per row line of the slab.
-void max_pool_slab_backward(const DeviceView<float>& dy, const SlabArgmax& argmax, const DeviceView<float>& grad,
-                            const MaxPoolSlabLayout& s);
+/// Overwrites grad. One work item per row line of the slab. dy and grad are both fp32 or both
+/// bf16.
+void max_pool_slab_backward(const Tensor& dy, const SlabArgmax& argmax, const Tensor& grad, const MaxPoolSlabLayout& s);
 
-/// sum += part, element by element: the slabs' gradients (their overlapping input rows, the
-/// weight and bias gradients) are computed one slab at a time and added up.
+/// sum += part, element by element (in fp32, rounded to sum's type): the slabs' gradients
+/// (their overlapping input rows, the weight and bias gradients) are computed one slab at a
+/// time and added up.
 void add_slab_gradient(const Tensor& sum, const Tensor& part);
 
 }  // namespace tessera::kokkos_backend
