@@ -48,7 +48,9 @@ Footprint Graph::footprint(int64_t batch) const {
     global[0] = batch;
     const std::string where = "layer '" + node.layer->name() + "' (" + node.layer->type() + ")";
     int64_t bytes = 0;
-    if (__builtin_mul_overflow(node.grid().local_shape(global, where).numel(), int64_t{sizeof(float)}, &bytes))
+    // In the layer's precision: a bf16 output takes half an fp32 one's bytes.
+    const auto element = static_cast<int64_t>(element_size(node.context.precision));
+    if (__builtin_mul_overflow(node.grid().local_shape(global, where).numel(), element, &bytes))
       throw ShapeError(where + ": output " + global.str() + " takes more bytes than a 64-bit count can hold");
     Footprint::Node n{node.layer->name(), bytes, node.parameters};
     f.activation_bytes += n.activation_bytes;

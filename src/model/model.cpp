@@ -216,7 +216,7 @@ void Model::take_converted_grad(size_t i, size_t k) {
 }
 
 int64_t Model::activation_bytes() const {
-  int64_t bytes = input_.empty() ? 0 : input_.bytes();
+  int64_t bytes = 0;
   const auto add = [&bytes](const Tensor& t) { bytes += t.empty() ? 0 : t.bytes(); };
   for (const NodeState& s : state_) {
     add(s.output);

@@ -10,7 +10,9 @@
 #include "support/gradient_check.hpp"
 #include "support/skip.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/model/graph_builder.hpp"
 #include "tessera/model/model.hpp"
+#include "tessera/model/model_spec.hpp"
 #if TESSERA_ENABLE_ONEDNN
 #include "tessera/backends/onednn/onednn_backend.hpp"
 #endif
@@ -144,4 +146,16 @@ TEST_CASE("precision requests a layer or backend cannot honour are refused with 
   spec = kNet;
   spec["layers"][0]["precision"] = "fp32";
   if (bf16_runs_here()) CHECK(build(spec, ElementType::bf16)->precision_summary() == "bf16 (3 of 7 layers; the others fp32)");
+}
+
+TEST_CASE("the memory check counts a bf16 layer's output at two bytes an element", "[model][precision]") {
+  ConfigObject cfg(kNet, "$.model");
+  model::BuildOptions options;
+  options.precision = ElementType::bf16;
+  const model::Graph g = model::build_graph(model::ModelSpec::from_json(cfg), options);  // creates no op
+  const model::Footprint f = g.footprint(2);
+  REQUIRE(f.nodes[0].layer == "c1");
+  CHECK(f.nodes[0].activation_bytes == 2 * 6 * 6 * 6 * 8 * 2);  // bf16
+  REQUIRE(f.nodes[3].layer == "sum");
+  CHECK(f.nodes[3].activation_bytes == 2 * 6 * 6 * 6 * 8 * 4);  // the add stays fp32
 }

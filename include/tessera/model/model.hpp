@@ -63,7 +63,8 @@ class Model {
   /// Forward FLOPs per sample of the compute-bound layers.
   double forward_flops_per_sample() const;
   /// Bytes of the activations this rank holds now: every layer's output, the gradients and
-  /// conversion buffers the last forward and backward allocated.
+  /// conversion buffers the last forward and backward allocated. Not the input batch, which
+  /// the caller holds (the data, in fp32 whatever the layers compute in).
   int64_t activation_bytes() const;
   /// "fp32", or e.g. "bf16 (12 of 21 layers; the others fp32)".
   std::string precision_summary() const;
