@@ -23,6 +23,7 @@ LayerTraits BatchNorm::traits() const {
   t.spatial_split = true;
   t.channel_split = true;
   t.op_kinds = {ops::OpKind::batch_norm};
+  t.precisions = {ElementType::fp32, ElementType::bf16};
   return t;
 }
 
@@ -64,6 +65,7 @@ void BatchNorm::reshape(const std::vector<Shape>& inputs) {
   g.rows = rows_;
   g.channels = channels_;
   g.epsilon = static_cast<float>(epsilon_);
+  g.type = context().precision;
   op_ = op_factory().batch_norm(g, name());
   ensure_shape(sums_, Shape{2 * channels_}, "tessera::batch_norm_sums");
   ensure_shape(grad_sums_, Shape{2 * channels_}, "tessera::batch_norm_grad_sums");

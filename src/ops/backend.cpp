@@ -74,7 +74,9 @@ std::unique_ptr<PoolOp> Backend::make_pool(const PoolGeometry& g, std::string* w
                               [&](std::string& r) { return create_pool(g, r); });
 }
 std::unique_ptr<BatchNormOp> Backend::make_batch_norm(const BatchNormGeometry& g, std::string* why) {
-  return offer_within<BatchNormOp>(why, too_large(*this, {Shape{g.rows, g.channels}}),
+  return offer_within<BatchNormOp>(why,
+                                   first_of({lacks_precision(OpKind::batch_norm, g.type),
+                                             too_large(*this, {Shape{g.rows, g.channels}})}),
                                    [&](std::string& r) { return create_batch_norm(g, r); });
 }
 std::unique_ptr<EltwiseOp> Backend::make_eltwise(const EltwiseDesc& d, std::string* why) {

@@ -243,3 +243,58 @@ TEST_CASE("batch norm running statistics: mean and invstd for inference", "[batc
   CHECK(is[1] == Approx(1.0 / std::sqrt(0.25 + 1e-5)).epsilon(1e-6));
   CHECK(is[2] == Approx(1.0 / std::sqrt(1e-5)).epsilon(1e-6));
 }
+
+TEST_CASE("the Kokkos batch norm op on bf16 activations equals fp32 rounded once to bf16", "[batch_norm][precision]") {
+  using tessera::ElementType;
+  using tessera::Shape;
+  using tessera::Tensor;
+  const int64_t rows = 300, channels = 5;
+  tessera::ops::BatchNormGeometry g32;
+  g32.rows = rows;
+  g32.channels = channels;
+  tessera::ops::BatchNormGeometry g16 = g32;
+  g16.type = ElementType::bf16;
+  auto op32 = kb::make_batch_norm(g32), op16 = kb::make_batch_norm(g16);
+  const Shape s{rows, channels};
+  // bf16 values in both types, so that both ops read the same numbers.
+  const auto pair_of = [&](uint32_t seed) {
+    Tensor wide(s), narrow(s, ElementType::bf16);
+    wide.copy_from_host(random_vector<float>(static_cast<size_t>(rows * channels), seed, -2.0, 3.0));
+    tessera::deep_copy(narrow, wide);
+    tessera::deep_copy(wide, narrow);
+    return std::make_pair(wide, narrow);
+  };
+  const auto [x32, x16] = pair_of(1);
+  const auto [dy32, dy16] = pair_of(2);
+  const auto vector_of = [](std::vector<float> v) {
+    Tensor t(Shape{static_cast<int64_t>(v.size())});
+    t.copy_from_host(v);
+    return t;
+  };
+  const Tensor mean = vector_of({0.5f, -0.2f, 0.1f, 0.0f, 1.0f}), invstd = vector_of({1.5f, 0.7f, 1.0f, 2.0f, 0.9f});
+  const Tensor gamma = vector_of({1.0f, 0.5f, -1.5f, 2.0f, 1.2f}), beta = vector_of({0.0f, 0.3f, -0.1f, 1.0f, 0.2f});
+  Tensor sums32(Shape{2 * channels}), sums16(Shape{2 * channels});
+  // The statistics are fp32 sums (in double) of the same values: equal.
+  op32->statistics(x32, sums32);
+  op16->statistics(x16, sums16);
+  CHECK(sums16.to_host() == sums32.to_host());
+  op32->backward_statistics(x32, dy32, mean, invstd, sums32);
+  op16->backward_statistics(x16, dy16, mean, invstd, sums16);
+  CHECK(sums16.to_host() == sums32.to_host());
+  // The outputs: the fp32 result rounded to bf16, exactly.
+  const auto rounded = [](const Tensor& t) {
+    Tensor r(t.shape(), ElementType::bf16);
+    tessera::deep_copy(r, t);
+    return r.to_host();
+  };
+  Tensor y32(s), y16(s, ElementType::bf16), dx32(s), dx16(s, ElementType::bf16);
+  op32->normalize(x32, mean, invstd, gamma, beta, y32);
+  op16->normalize(x16, mean, invstd, gamma, beta, y16);
+  CHECK(y16.to_host() == rounded(y32));
+  for (const bool batch_stats : {true, false}) {
+    op32->backward_data(x32, dy32, mean, invstd, gamma, sums32, static_cast<double>(rows), batch_stats, dx32);
+    op16->backward_data(x16, dy16, mean, invstd, gamma, sums16, static_cast<double>(rows), batch_stats, dx16);
+    CHECK(dx16.to_host() == rounded(dx32));
+  }
+  CHECK_THROWS_WITH(op16->statistics(x32, sums16), Catch::Contains("x is fp32, expected bf16"));
+}

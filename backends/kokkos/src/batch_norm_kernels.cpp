@@ -2,9 +2,25 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
+
+#include "tessera/core/half_float.hpp"
 
 namespace tessera::kokkos_backend {
 namespace {
+
+// Activations (x, y, dy, dx) are read and written through these: as they are in float and
+// double, as bf16 bit patterns (uint16_t) otherwise, computing in the statistics' type.
+KOKKOS_INLINE_FUNCTION float value(float v) { return v; }
+KOKKOS_INLINE_FUNCTION double value(double v) { return v; }
+KOKKOS_INLINE_FUNCTION float value(uint16_t bits) { return half_float::from_bf16(bits); }
+template <class A, class T>
+KOKKOS_INLINE_FUNCTION A stored(T v) {
+  if constexpr (std::is_same_v<A, uint16_t>)
+    return half_float::to_bf16(static_cast<float>(v));
+  else
+    return static_cast<A>(v);
+}
 
 /// sums[c] = Σ_r a(r, c), sums[channels + c] = Σ_r b(r, c) where `term(index, c, a, b)` adds
 /// the two terms of element `index` = r·channels + c. Each (block, channel) pair sums its rows
@@ -35,23 +51,24 @@ void channel_sums(const std::string& label, int64_t rows, int64_t channels, cons
       });
 }
 
-template <class T>
+template <class A>
 struct SumAndSquareTerm {
-  ConstVector<T> x;
+  ConstVector<A> x;
   KOKKOS_INLINE_FUNCTION void operator()(int64_t i, int64_t /*c*/, double& a, double& b) const {
-    const double v = static_cast<double>(x(i));
+    const double v = static_cast<double>(value(x(i)));
     a += v;
     b += v * v;
   }
 };
 
-template <class T>
+template <class T, class A>
 struct GradientTerm {
-  ConstVector<T> x, dy, mean, invstd;
+  ConstVector<A> x, dy;
+  ConstVector<T> mean, invstd;
   KOKKOS_INLINE_FUNCTION void operator()(int64_t i, int64_t c, double& a, double& b) const {
-    const double g = static_cast<double>(dy(i));
+    const double g = static_cast<double>(value(dy(i)));
     a += g;
-    b += g * static_cast<double>((x(i) - mean(c)) * invstd(c));
+    b += g * static_cast<double>((value(x(i)) - mean(c)) * invstd(c));
   }
 };
 
@@ -65,40 +82,40 @@ ChannelSumWorkspace make_channel_sum_workspace(int64_t rows, int64_t channels) {
                              static_cast<size_t>(blocks), static_cast<size_t>(2 * channels));
 }
 
-template <class T>
-void batch_norm_statistics(const ConstVector<T>& x, int64_t rows, int64_t channels,
+template <class T, class A>
+void batch_norm_statistics(const ActivationsIn<A>& x, int64_t rows, int64_t channels,
                            const ChannelSumWorkspace& workspace, const Vector<T>& sums) {
-  channel_sums<T>("tessera::batch_norm_statistics", rows, channels, SumAndSquareTerm<T>{x}, workspace, sums);
+  channel_sums<T>("tessera::batch_norm_statistics", rows, channels, SumAndSquareTerm<A>{x}, workspace, sums);
 }
 
-template <class T>
-void batch_norm_normalize(const ConstVector<T>& x, int64_t rows, int64_t channels, const ConstVector<T>& mean,
+template <class T, class A>
+void batch_norm_normalize(const ActivationsIn<A>& x, int64_t rows, int64_t channels, const ConstVector<T>& mean,
                           const ConstVector<T>& invstd, const ConstVector<T>& gamma, const ConstVector<T>& beta,
-                          const Vector<T>& y) {
+                          const ActivationsOut<A>& y) {
   Kokkos::parallel_for(
       "tessera::batch_norm_normalize", RangePolicy(0, rows * channels), KOKKOS_LAMBDA(const int64_t i) {
         const int64_t c = i % channels;
-        y(i) = gamma(c) * (x(i) - mean(c)) * invstd(c) + beta(c);
+        y(i) = stored<A>(gamma(c) * (value(x(i)) - mean(c)) * invstd(c) + beta(c));
       });
 }
 
-template <class T>
-void batch_norm_backward_statistics(const ConstVector<T>& x, const ConstVector<T>& dy, int64_t rows, int64_t channels,
+template <class T, class A>
+void batch_norm_backward_statistics(const ActivationsIn<A>& x, const ActivationsIn<A>& dy, int64_t rows, int64_t channels,
                                     const ConstVector<T>& mean, const ConstVector<T>& invstd,
                                     const ChannelSumWorkspace& workspace, const Vector<T>& sums) {
-  channel_sums<T>("tessera::batch_norm_backward_statistics", rows, channels, GradientTerm<T>{x, dy, mean, invstd},
-                  workspace, sums);
+  channel_sums<T>("tessera::batch_norm_backward_statistics", rows, channels,
+                  GradientTerm<T, A>{x, dy, mean, invstd}, workspace, sums);
 }
 
-template <class T>
-void batch_norm_backward_data(const ConstVector<T>& x, const ConstVector<T>& dy, int64_t rows, int64_t channels,
+template <class T, class A>
+void batch_norm_backward_data(const ActivationsIn<A>& x, const ActivationsIn<A>& dy, int64_t rows, int64_t channels,
                               const ConstVector<T>& mean, const ConstVector<T>& invstd, const ConstVector<T>& gamma,
-                              const ConstVector<T>& sums, double count, bool batch_stats, const Vector<T>& dx) {
+                              const ConstVector<T>& sums, double count, bool batch_stats, const ActivationsOut<A>& dx) {
   if (!batch_stats) {
     Kokkos::parallel_for(
         "tessera::batch_norm_backward_data_fixed", RangePolicy(0, rows * channels), KOKKOS_LAMBDA(const int64_t i) {
           const int64_t c = i % channels;
-          dx(i) = gamma(c) * invstd(c) * dy(i);
+          dx(i) = stored<A>(gamma(c) * invstd(c) * value(dy(i)));
         });
     return;
   }
@@ -106,26 +123,28 @@ void batch_norm_backward_data(const ConstVector<T>& x, const ConstVector<T>& dy,
   Kokkos::parallel_for(
       "tessera::batch_norm_backward_data", RangePolicy(0, rows * channels), KOKKOS_LAMBDA(const int64_t i) {
         const int64_t c = i % channels;
-        const T xhat = (x(i) - mean(c)) * invstd(c);
-        dx(i) = gamma(c) * invstd(c) * (dy(i) - sums(c) * inv_count - xhat * sums(channels + c) * inv_count);
+        const T xhat = (value(x(i)) - mean(c)) * invstd(c);
+        dx(i) = stored<A>(gamma(c) * invstd(c) *
+                          (value(dy(i)) - sums(c) * inv_count - xhat * sums(channels + c) * inv_count));
       });
 }
 
-#define TESSERA_INSTANTIATE_BATCH_NORM_KERNELS(T)                                                                 \
-  template void batch_norm_statistics<T>(const ConstVector<T>&, int64_t, int64_t, const ChannelSumWorkspace&,     \
-                                         const Vector<T>&);                                                       \
-  template void batch_norm_normalize<T>(const ConstVector<T>&, int64_t, int64_t, const ConstVector<T>&,           \
-                                        const ConstVector<T>&, const ConstVector<T>&, const ConstVector<T>&,      \
-                                        const Vector<T>&);                                                        \
-  template void batch_norm_backward_statistics<T>(const ConstVector<T>&, const ConstVector<T>&, int64_t, int64_t, \
-                                                  const ConstVector<T>&, const ConstVector<T>&,                   \
-                                                  const ChannelSumWorkspace&, const Vector<T>&);                  \
-  template void batch_norm_backward_data<T>(const ConstVector<T>&, const ConstVector<T>&, int64_t, int64_t,       \
-                                            const ConstVector<T>&, const ConstVector<T>&, const ConstVector<T>&,  \
-                                            const ConstVector<T>&, double, bool, const Vector<T>&);
+#define TESSERA_INSTANTIATE_BATCH_NORM_KERNELS(T, A)                                                                \
+  template void batch_norm_statistics<T, A>(const ActivationsIn<A>&, int64_t, int64_t, const ChannelSumWorkspace&,    \
+                                            const Vector<T>&);                                                      \
+  template void batch_norm_normalize<T, A>(const ActivationsIn<A>&, int64_t, int64_t, const ConstVector<T>&,          \
+                                           const ConstVector<T>&, const ConstVector<T>&, const ConstVector<T>&,     \
+                                           const ActivationsOut<A>&);                                                       \
+  template void batch_norm_backward_statistics<T, A>(const ActivationsIn<A>&, const ActivationsIn<A>&, int64_t,         \
+                                                     int64_t, const ConstVector<T>&, const ConstVector<T>&,         \
+                                                     const ChannelSumWorkspace&, const Vector<T>&);                 \
+  template void batch_norm_backward_data<T, A>(const ActivationsIn<A>&, const ActivationsIn<A>&, int64_t, int64_t,      \
+                                               const ConstVector<T>&, const ConstVector<T>&, const ConstVector<T>&, \
+                                               const ConstVector<T>&, double, bool, const ActivationsOut<A>&);
 
-TESSERA_INSTANTIATE_BATCH_NORM_KERNELS(float)
-TESSERA_INSTANTIATE_BATCH_NORM_KERNELS(double)
+TESSERA_INSTANTIATE_BATCH_NORM_KERNELS(float, float)
+TESSERA_INSTANTIATE_BATCH_NORM_KERNELS(double, double)
+TESSERA_INSTANTIATE_BATCH_NORM_KERNELS(float, uint16_t)  // bf16 activations, fp32 statistics
 #undef TESSERA_INSTANTIATE_BATCH_NORM_KERNELS
 
 // Free functions rather than members of the layer: CUDA's extended lambdas may not live in private

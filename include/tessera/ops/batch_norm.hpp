@@ -10,6 +10,8 @@ struct BatchNormGeometry {
   int64_t rows = 1;      // N·D·H·W: elements per channel on this process
   int64_t channels = 1;
   float epsilon = 1e-5f;
+  /// The type of x, y, dy and dx; statistics and parameters are fp32 in every precision.
+  ElementType type = ElementType::fp32;
 };
 
 /// Batch norm split into its local stages so that a distributed layer can reduce the

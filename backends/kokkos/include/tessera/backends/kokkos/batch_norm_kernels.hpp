@@ -1,7 +1,11 @@
 #pragma once
 // Batch-norm kernels over a channels-last activation seen as a [rows, channels] matrix,
-// templated on the element type so tests can check them in double; the op runs them in float.
+// templated on the element type T of the statistics and parameters, so tests can check them
+// in double (the op runs them in float), and A of the activations x, y, dy, dx: T itself, or
+// uint16_t for bf16 activations (bit patterns) with fp32 statistics and arithmetic.
 #include <cstdint>
+
+#include <type_traits>
 
 #include "tessera/core/kokkos_compat.hpp"
 #include "tessera/core/tensor.hpp"
@@ -13,6 +17,13 @@ using ConstVector = Kokkos::View<const T*, Kokkos::LayoutRight, MemSpace>;
 template <class T>
 using Vector = Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>;
 
+/// The activations' views. A is named or defaults to T, never deduced (a nested type is a
+/// non-deduced context), so that a View converting to ConstVector<T> still finds the kernels.
+template <class A>
+using ActivationsIn = ConstVector<typename std::enable_if<true, A>::type>;
+template <class A>
+using ActivationsOut = Vector<typename std::enable_if<true, A>::type>;
+
 /// Partial sums of the two-level per-channel reduction: [blocks, 2·channels] in double.
 using ChannelSumWorkspace = Kokkos::View<double**, Kokkos::LayoutRight, MemSpace>;
 
@@ -23,28 +34,28 @@ using ChannelSumWorkspace = Kokkos::View<double**, Kokkos::LayoutRight, MemSpace
 ChannelSumWorkspace make_channel_sum_workspace(int64_t rows, int64_t channels);
 
 /// sums[c] = Σ x, sums[channels + c] = Σ x².
-template <class T>
-void batch_norm_statistics(const ConstVector<T>& x, int64_t rows, int64_t channels,
+template <class T, class A = T>
+void batch_norm_statistics(const ActivationsIn<A>& x, int64_t rows, int64_t channels,
                            const ChannelSumWorkspace& workspace, const Vector<T>& sums);
 
 /// y = gamma·(x − mean)·invstd + beta.
-template <class T>
-void batch_norm_normalize(const ConstVector<T>& x, int64_t rows, int64_t channels, const ConstVector<T>& mean,
+template <class T, class A = T>
+void batch_norm_normalize(const ActivationsIn<A>& x, int64_t rows, int64_t channels, const ConstVector<T>& mean,
                           const ConstVector<T>& invstd, const ConstVector<T>& gamma, const ConstVector<T>& beta,
-                          const Vector<T>& y);
+                          const ActivationsOut<A>& y);
 
 /// sums[c] = Σ dy, sums[channels + c] = Σ dy·(x − mean)·invstd.
-template <class T>
-void batch_norm_backward_statistics(const ConstVector<T>& x, const ConstVector<T>& dy, int64_t rows, int64_t channels,
+template <class T, class A = T>
+void batch_norm_backward_statistics(const ActivationsIn<A>& x, const ActivationsIn<A>& dy, int64_t rows, int64_t channels,
                                     const ConstVector<T>& mean, const ConstVector<T>& invstd,
                                     const ChannelSumWorkspace& workspace, const Vector<T>& sums);
 
 /// dx = gamma·invstd·(dy − Σdy/count − x̂·Σdy·x̂/count) with batch statistics, or
 /// gamma·invstd·dy when mean and invstd are constants (inference statistics).
-template <class T>
-void batch_norm_backward_data(const ConstVector<T>& x, const ConstVector<T>& dy, int64_t rows, int64_t channels,
+template <class T, class A = T>
+void batch_norm_backward_data(const ActivationsIn<A>& x, const ActivationsIn<A>& dy, int64_t rows, int64_t channels,
                               const ConstVector<T>& mean, const ConstVector<T>& invstd, const ConstVector<T>& gamma,
-                              const ConstVector<T>& sums, double count, bool batch_stats, const Vector<T>& dx);
+                              const ConstVector<T>& sums, double count, bool batch_stats, const ActivationsOut<A>& dx);
 
 /// From the per-channel sums [Σx, Σx²] over `count` rows (those of the whole statistics group,
 /// after the allreduce): mean and invstd of the batch, and the PyTorch update of the running
