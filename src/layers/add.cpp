@@ -19,7 +19,7 @@ Shape Add::output_shape(const std::vector<Shape>& inputs) const {
 
 void Add::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
   kokkos_backend::add(inputs.at(0), inputs.at(1), output);
-  for (size_t i = 2; i < inputs.size(); ++i) kokkos_backend::axpby(1.0f, inputs[i], 1.0f, output);
+  for (size_t i = 2; i < inputs.size(); ++i) kokkos_backend::accumulate(inputs[i], output);
 }
 
 void Add::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*output*/, const Tensor& grad_output,

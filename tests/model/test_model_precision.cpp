@@ -21,7 +21,7 @@ using namespace tessera;
 
 namespace {
 
-// r1 feeds c2 (bf16) and the add (fp32: no bf16 add yet), so its gradient is the sum of a
+// r1 feeds c2 (bf16) and the add (kept in fp32 by its spec), so its gradient is the sum of a
 // bf16 and a converted fp32 contribution; the pool reads the fp32 add through a conversion.
 // Average pooling, not max: a max over values that bf16 rounds to equal ones may pick another
 // element than fp32 does and send it the whole gradient, an O(1) local difference that no
@@ -32,7 +32,7 @@ const nlohmann::json kNet = nlohmann::json::parse(R"({
       {"name": "c1", "type": "conv3d", "filters": 8, "padding": 1},
       {"name": "r1", "type": "leaky_relu", "alpha": 0.1},
       {"name": "c2", "type": "conv3d", "filters": 8, "padding": 1},
-      {"name": "sum", "type": "add", "inputs": ["r1", "c2"]},
+      {"name": "sum", "type": "add", "inputs": ["r1", "c2"], "precision": "fp32"},
       {"name": "pool", "type": "avg_pool3d", "kernel": 2},
       {"name": "flat", "type": "flatten"},
       {"name": "out", "type": "dense", "units": 3}
@@ -157,5 +157,5 @@ TEST_CASE("the memory check counts a bf16 layer's output at two bytes an element
   REQUIRE(f.nodes[0].layer == "c1");
   CHECK(f.nodes[0].activation_bytes == 2 * 6 * 6 * 6 * 8 * 2);  // bf16
   REQUIRE(f.nodes[3].layer == "sum");
-  CHECK(f.nodes[3].activation_bytes == 2 * 6 * 6 * 6 * 8 * 4);  // the add stays fp32
+  CHECK(f.nodes[3].activation_bytes == 2 * 6 * 6 * 6 * 8 * 4);  // the add, asked to stay fp32
 }

@@ -7,6 +7,7 @@
 #include "support/gradient_check.hpp"
 #include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/half_float.hpp"
 #include "tessera/core/rng.hpp"
 
 using tessera::Shape;
@@ -59,6 +60,32 @@ TEST_CASE("copy_channels writes and reads a channel block", "[elementwise]") {
   CHECK_THROWS_AS(kokkos_backend::copy_channels(a, out, 2, true), tessera::ShapeError);
   CHECK_THROWS_AS(kokkos_backend::copy_channels(tensor(Shape{3, 1, 1, 1}, {1, 2, 3}), out, 0, true),
                   tessera::ShapeError);
+}
+
+TEST_CASE("add, accumulate and copy_channels on bf16 tensors compute in fp32 and round once",
+          "[elementwise][precision]") {
+  using tessera::ElementType;
+  const auto bf16 = [](const Shape& shape, const std::vector<float>& v) {
+    Tensor t(shape, ElementType::bf16);
+    t.copy_from_host(v);
+    return t;
+  };
+  const auto rounded = [](float v) { return tessera::half_float::rounded(v, ElementType::bf16); };
+  // 1 + 2^-8 is not a bf16 value: the sum rounds (to even, 1), as one fp32 sum rounded would.
+  const Tensor x = bf16(Shape{4}, {1.0f, 0.5f, -3.0f, 100.0f});
+  const Tensor y = bf16(Shape{4}, {0x1p-8f, 0.25f, 1.0f, 0.75f});
+  Tensor z(Shape{4}, ElementType::bf16);
+  kokkos_backend::add(x, y, z);
+  CHECK(z.to_host() == std::vector<float>{rounded(1.0f + 0x1p-8f), 0.75f, -2.0f, rounded(100.75f)});
+  kokkos_backend::accumulate(x, z);  // z += x
+  CHECK(z.to_host() == std::vector<float>{2.0f, 1.25f, -5.0f, rounded(rounded(100.75f) + 100.0f)});
+
+  Tensor out(Shape{2, 1, 1, 3}, ElementType::bf16);
+  kokkos_backend::copy_channels(bf16(Shape{2, 1, 1, 2}, {1, 2, 3, 4}), out, 0, true);
+  kokkos_backend::copy_channels(bf16(Shape{2, 1, 1, 1}, {9, 8}), out, 2, true);
+  CHECK(out.to_host() == std::vector<float>{1, 2, 9, 3, 4, 8});
+  CHECK_THROWS_WITH(kokkos_backend::copy_channels(tensor(Shape{2, 1, 1, 1}, {9, 8}), out, 2, true),
+                    Catch::Contains("a block of fp32 and a tensor of bf16"));
 }
 
 TEST_CASE("dropout keeps about 1 − p, scales by 1/(1 − p) and reproduces its mask", "[elementwise][dropout]") {

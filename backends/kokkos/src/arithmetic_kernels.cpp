@@ -49,6 +49,10 @@ void accumulate(const Tensor& x, const Tensor& y) {
 void add(const Tensor& x, const Tensor& y, const Tensor& z) {
   require_same_size(x, y, "add");
   require_same_size(x, z, "add");
+  if (x.type() != ElementType::fp32 || y.type() != ElementType::fp32 || z.type() != ElementType::fp32) {
+    deep_copy(z, x);  // converting where the types differ
+    return accumulate(y, z);
+  }
   const auto xv = x.view();
   const auto yv = y.view();
   const auto zv = z.view();
@@ -90,16 +94,10 @@ double dot(const Tensor& x, const Tensor& y) {
   return s;
 }
 
-void copy_channels(const Tensor& src, const Tensor& dst, int64_t channel_offset, bool to_dst) {
-  const int64_t src_channels = channels_of(src);
-  const int64_t dst_channels = channels_of(dst);
-  const int64_t rows = src_channels == 0 ? 0 : src.numel() / src_channels;
-  require_shape(src.shape().rank() == dst.shape().rank() && channel_offset >= 0 &&
-                    channel_offset + src_channels <= dst_channels && rows * dst_channels == dst.numel(),
-                "copy_channels: a block of shape " + src.shape().str() + " at channel " +
-                    std::to_string(channel_offset) + " does not fit a tensor of shape " + dst.shape().str());
-  const auto s = src.view();
-  const auto d = dst.view();
+namespace {
+template <class T>
+void copy_channel_block(const DeviceView<T>& s, const DeviceView<T>& d, int64_t rows, int64_t src_channels,
+                        int64_t dst_channels, int64_t channel_offset, bool to_dst) {
   if (to_dst) {
     Kokkos::parallel_for(
         "tessera::copy_channels_in", MDPolicy<2>({0, 0}, {rows, src_channels}),
@@ -113,6 +111,25 @@ void copy_channels(const Tensor& src, const Tensor& dst, int64_t channel_offset,
           s(r * src_channels + c) = d(r * dst_channels + channel_offset + c);
         });
   }
+}
+}  // namespace
+
+void copy_channels(const Tensor& src, const Tensor& dst, int64_t channel_offset, bool to_dst) {
+  const int64_t src_channels = channels_of(src);
+  const int64_t dst_channels = channels_of(dst);
+  const int64_t rows = src_channels == 0 ? 0 : src.numel() / src_channels;
+  require_shape(src.shape().rank() == dst.shape().rank() && channel_offset >= 0 &&
+                    channel_offset + src_channels <= dst_channels && rows * dst_channels == dst.numel(),
+                "copy_channels: a block of shape " + src.shape().str() + " at channel " +
+                    std::to_string(channel_offset) + " does not fit a tensor of shape " + dst.shape().str());
+  if (src.type() != dst.type())
+    throw Error(std::string("copy_channels: a block of ") + element_type_name(src.type()) + " and a tensor of " +
+                element_type_name(dst.type()));
+  // A copy: 16-bit values move as their bit patterns.
+  if (src.type() == ElementType::fp32)
+    copy_channel_block(src.view(), dst.view(), rows, src_channels, dst_channels, channel_offset, to_dst);
+  else
+    copy_channel_block(src.half_view(), dst.half_view(), rows, src_channels, dst_channels, channel_offset, to_dst);
 }
 
 namespace {

@@ -22,6 +22,7 @@ class Add final : public Layer {
     LayerTraits t;
     t.spatial_split = true;
     t.channel_split = true;
+    t.precisions = {ElementType::fp32, ElementType::bf16};
     return t;
   }
   int num_inputs() const override { return -1; }

@@ -12,7 +12,7 @@ namespace tessera::kokkos_backend {
 
 /// y = a·x + b·y
 void axpby(float a, const Tensor& x, float b, const Tensor& y);
-/// z = x + y
+/// z = x + y (for 16-bit types computed in fp32 and rounded once)
 void add(const Tensor& x, const Tensor& y, const Tensor& z);
 /// y += x for tensors of any element types (the sum in fp32, rounded to y's type): how a
 /// model sums the gradients a reduced-precision activation receives from several consumers.
@@ -26,6 +26,7 @@ double dot(const Tensor& x, const Tensor& y);
 
 /// Copies channel block `src` (channels-last, C_src channels) into channels
 /// [channel_offset, channel_offset + C_src) of `dst` (or the reverse with `to_dst` false).
+/// Both of one element type, any of them.
 void copy_channels(const Tensor& src, const Tensor& dst, int64_t channel_offset, bool to_dst);
 
 /// Where a rank's block of an activation [N, D, H, W, C] (or [N, H, W, C], [N, F]) sits in
