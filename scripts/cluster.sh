@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # An emulated cluster on one machine (docs/cluster.md): each node a network namespace with its
-# own hostname, joined to the others through veth pairs on a bridge that has no uplink, each
-# link shaped to a bandwidth with tc tbf, each node optionally held to a share of the CPUs
-# with the cgroup cpu controller. Open MPI starts its daemons on the nodes through this script
+# own hostname and its own CPUs (a cpuset cgroup), joined to the others through veth pairs on a
+# bridge that has no uplink, each link shaped to a bandwidth with tc tbf, each node optionally
+# held to a share of its CPUs with the cgroup cpu controller. Open MPI starts its daemons on the nodes through this script
 # (as its ssh), so MPI sees separate hosts: shared memory inside a node, shaped TCP between.
 #
 #   scripts/cluster.sh up N [--name NAME] [--bandwidth RATE] [--burst SIZE] [--slots S]
-#                           [--cpu-share NODE=FRACTION ...] [--subnet 10.A.B.0/24]
+#                           [--cpus-per-node C] [--cpu-share NODE=FRACTION ...]
+#                           [--subnet 10.A.B.0/24]
 #   scripts/cluster.sh run [--name NAME] -- MPIRUN-ARGS...
 #   scripts/cluster.sh exec [--name NAME] NODE -- COMMAND...
 #   scripts/cluster.sh with N [up options] -- MPIRUN-ARGS...   (up, run, down on any exit)
@@ -19,6 +20,7 @@ set -euo pipefail
 readonly self=$(readlink -f "$0")
 readonly state_root=${TESSERA_CLUSTER_STATE:-/run/tessera-cluster}
 readonly cgroup_root=/sys/fs/cgroup/cpu
+readonly cpuset_root=/sys/fs/cgroup/cpuset
 
 die() { echo "cluster.sh: $*" >&2; exit 2; }
 
@@ -40,7 +42,7 @@ state_dir() { echo "$state_root/$1"; }
 require_root_tools() {
   [[ $(id -u) == 0 ]] || die "needs root: network namespaces, veth links and tc qdiscs are made as root (run it with sudo)"
   local tool
-  for tool in ip tc unshare mpirun; do
+  for tool in ip tc unshare nsenter mpirun; do
     command -v "$tool" >/dev/null || die "'$tool' not found: install iproute2, util-linux and openmpi-bin"
   done
 }
@@ -51,12 +53,12 @@ require_root_tools() {
 can_emulate() {
   if [[ $(id -u) != 0 ]]; then echo "not root"; return 1; fi
   local tool probe="tsprobe$$"
-  for tool in ip tc unshare mpirun; do
+  for tool in ip tc unshare nsenter mpirun; do
     command -v "$tool" >/dev/null || { echo "'$tool' not found"; return 1; }
   done
   if ! ip netns add "$probe" 2>/dev/null; then echo "cannot make a network namespace (ip netns add)"; return 1; fi
   local ok=0
-  ip netns exec "$probe" unshare --uts true 2>/dev/null || ok=1
+  nsenter --net="/run/netns/$probe" unshare --uts true 2>/dev/null || ok=1
   ip netns del "$probe" 2>/dev/null || true
   if ((ok != 0)); then echo "cannot make a UTS namespace inside a network namespace (unshare --uts)"; return 1; fi
   if ! ip link add "tsprb$$" type bridge 2>/dev/null; then echo "cannot make a bridge (ip link add type bridge)"; return 1; fi
@@ -86,8 +88,41 @@ pick_subnet() {
 }
 
 cpu_quota_us() {
-  # A share of the whole machine, as a CFS quota over a 100 ms period.
-  awk -v share="$1" -v cpus="$(nproc)" 'BEGIN { q = int(share * cpus * 100000); if (q < 1000) q = 1000; print q }'
+  # A share of the node's CPUs, as a CFS quota over a 100 ms period.
+  awk -v share="$1" -v cpus="$2" 'BEGIN { q = int(share * cpus * 100000); if (q < 1000) q = 1000; print q }'
+}
+
+# The CPUs of node K of N, C each, as a cpuset list: consecutive blocks of the machine's CPUs,
+# wrapping around (and so shared) when the nodes need more CPUs than the machine has.
+node_cpus() {
+  local k=$1 c=$2
+  local -a all
+  mapfile -t all < <(expand_cpu_list "$(cat "$cpuset_root/cpuset.effective_cpus" 2>/dev/null || echo "0-$(($(nproc) - 1))")")
+  local i list=""
+  for ((i = 0; i < c; i++)); do list+="${list:+,}${all[$(((k * c + i) % ${#all[@]}))]}"; done
+  echo "$list"
+}
+
+expand_cpu_list() {
+  local part
+  for part in ${1//,/ }; do
+    if [[ $part == *-* ]]; then seq "${part%-*}" "${part#*-}"; else echo "$part"; fi
+  done
+}
+
+# Gives node K its own CPUs: without a cpuset every node's ranks would see all of the machine's
+# CPUs, and Tessera's per-node placement would bind each node's first rank to the same core.
+make_node_cpuset() {
+  local name=$1 k=$2 cpus=$3
+  local parent="$cpuset_root/tessera-$name"
+  if [[ ! -d $parent ]]; then
+    mkdir "$parent"
+    cat "$cpuset_root/cpuset.cpus" >"$parent/cpuset.cpus"
+    cat "$cpuset_root/cpuset.mems" >"$parent/cpuset.mems"
+  fi
+  mkdir "$parent/n$k"
+  echo "$cpus" >"$parent/n$k/cpuset.cpus"
+  cat "$parent/cpuset.mems" >"$parent/n$k/cpuset.mems"
 }
 
 cmd_up() {
@@ -95,6 +130,8 @@ cmd_up() {
   [[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 1 && nodes <= 64)) || die "up: give the number of nodes (1 to 64), e.g. 'up 2'"
   shift
   local name="c$(printf '%05d' $(($$ % 100000)))" bandwidth="" burst="128kb" slots=2 subnet=""
+  local per_node=$(($(nproc) / nodes))
+  ((per_node >= 1)) || per_node=1
   local -a shares=()
   while (($#)); do
     case $1 in
@@ -102,6 +139,7 @@ cmd_up() {
       --bandwidth) bandwidth=${2:?--bandwidth needs a rate such as 1gbit}; shift 2 ;;
       --burst) burst=${2:?--burst needs a size such as 128kb}; shift 2 ;;
       --slots) slots=${2:?--slots needs a count}; shift 2 ;;
+      --cpus-per-node) per_node=${2:?--cpus-per-node needs a count}; shift 2 ;;
       --cpu-share) shares+=("${2:?--cpu-share needs NODE=FRACTION}"); shift 2 ;;
       --subnet) subnet=${2:?--subnet needs a range}; shift 2 ;;
       *) die "up: unknown option '$1' (see --help)" ;;
@@ -110,6 +148,8 @@ cmd_up() {
   check_name "$name"
   require_root_tools
   [[ $slots =~ ^[1-9][0-9]*$ ]] || die "--slots '$slots': give a positive count"
+  [[ $per_node =~ ^[1-9][0-9]*$ ]] || die "--cpus-per-node '$per_node': give a positive count"
+  [[ -d $cpuset_root ]] || die "needs the cgroup v1 cpuset controller at $cpuset_root to give each node its CPUs"
   [[ -z $bandwidth || $bandwidth =~ ^[0-9.]+([kmg]?bit|[kmg]?bps)$ ]] ||
     die "--bandwidth '$bandwidth': give a tc rate such as 800mbit or 2gbit"
   local dir
@@ -146,8 +186,9 @@ cmd_up() {
       tc qdisc add dev "$host" root tbf rate "$bandwidth" burst "$burst" latency 50ms
       tc -n "$ns" qdisc add dev eth0 root tbf rate "$bandwidth" burst "$burst" latency 50ms
     fi
+    make_node_cpuset "$name" "$k" "$(node_cpus "$k" "$per_node")"
     echo "$prefix.$((k + 1)) slots=$slots" >>"$dir/hostfile"
-    echo "node $k: $ns $prefix.$((k + 1)) $(hostname_of "$name" "$k")" >>"$dir/cluster"
+    echo "node $k: $ns $prefix.$((k + 1)) $(hostname_of "$name" "$k") cpus $(node_cpus "$k" "$per_node")" >>"$dir/cluster"
   done
   for share in "${shares[@]}"; do
     k=${share%%=*}
@@ -155,11 +196,13 @@ cmd_up() {
     [[ -d $cgroup_root ]] || die "--cpu-share needs the cgroup v1 cpu controller at $cgroup_root"
     mkdir -p "$group"
     echo 100000 >"$group/cpu.cfs_period_us"
-    cpu_quota_us "${share#*=}" >"$group/cpu.cfs_quota_us"
-    echo "cpu share: node $k ${share#*=} of $(nproc) CPU(s)" >>"$dir/cluster"
+    cpu_quota_us "${share#*=}" "$per_node" >"$group/cpu.cfs_quota_us"
+    echo "cpu share: node $k ${share#*=} of its $per_node CPU(s)" >>"$dir/cluster"
   done
   trap - ERR
-  echo "cluster '$name' up: $nodes node(s) on $subnet, links ${bandwidth:-unshaped}$( ((${#shares[@]})) && echo ", cpu shares ${shares[*]}")"
+  local shared=""
+  ((nodes * per_node > $(nproc))) && shared=" (more than the machine's $(nproc): nodes share CPUs)"
+  echo "cluster '$name' up: $nodes node(s) of $per_node CPU(s)$shared on $subnet, links ${bandwidth:-unshaped}$( ((${#shares[@]})) && echo ", cpu shares ${shares[*]}")"
 }
 
 hostname_of() { echo "ts$1-node$2"; }
@@ -197,6 +240,15 @@ cmd_down() {
     done
     rmdir "$cgroup_root/tessera-$name" 2>/dev/null || true
   fi
+  if [[ -d $cpuset_root/tessera-$name ]]; then
+    local set
+    for set in "$cpuset_root/tessera-$name"/n*; do
+      [[ -d $set ]] || continue
+      xargs -r kill -9 <"$set/cgroup.procs" 2>/dev/null || true
+      rmdir "$set" 2>/dev/null || true
+    done
+    rmdir "$cpuset_root/tessera-$name" 2>/dev/null || true
+  fi
   rm -rf "$(state_dir "$name")"
   echo "cluster '$name' down"
 }
@@ -220,19 +272,23 @@ read_state() {
 
 # Runs a command on node K as a host of its own: in its network namespace, with its own
 # hostname (Open MPI names shared-memory segments after the host, so nodes that shared one
-# would collide), inside its CPU share if it has one.
+# would collide), on its CPUs and inside its CPU share if it has one.
 enter_node() {
   local name=$1 k=$2
   shift 2
-  exec ip netns exec "$(node_ns "$name" "$k")" unshare --uts -- "$self" __inside "$name" "$k" "$@"
+  local group="$cgroup_root/tessera-$name/n$k"
+  # BASHPID: in a subshell (cmd_with's) $$ would move the parent shell instead.
+  [[ -d $group ]] && echo "$BASHPID" >"$group/cgroup.procs"
+  echo "$BASHPID" >"$cpuset_root/tessera-$name/n$k/cgroup.procs"
+  # nsenter rather than ip netns exec: that also remounts /sys in a mount namespace of its own,
+  # which hides the cgroup file systems from the agent that mpirun starts inside node 0.
+  exec nsenter --net="/run/netns/$(node_ns "$name" "$k")" unshare --uts -- "$self" __inside "$name" "$k" "$@"
 }
 
 cmd_inside() {
   local name=$1 k=$2
   shift 2
   hostname "$(hostname_of "$name" "$k")"
-  local group="$cgroup_root/tessera-$name/n$k"
-  [[ -d $group ]] && echo $$ >"$group/cgroup.procs"
   exec "$@"
 }
 

@@ -14,7 +14,7 @@ static_assert(HaloTransport::stamp_floats * sizeof(float) == sizeof(double));
 }  // namespace
 
 MpiHaloTransport::MpiHaloTransport(Communicator group, int64_t owned_count, int64_t halo_count, size_t messages)
-    : group_(std::move(group)), requests_(messages, MPI_REQUEST_NULL) {
+    : group_(std::move(group)), requests_(messages, MPI_REQUEST_NULL), progress_thread_(MpiProgressThread::acquire()) {
   buffers_[index(HaloBuffer::owned)] = DeviceView<float>("tessera::halo_owned", static_cast<size_t>(owned_count));
   buffers_[index(HaloBuffer::halo)] = DeviceView<float>("tessera::halo_regions", static_cast<size_t>(halo_count));
   if constexpr (!host_accessible)
@@ -22,6 +22,7 @@ MpiHaloTransport::MpiHaloTransport(Communicator group, int64_t owned_count, int6
 }
 
 MpiHaloTransport::~MpiHaloTransport() {
+  stop_watching();
   // Errors are ignored: a destructor cannot throw, and the job is ending with another error.
   for (auto& r : requests_)
     if (r != MPI_REQUEST_NULL) MPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -37,6 +38,7 @@ double MpiHaloTransport::post(HaloBuffer into, const std::vector<PackedMessage>&
   if (receives.size() + sends.size() > requests_.size())
     throw DistError("halo transport: " + std::to_string(receives.size() + sends.size()) +
                     " messages posted, room for " + std::to_string(requests_.size()));
+  stop_watching();
   // The packing kernels must be done before MPI reads the buffers, and the previous exchange's
   // unpacking before MPI overwrites them.
   Kokkos::fence();
@@ -59,30 +61,47 @@ double MpiHaloTransport::post(HaloBuffer into, const std::vector<PackedMessage>&
   posted_ = r;
   into_ = into;
   received_ = false;
+  if (progress_thread_ && posted_ > 0) progress_thread_->watch(this, [this] { return test_in_flight(); });
   return posted_at;
+}
+
+bool MpiHaloTransport::test_in_flight() {
+  // An error ends the polling; the caller's wait reports it.
+  int done = 0;
+  if (MPI_Testall(static_cast<int>(posted_), requests_.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return true;
+  if (done) {
+    received_ = true;
+    return true;
+  }
+  if (!received_ && receives_ > 0) {
+    int received = 0;
+    if (MPI_Testall(static_cast<int>(receives_), requests_.data(), &received, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+      return true;
+    if (received) received_ = true;
+  }
+  return false;
+}
+
+void MpiHaloTransport::stop_watching() {
+  if (progress_thread_) progress_thread_->forget(this);
 }
 
 bool MpiHaloTransport::progress() {
   // MPI moves large (rendezvous) messages only inside MPI calls: a test now and then lets
-  // them advance while the caller computes.
+  // them advance while the caller computes. With a progress thread that thread tests them.
   if (posted_ == 0) return false;
-  int done = 0;
-  check_mpi(MPI_Testall(static_cast<int>(posted_), requests_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
-  if (received_) return true;
-  int received = done;
-  if (!done && receives_ > 0)
-    check_mpi(MPI_Testall(static_cast<int>(receives_), requests_.data(), &received, MPI_STATUSES_IGNORE),
-              "MPI_Testall");
-  received_ = received != 0;
+  if (!progress_thread_) test_in_flight();
   return received_;
 }
 
 void MpiHaloTransport::wait_receives() {
+  stop_watching();
   group_.wait_all(static_cast<int>(receives_), requests_.data());
   received_ = true;
 }
 
 void MpiHaloTransport::wait_sends() {
+  stop_watching();
   group_.wait_all(static_cast<int>(posted_ - receives_), requests_.data() + receives_);
 }
 

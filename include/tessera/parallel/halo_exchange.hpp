@@ -20,8 +20,9 @@ namespace tessera::parallel {
 /// beyond the global boundary hold a boundary value instead. Message buffers are allocated
 /// once, at construction. Several exchanges over the same ranks may be in flight together if
 /// every rank starts them in the same order (MPI matches messages of equal tags in order).
-/// Without an MPI progress thread, large messages move only while MPI is called (progress()
-/// and finish_*), so overlapped work should call progress() now and then. Each message also
+/// Where MPI grants MPI_THREAD_MULTIPLE, the transport's progress thread moves large messages
+/// while the caller computes; without one they move only while MPI is called (progress() and
+/// finish_*), so overlapped work should call progress() now and then either way. Each message also
 /// carries the time it was posted, from which account() separates communication from load
 /// imbalance (see HaloAccount).
 ///
