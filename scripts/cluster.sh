@@ -94,10 +94,15 @@ cpu_quota_us() {
 
 # The CPUs of node K of N, C each, as a cpuset list: consecutive blocks of the machine's CPUs,
 # wrapping around (and so shared) when the nodes need more CPUs than the machine has.
+# The machine's CPUs, one per line. Not nproc: it honours OMP_NUM_THREADS.
+machine_cpus() {
+  expand_cpu_list "$(cat "$cpuset_root/cpuset.effective_cpus" 2>/dev/null || echo "0-$(($(nproc --all) - 1))")"
+}
+
 node_cpus() {
   local k=$1 c=$2
   local -a all
-  mapfile -t all < <(expand_cpu_list "$(cat "$cpuset_root/cpuset.effective_cpus" 2>/dev/null || echo "0-$(($(nproc) - 1))")")
+  mapfile -t all < <(machine_cpus)
   local i list=""
   for ((i = 0; i < c; i++)); do list+="${list:+,}${all[$(((k * c + i) % ${#all[@]}))]}"; done
   echo "$list"
@@ -130,7 +135,9 @@ cmd_up() {
   [[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 1 && nodes <= 64)) || die "up: give the number of nodes (1 to 64), e.g. 'up 2'"
   shift
   local name="c$(printf '%05d' $(($$ % 100000)))" bandwidth="" burst="128kb" slots=2 subnet=""
-  local per_node=$(($(nproc) / nodes))
+  local cpus
+  cpus=$(machine_cpus | wc -l)
+  local per_node=$((cpus / nodes))
   ((per_node >= 1)) || per_node=1
   local -a shares=()
   while (($#)); do
@@ -149,7 +156,9 @@ cmd_up() {
   require_root_tools
   [[ $slots =~ ^[1-9][0-9]*$ ]] || die "--slots '$slots': give a positive count"
   [[ $per_node =~ ^[1-9][0-9]*$ ]] || die "--cpus-per-node '$per_node': give a positive count"
-  [[ -d $cpuset_root ]] || die "needs the cgroup v1 cpuset controller at $cpuset_root to give each node its CPUs"
+  if [[ ! -d $cpuset_root ]]; then
+    echo "cluster.sh: warning: no cgroup v1 cpuset controller at $cpuset_root: every node sees all of the machine's CPUs, so keep ranks unbound (OMP_PROC_BIND=false) or nodes' first ranks share a core" >&2
+  fi
   [[ -z $bandwidth || $bandwidth =~ ^[0-9.]+([kmg]?bit|[kmg]?bps)$ ]] ||
     die "--bandwidth '$bandwidth': give a tc rate such as 800mbit or 2gbit"
   local dir
@@ -186,7 +195,7 @@ cmd_up() {
       tc qdisc add dev "$host" root tbf rate "$bandwidth" burst "$burst" latency 50ms
       tc -n "$ns" qdisc add dev eth0 root tbf rate "$bandwidth" burst "$burst" latency 50ms
     fi
-    make_node_cpuset "$name" "$k" "$(node_cpus "$k" "$per_node")"
+    [[ -d $cpuset_root ]] && make_node_cpuset "$name" "$k" "$(node_cpus "$k" "$per_node")"
     echo "$prefix.$((k + 1)) slots=$slots" >>"$dir/hostfile"
     echo "node $k: $ns $prefix.$((k + 1)) $(hostname_of "$name" "$k") cpus $(node_cpus "$k" "$per_node")" >>"$dir/cluster"
   done
@@ -201,7 +210,7 @@ cmd_up() {
   done
   trap - ERR
   local shared=""
-  ((nodes * per_node > $(nproc))) && shared=" (more than the machine's $(nproc): nodes share CPUs)"
+  ((nodes * per_node > cpus)) && shared=" (more than the machine's $cpus: nodes share CPUs)"
   echo "cluster '$name' up: $nodes node(s) of $per_node CPU(s)$shared on $subnet, links ${bandwidth:-unshaped}$( ((${#shares[@]})) && echo ", cpu shares ${shares[*]}")"
 }
 
@@ -279,7 +288,7 @@ enter_node() {
   local group="$cgroup_root/tessera-$name/n$k"
   # BASHPID: in a subshell (cmd_with's) $$ would move the parent shell instead.
   [[ -d $group ]] && echo "$BASHPID" >"$group/cgroup.procs"
-  echo "$BASHPID" >"$cpuset_root/tessera-$name/n$k/cgroup.procs"
+  [[ -d $cpuset_root/tessera-$name ]] && echo "$BASHPID" >"$cpuset_root/tessera-$name/n$k/cgroup.procs"
   # nsenter rather than ip netns exec: that also remounts /sys in a mount namespace of its own,
   # which hides the cgroup file systems from the agent that mpirun starts inside node 0.
   exec nsenter --net="/run/netns/$(node_ns "$name" "$k")" unshare --uts -- "$self" __inside "$name" "$k" "$@"
