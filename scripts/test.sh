@@ -16,6 +16,9 @@ scripts/build.sh default
 # these fails instead (tests/support/skip.hpp), so a green run means they all ran.
 require=hwloc,host-build
 [[ -z ${OPENBLAS_NUM_THREADS:-} ]] && require+=,openblas
+# Whether the multi-node tests (ctest -L cluster) can make their emulated nodes here; where they
+# cannot, they skip with this reason (docs/cluster.md).
+scripts/cluster.sh check || true
 TESSERA_REQUIRE=$require ctest --preset default "$@"
 # The Spack recipe against CMakeLists.txt (no Spack needed); here rather than only in ctest so
 # that a missing flake8 fails CI instead of being skipped.
