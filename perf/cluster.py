@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The network-bound regime on an emulated cluster (perf/cluster.sh, docs/cluster.md).
 
-  cluster.py TESSERA WORKDIR [--target NAME] [--runs R] [--steps N] [--parts halo,data,hybrid]
+  cluster.py TESSERA WORKDIR [--target NAME] [--runs R] [--steps N] [--parts halo,data,hybrid,plan]
 
 Two emulated nodes (scripts/cluster.sh), each with its own share of this machine's cores, joined
 by links whose bandwidth makes this machine's FLOP/s per byte of link equal a real machine's:
@@ -24,9 +24,12 @@ Then, with 1 OpenMP thread per rank:
           (the seeds' hybrid), against data parallel over all 4: samples/s, bytes that crossed
           the network per step (the kernel's counters on each node's link) and the smallest
           global batch each layout can run.
+  plan    perf/plan_accuracy.py --quick through the cluster (2-rank layouts across the 2 nodes,
+          calibrated there), R rounds: the planner's median time error and regret.
 Last line:
   target=... link_mbit=... halo_fraction=... hidden_fraction=... overlap_speedup=...
   overlap_speedup_min=... allreduce_hidden=... hybrid_vs_data=... hybrid_network_bytes_ratio=...
+  plan_time_error=... plan_regret=...
 """
 import argparse
 import json
@@ -206,6 +209,20 @@ def hybrid_part(tessera, cluster, steps, work, runs):
     return statistics.median(ratios), statistics.median(byte_ratios)
 
 
+def plan_part(tessera, cluster, work, runs):
+    launcher = (f"{CLUSTER} run --name {cluster.name} -- --map-by node -x OMP_NUM_THREADS -x OMP_PROC_BIND")
+    plan_work = os.path.join(work, "plan")
+    os.makedirs(plan_work, exist_ok=True)
+    cmd = ["/usr/bin/python3", os.path.join(HERE, "plan_accuracy.py"), tessera, plan_work, "--quick",
+           "--rounds", str(runs), "--launcher", launcher]
+    out = sh(cmd)
+    print(out, end="", flush=True)
+    m = re.search(r"median_time_error=(\S+) .*planner_regret=(\S+)", out)
+    if not m:
+        sys.exit("cluster.py: perf/plan_accuracy.py printed no figures:\n" + out[-2000:])
+    return m.group(1), m.group(2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tessera")
@@ -213,13 +230,13 @@ def main():
     ap.add_argument("--target", default="perlmutter-tf32", choices=sorted(TARGETS))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--steps", type=int, default=4)
-    ap.add_argument("--parts", default="halo,data,hybrid")
+    ap.add_argument("--parts", default="halo,data,hybrid,plan")
     ap.add_argument("--data-batch", type=int, default=16)
     a = ap.parse_args()
     parts = a.parts.split(",")
     for p in parts:
-        if p not in ("halo", "data", "hybrid"):
-            sys.exit(f"cluster.py: unknown part '{p}' (halo, data, hybrid)")
+        if p not in ("halo", "data", "hybrid", "plan"):
+            sys.exit(f"cluster.py: unknown part '{p}' (halo, data, hybrid, plan)")
     os.makedirs(a.work, exist_ok=True)
     cores_per_node = max(1, os.cpu_count() // 2)
     flops, one_core = node_peak_flops(a.tessera, a.work, cores_per_node)
@@ -244,6 +261,8 @@ def main():
         if "hybrid" in parts:
             speed, volume = hybrid_part(a.tessera, cluster, a.steps, a.work, a.runs)
             figures.update(hybrid_vs_data=f"{speed:.3f}", hybrid_network_bytes_ratio=f"{volume:.3f}")
+        if "plan" in parts:
+            figures["plan_time_error"], figures["plan_regret"] = plan_part(a.tessera, cluster, a.work, a.runs)
     print(" ".join(f"{k}={v}" for k, v in figures.items()))
 
 

@@ -83,6 +83,14 @@ std::optional<std::string> LayerCostModel::refusal(size_t i, const parallel::Dis
     const bool reads_input = std::find(n.inputs.begin(), n.inputs.end(), model::Graph::kModelInput) != n.inputs.end();
     if (reads_input) return "the model input keeps whole channels";
     if (i + 1 == graph_.nodes.size()) return "the last layer keeps whole channels";
+    // A channel group exchanges activations at every layer and must share a node's memory, as
+    // the run checks (check_channel_groups_within_nodes): with ranks placed consecutively, its
+    // channel_parts() ranks stay on one node only if they divide the ranks per node.
+    const int64_t per_node = profile_.ranks_per_node;
+    if (options_.ranks > per_node && per_node % d.channel_parts() != 0)
+      return "its channel groups of " + std::to_string(d.channel_parts()) +
+             " ranks would span nodes (the machine profile has " + std::to_string(per_node) +
+             " rank(s) per node, and a channel group must share a node's memory)";
   }
   for (const Shape& in : n.global_inputs)
     if (!block_shape(in, d)) return "input " + in.str() + " does not split evenly under " + d.str();

@@ -2,6 +2,7 @@
 
 #include "support/published_profile.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -254,4 +255,42 @@ TEST_CASE("where skip connections leave too many combinations, the planner keeps
   CHECK(plan::plan_table(plan).find("it kept " + std::to_string(plan.kept)) != std::string::npos);
   // Per-voxel output: the classifier keeps the input's distribution.
   CHECK(plan.chosen.layers.back().distribution == plan.chosen.layers.front().distribution);
+}
+
+TEST_CASE("channel groups that would span nodes are not planned, and a given one is refused naming the nodes") {
+  const model::ModelSpec spec = test::spec_of(kSmallNet);
+  plan::MachineProfile profile = test::published_profile();
+  const plan::PlanGraph graph = plan::plan_graph(spec, 4);
+  plan::LayerTimer timer(profile, "auto", 1);
+  const size_t conv2 = 3;
+  REQUIRE(graph.nodes[conv2].name == "conv2");
+  Distribution filter2;
+  filter2.filter = 2;
+  const auto has_channel_split = [](const std::vector<Distribution>& ds) {
+    return std::any_of(ds.begin(), ds.end(), [](const Distribution& d) { return d.splits_channels(); });
+  };
+  SECTION("one rank per node: no pair of ranks shares a node") {
+    profile.ranks_per_node = 1;
+    profile.across_nodes = profile.within_node;  // a plan for 2 ranks now prices links across nodes
+    plan::LayerCostModel costs(graph, profile, timer, plan::CostOptions{2, 1, 0, 0, 1});
+    CHECK_FALSE(has_channel_split(costs.candidates(conv2)));
+    const auto why = costs.refusal(conv2, filter2);
+    REQUIRE(why);
+    CHECK_THAT(*why, Catch::Contains("channel groups of 2 ranks would span nodes") &&
+                         Catch::Contains("1 rank(s) per node"));
+    plan::PlanRequest request = small_request(2);
+    request.min_gain = 0;
+    const plan::Plan plan = plan::plan_model(spec, request, profile);
+    for (const auto& l : plan.chosen.layers) CHECK_FALSE(l.distribution.splits_channels());
+  }
+  SECTION("two ranks per node: pairs fit, and so do plans inside one node") {
+    profile.ranks_per_node = 2;
+    plan::LayerCostModel four(graph, profile, timer, plan::CostOptions{4, 1, 0, 0, 1});
+    CHECK(has_channel_split(four.candidates(conv2)));
+    Distribution filter4;
+    filter4.filter = 4;
+    CHECK(four.refusal(conv2, filter4));
+    plan::LayerCostModel two(graph, profile, timer, plan::CostOptions{2, 1, 0, 0, 1});
+    CHECK_FALSE(two.refusal(conv2, filter2));
+  }
 }
