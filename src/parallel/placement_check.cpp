@@ -34,7 +34,8 @@ void check_channel_groups_within_nodes(const Distribution& distribution, const s
     s << "distribution " << distribution.str() << ": the channel group of ranks " << first << "-" << first + group - 1
       << " spans " << nodes.size() << " nodes (";
     for (size_t i = 0; i < nodes.size(); ++i)
-      s << (i ? "; " : "") << "ranks " << ranks_str(nodes[i].second) << " on one node";
+      s << (i ? "; " : "") << (nodes[i].second.size() == 1 ? "rank " : "ranks ") << ranks_str(nodes[i].second)
+        << (i ? " on another" : " on one node");
     s << "), but its ranks exchange activations at every layer and must share a node's memory. "
       << "Launch K ranks per node, K a multiple of " << group
       << ", placed consecutively (mpirun --map-by ppr:K:node; Slurm: srun --ntasks-per-node=K --distribution=block), "

@@ -48,13 +48,13 @@ TEST_CASE("A launch whose channel groups straddle nodes is refused naming the ra
     CHECK(e.path() == "layers[2].distribution");
     const std::string m = e.what();
     CHECK_THAT(m, Catch::Contains("the channel group of ranks 2-3 spans 2 nodes"));
-    CHECK_THAT(m, Catch::Contains("ranks 2 on one node; ranks 3 on one node"));
+    CHECK_THAT(m, Catch::Contains("rank 2 on one node; rank 3 on another"));
     CHECK_THAT(m, Catch::Contains("a multiple of 2"));
     CHECK_THAT(m, Catch::Contains("--map-by ppr:K:node"));
   }
   // A group of 4 over nodes of 2 ranks.
   CHECK_THROWS_WITH(parallel::check_channel_groups_within_nodes(dist(1, 4), {0, 0, 2, 2}, "model.distribution"),
-                    Catch::Contains("ranks 0-3 spans 2 nodes (ranks 0-1 on one node; ranks 2-3 on one node)"));
+                    Catch::Contains("ranks 0-3 spans 2 nodes (ranks 0-1 on one node; ranks 2-3 on another)"));
 }
 
 TEST_CASE("Ranks bound one per NUMA domain draw no warning", "[parallel][placement]") {
