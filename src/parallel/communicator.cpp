@@ -104,10 +104,10 @@ void Communicator::allreduce_max(double* data, int64_t count) const {
   check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce");
 }
 
-void Communicator::start_allreduce_sum(float* data, int64_t count, MPI_Request* request) const {
+void Communicator::start_allreduce_sum(const float* send, float* receive, int64_t count, MPI_Request* request) const {
   if (count > std::numeric_limits<int>::max())
     throw DistError("all-reduce bucket of " + std::to_string(count) + " floats is too large");
-  check(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_, request),
+  check(MPI_Iallreduce(send, receive, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_, request),
         "MPI_Iallreduce");
 }
 

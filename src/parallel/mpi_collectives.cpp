@@ -16,7 +16,7 @@ int int_count(int64_t count, const char* call) {
 }  // namespace
 
 MpiCollectives::MpiCollectives(Communicator group, size_t slots)
-    : group_(std::move(group)), requests_(slots, MPI_REQUEST_NULL) {}
+    : group_(std::move(group)), requests_(2 * slots, MPI_REQUEST_NULL), copy_(slots), pending_(slots) {}
 
 MpiCollectives::~MpiCollectives() {
   // Errors are ignored: a destructor cannot throw, and the job is ending with another error.
@@ -40,21 +40,49 @@ void MpiCollectives::reduce_scatter_sum(const float* send, float* receive, int64
 void MpiCollectives::allreduce_sum(const Tensor& t) { group_.allreduce_sum(t); }
 
 void MpiCollectives::start_allreduce_sum(float* data, int64_t count, size_t slot) {
-  group_.start_allreduce_sum(data, count, &requests_.at(slot));
+  MPI_Request* r = requests_of(slot);
+  if (r[0] != MPI_REQUEST_NULL || r[1] != MPI_REQUEST_NULL || pending_.at(slot).data)
+    throw DistError("all-reduce slot " + std::to_string(slot) + " started while its last sum is in flight");
+  std::vector<float>& copy = copy_.at(slot);
+  if (static_cast<int64_t>(copy.size()) < count) copy.resize(static_cast<size_t>(count));
+  if (group_.size() == 2) {
+    const int n = int_count(count, "all-reduce exchange"), peer = 1 - group_.rank();
+    constexpr int tag = 0x4152;  // "AR": no other message of Tessera's carries it (MPI guarantees tags to 32767)
+    check_mpi(MPI_Irecv(copy.data(), n, MPI_FLOAT, peer, tag, group_.handle(), &r[0]), "MPI_Irecv");
+    check_mpi(MPI_Isend(data, n, MPI_FLOAT, peer, tag, group_.handle(), &r[1]), "MPI_Isend");
+    pending_[slot] = {data, count};
+    return;
+  }
+  std::copy(data, data + count, copy.begin());
+  group_.start_allreduce_sum(copy.data(), data, count, &r[0]);
+}
+
+void MpiCollectives::add_received(size_t slot) {
+  Pending& p = pending_.at(slot);
+  if (!p.data) return;
+  const float* received = copy_[slot].data();
+  for (int64_t i = 0; i < p.count; ++i) p.data[i] += received[i];
+  p = Pending{};
 }
 
 bool MpiCollectives::test(size_t slot) {
-  MPI_Request& r = requests_.at(slot);
-  if (r == MPI_REQUEST_NULL) return true;
-  // MPI_Test is the call that advances the collective; an error surfaces in wait_all().
+  MPI_Request* r = requests_of(slot);
+  if (r[0] == MPI_REQUEST_NULL && r[1] == MPI_REQUEST_NULL) {
+    add_received(slot);
+    return true;
+  }
+  // MPI_Testall is the call that advances the sum; an error surfaces in wait_all().
   int done = 0;
-  MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+  MPI_Testall(2, r, &done, MPI_STATUSES_IGNORE);
+  if (done) add_received(slot);
   return done != 0;
 }
 
 void MpiCollectives::wait_all() {
   // A group of one starts nothing (and may run without MPI initialised).
-  if (!group_.is_serial()) group_.wait_all(static_cast<int>(requests_.size()), requests_.data());
+  if (group_.is_serial()) return;
+  group_.wait_all(static_cast<int>(requests_.size()), requests_.data());
+  for (size_t slot = 0; slot < pending_.size(); ++slot) add_received(slot);
 }
 
 }  // namespace tessera::parallel

@@ -54,8 +54,9 @@ class Communicator {
   void allreduce_sum(int64_t* data, int64_t count) const;
   /// In-place elementwise maximum over the group.
   void allreduce_max(double* data, int64_t count) const;
-  /// Starts a nonblocking in-place sum of host-accessible floats (count fits in an int).
-  void start_allreduce_sum(float* data, int64_t count, MPI_Request* request) const;
+  /// Starts a nonblocking sum of `count` host-accessible floats of `send` into `receive`
+  /// (count fits in an int; the buffers must not overlap).
+  void start_allreduce_sum(const float* send, float* receive, int64_t count, MPI_Request* request) const;
   /// Waits for a request started here; errors become DistError.
   void wait(MPI_Request* request) const;
   /// Waits for all requests (null requests are skipped); errors become DistError.
