@@ -216,6 +216,19 @@ cmd_up() {
 
 hostname_of() { echo "ts$1-node$2"; }
 
+# Removes a cluster's cgroups under one controller (PARENT/n<K>, then PARENT), killing what
+# still runs in them: a cgroup with processes cannot be removed.
+remove_cgroups() {
+  local parent=$1 group
+  [[ -d $parent ]] || return 0
+  for group in "$parent"/n*; do
+    [[ -d $group ]] || continue
+    xargs -r kill -9 <"$group/cgroup.procs" 2>/dev/null || true
+    rmdir "$group" 2>/dev/null || true
+  done
+  rmdir "$parent" 2>/dev/null || true
+}
+
 # Takes a cluster down; whatever part of it exists. Safe to run twice.
 cmd_down() {
   local name=""
@@ -240,24 +253,8 @@ cmd_down() {
     ip link del "$link" 2>/dev/null || true
   done
   ip link del "$(bridge_of "$name")" 2>/dev/null || true
-  if [[ -d $cgroup_root/tessera-$name ]]; then
-    local group
-    for group in "$cgroup_root/tessera-$name"/n*; do
-      [[ -d $group ]] || continue
-      xargs -r kill -9 <"$group/cgroup.procs" 2>/dev/null || true
-      rmdir "$group" 2>/dev/null || true
-    done
-    rmdir "$cgroup_root/tessera-$name" 2>/dev/null || true
-  fi
-  if [[ -d $cpuset_root/tessera-$name ]]; then
-    local set
-    for set in "$cpuset_root/tessera-$name"/n*; do
-      [[ -d $set ]] || continue
-      xargs -r kill -9 <"$set/cgroup.procs" 2>/dev/null || true
-      rmdir "$set" 2>/dev/null || true
-    done
-    rmdir "$cpuset_root/tessera-$name" 2>/dev/null || true
-  fi
+  remove_cgroups "$cgroup_root/tessera-$name"
+  remove_cgroups "$cpuset_root/tessera-$name"
   rm -rf "$(state_dir "$name")"
   echo "cluster '$name' down"
 }
