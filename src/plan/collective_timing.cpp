@@ -45,7 +45,12 @@ void CollectiveTimer::call(Collective c, int n, const parallel::Communicator& gr
         group.send_bytes(send_.data(), n, 0, 0);
       }
       return;
-    case Collective::allreduce: group.allreduce_sum(reinterpret_cast<float*>(recv_.data()), floats); return;
+    case Collective::allreduce: {
+      parallel::MpiCollectives& sums = sums_over(group);
+      sums.start_allreduce_sum(reinterpret_cast<float*>(recv_.data()), floats, 0);
+      sums.wait_all();
+      return;
+    }
     case Collective::allgather: group.allgather_bytes(send_.data(), recv_.data(), n); return;
     case Collective::alltoall:
       group.alltoall_bytes(send_.data(), recv_.data(), std::max(1, n / p));  // what one rank sends each other
@@ -55,6 +60,14 @@ void CollectiveTimer::call(Collective c, int n, const parallel::Communicator& gr
                                floats);
       return;
   }
+}
+
+parallel::MpiCollectives& CollectiveTimer::sums_over(const parallel::Communicator& group) {
+  if (!sums_ || sums_group_ != group.handle()) {
+    sums_ = std::make_unique<parallel::MpiCollectives>(group, 1);
+    sums_group_ = group.handle();
+  }
+  return *sums_;
 }
 
 double CollectiveTimer::seconds(Collective c, double bytes, const parallel::Communicator& group) {

@@ -1,10 +1,12 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "tessera/parallel/communicator.hpp"
+#include "tessera/parallel/mpi_collectives.hpp"
 #include "tessera/plan/collective_fit.hpp"
 #include "tessera/plan/machine_profile.hpp"
 #include "tessera/plan/node_layout.hpp"
@@ -30,14 +32,20 @@ class CollectiveTimer {
 
   /// Seconds of one call of `c` with `bytes` (n as LinkCost defines it) over `group`.
   /// Point-to-point is a ping-pong between the group's first and last rank (half the round
-  /// trip) while the others wait; it needs two ranks (DistError on one).
+  /// trip) while the others wait; it needs two ranks (DistError on one). Allreduce is the
+  /// nonblocking sum the gradient reducer runs (MpiCollectives), started and waited for, so
+  /// that the planner prices the sums training makes, not MPI_Allreduce's algorithm.
   double seconds(Collective c, double bytes, const parallel::Communicator& group);
 
  private:
   void call(Collective c, int bytes, const parallel::Communicator& group);
+  /// The gradient reducer's sums over `group`, made once per group.
+  parallel::MpiCollectives& sums_over(const parallel::Communicator& group);
 
   TimingEffort effort_;
   std::vector<char> send_, recv_;
+  std::unique_ptr<parallel::MpiCollectives> sums_;
+  MPI_Comm sums_group_ = MPI_COMM_NULL;
 };
 
 /// n as LinkCost defines it for the message a timing of `bytes` over `ranks` ranks really sent
