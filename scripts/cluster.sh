@@ -62,7 +62,10 @@ can_emulate() {
   ip netns del "$probe" 2>/dev/null || true
   if ((ok != 0)); then echo "cannot make a UTS namespace inside a network namespace (unshare --uts)"; return 1; fi
   if ! ip link add "tsprb$$" type bridge 2>/dev/null; then echo "cannot make a bridge (ip link add type bridge)"; return 1; fi
+  ok=0
+  tc qdisc add dev "tsprb$$" root tbf rate 1gbit burst 128kb latency 50ms 2>/dev/null || ok=1
   ip link del "tsprb$$" 2>/dev/null || true
+  if ((ok != 0)); then echo "cannot shape a link (tc qdisc add ... tbf: no sch_tbf in this kernel?)"; return 1; fi
   return 0
 }
 
