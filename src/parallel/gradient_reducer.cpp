@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "tessera/core/stop_request.hpp"
 #include "tessera/parallel/mpi_collectives.hpp"
 #include "tessera/parallel/traffic_counter.hpp"
 
@@ -15,10 +14,6 @@ void scale(const Tensor& t, float factor) {
   Kokkos::parallel_for(
       "tessera::scale_gradients", RangePolicy(0, t.numel()), KOKKOS_LAMBDA(const int64_t i) { v(i) *= factor; });
 }
-
-// Long enough that an idle poll costs the compute thread sharing its core almost nothing,
-// short enough that a shared-memory all-reduce's rounds do not wait on it.
-constexpr auto poll_interval = std::chrono::microseconds(100);
 
 /// A ring all-reduce's share of B bytes over P ranks: 2(P − 1)/P · B.
 void count_allreduce(const Collectives& group, int64_t elements) {
@@ -85,10 +80,7 @@ GradientReducer::GradientReducer(Communicator group, Tensor grads, const std::ve
   // Device buffers need a CUDA-aware MPI to be reduced in place asynchronously; without one
   // the whole buffer is staged and reduced in finish().
   overlap_ = !group_.is_serial() && Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
-  if (overlap_ && progress_thread && Communicator::thread_multiple()) {
-    const StopSignalsBlocked blocked;  // stop signals go to the training thread
-    progress_ = std::thread([this] { poll(); });
-  }
+  if (overlap_ && progress_thread) progress_thread_ = MpiProgressThread::acquire();
 }
 
 GradientReducer::GradientReducer(Tensor grads, Adasum adasum)
@@ -99,29 +91,18 @@ GradientReducer::GradientReducer(Tensor grads, Adasum adasum)
 }
 
 GradientReducer::~GradientReducer() {
-  if (progress_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_one();
-    progress_.join();
-  }
+  if (progress_thread_) progress_thread_->forget(this);
   // An exception mid-step must not leave MPI writing into freed memory: destroying the
   // collectives waits for their sums in flight.
   collectives_.clear();
 }
 
-void GradientReducer::poll() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (true) {
-    wake_.wait(lock, [this] { return in_flight_ || stopping_; });
-    if (stopping_) return;
+void GradientReducer::watch_in_flight() {
+  progress_thread_->watch(this, [this] {
+    std::lock_guard<std::mutex> lock(mutex_);
     test_in_flight();
-    lock.unlock();
-    std::this_thread::sleep_for(poll_interval);
-    lock.lock();
-  }
+    return !in_flight_;
+  });
 }
 
 void GradientReducer::test_in_flight() {
@@ -157,9 +138,9 @@ void GradientReducer::ready_from(int64_t first_final) {
     start(bucket);
     ++next_;
   }
-  if (progress_.joinable()) {
+  if (progress_thread_) {
     lock.unlock();
-    if (started) wake_.notify_one();
+    if (started) watch_in_flight();
   } else {
     test_in_flight();  // the only chance MPI gets to advance them until the next layer
   }
@@ -184,7 +165,9 @@ void GradientReducer::finish() {
     }
   } else {
     ready_from(0);
-    std::lock_guard<std::mutex> lock(mutex_);  // the progress thread waits until the next step
+    // The progress thread leaves the buckets alone until the next step starts some.
+    if (progress_thread_) progress_thread_->forget(this);
+    std::lock_guard<std::mutex> lock(mutex_);
     for (auto& group : collectives_) group->wait_all();
     in_flight_ = false;
   }

@@ -9,8 +9,9 @@
 namespace tessera::parallel {
 namespace {
 
-// As the gradient reducer's: an idle poll then costs the compute thread sharing its core
-// almost nothing, and a message in flight waits at most this long for its next step.
+// Long enough that an idle poll costs the compute thread sharing its core almost nothing,
+// short enough that a message in flight (or a shared-memory all-reduce's next round) waits
+// at most this long for its next step.
 constexpr auto poll_interval = std::chrono::microseconds(100);
 
 }  // namespace

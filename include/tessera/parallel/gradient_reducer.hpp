@@ -1,14 +1,13 @@
 #pragma once
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "tessera/parallel/adasum.hpp"
 #include "tessera/parallel/collectives.hpp"
 #include "tessera/parallel/communicator.hpp"
+#include "tessera/parallel/mpi_progress_thread.hpp"
 
 namespace tessera::parallel {
 
@@ -39,9 +38,9 @@ std::vector<int64_t> plan_gradient_buckets(const std::vector<int64_t>& offsets, 
 ///
 /// MPI libraries such as Open MPI advance a nonblocking collective only while some thread is
 /// inside MPI, and a convolution's backward pass makes no MPI call for its whole length. When
-/// MPI grants MPI_THREAD_MULTIPLE, a progress thread therefore polls the buckets in flight
-/// (sleeping between polls, so it takes little from the compute threads); otherwise they are
-/// advanced only between layers.
+/// MPI grants MPI_THREAD_MULTIPLE, the process's MpiProgressThread (the one the halo exchanges
+/// use) therefore polls the buckets in flight (sleeping between polls, so it takes little from
+/// the compute threads); otherwise they are advanced only between layers.
 ///
 /// Under model parallelism a tensor may be a shard that only some ranks hold: then it is summed
 /// over its own group (the ranks holding that shard) instead of the whole group, in buckets
@@ -78,14 +77,16 @@ class GradientReducer {
   /// Number of buckets a step is summed in.
   size_t buckets() const { return begin_.size(); }
   /// Whether a progress thread advances the buckets in flight.
-  bool has_progress_thread() const { return progress_.joinable(); }
+  bool has_progress_thread() const { return progress_thread_ != nullptr; }
   /// Whether some started bucket was not yet seen complete (makes no MPI call).
   bool in_flight();
 
  private:
   void start(size_t bucket);
   void test_in_flight();  // with mutex_ held
-  void poll();            // the progress thread
+  /// Hands the buckets in flight to the progress thread (called without mutex_ held: the
+  /// thread holds its own lock, then mutex_, while it polls).
+  void watch_in_flight();
   Communicator group_;
   Tensor grads_;
   std::vector<int64_t> begin_;  // bucket b covers [begin_[b], begin_[b + 1]) (last: to the end)
@@ -100,10 +101,8 @@ class GradientReducer {
 
   // collectives_ is shared with the progress thread: every call on it holds mutex_.
   std::mutex mutex_;
-  std::condition_variable wake_;
   bool in_flight_ = false;  // some bucket has been started and not yet completed
-  bool stopping_ = false;
-  std::thread progress_;
+  std::shared_ptr<MpiProgressThread> progress_thread_;  // null: buckets advance between layers
 };
 
 }  // namespace tessera::parallel

@@ -12,9 +12,9 @@ namespace tessera::parallel {
 /// MPI libraries such as Open MPI move a large message (a rendezvous: the receiver must answer
 /// before the data flows) only while some thread is inside MPI, and an overlapped convolution
 /// makes no MPI call for its whole length; over a network the message then waits for the
-/// convolution to end and nothing is hidden. Shared by every halo exchange of the process (one
-/// thread, not one per layer); it sleeps between polls, and blocks while nothing is watched,
-/// so it takes little from the compute threads.
+/// convolution to end and nothing is hidden. Shared by every halo exchange and gradient
+/// reducer of the process (one thread, not one per layer); it sleeps between polls, and blocks
+/// while nothing is watched, so it takes little from the compute threads.
 ///
 /// Contract: a watched poll runs on this thread, under its lock, until it returns true or is
 /// forgotten; once forget() returns it does not run again, so the caller may then touch the
