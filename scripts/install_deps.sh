@@ -39,6 +39,8 @@ apt_packages=(
   catch2 nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
   python3-numpy python3-h5py python3-torch flake8
   zlib1g-dev
+  # ip and tc, with which scripts/cluster.sh makes the emulated nodes of the cluster tests
+  iproute2
   # the images of examples/resnet, imported by `tessera datagen fashion-mnist`
   dataset-fashion-mnist
 )
