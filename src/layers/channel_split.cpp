@@ -16,14 +16,14 @@ ChannelSplit::Kind ChannelSplit::kind_of(const parallel::ProcessGrid& grid) {
 }
 
 void ChannelSplit::reshape(const parallel::ProcessGrid& grid, const Shape& whole_input, const Shape& whole_output,
-                           const std::string& where) {
+                           const std::string& where, ElementType type) {
   kind_ = kind_of(grid);
   if (kind_ == Kind::none) return;
   const Shape& whole = kind_ == Kind::filter ? whole_input : whole_output;
-  if (exchange_.whole_shape() == whole && !whole_.empty()) return;
-  exchange_ = parallel::ChannelExchange(grid, whole, where);
-  whole_ = Tensor(whole, "tessera::channel_split_whole");
-  whole_grad_ = Tensor(whole, "tessera::channel_split_whole_grad");
+  if (exchange_.whole_shape() == whole && exchange_.type() == type && !whole_.empty()) return;
+  exchange_ = parallel::ChannelExchange(grid, whole, where, type);
+  whole_ = Tensor(whole, type, "tessera::channel_split_whole");
+  whole_grad_ = Tensor(whole, type, "tessera::channel_split_whole_grad");
 }
 
 ParameterShard ChannelSplit::weight_shard(const parallel::ProcessGrid& grid, const Shape& whole, int out_axis,

@@ -33,9 +33,10 @@ void Concat::reshape(const std::vector<Shape>& inputs) {
   auto whole = [&](const Shape& slice) {
     Whole w;
     const Shape all = whole_channels(slice, grid());
-    w.exchange = parallel::ChannelExchange(grid(), all, where());
-    w.value = Tensor(all, "tessera::concat_whole");
-    w.grad = Tensor(all, "tessera::concat_whole_grad");
+    const ElementType type = context().precision;
+    w.exchange = parallel::ChannelExchange(grid(), all, where(), type);
+    w.value = Tensor(all, type, "tessera::concat_whole");
+    w.grad = Tensor(all, type, "tessera::concat_whole_grad");
     return w;
   };
   for (const Shape& s : inputs) inputs_.push_back(whole(s));

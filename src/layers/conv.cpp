@@ -98,7 +98,7 @@ void Conv::reshape(const std::vector<Shape>& inputs) {
   require_shape(g.in_channels == in_channels_, where() + ": input " + whole_input.str() + " does not have the " +
                                                    std::to_string(in_channels_) + " channels it was set up with");
   if (op_ && input == op_input_) return;  // keep the op and its workspace
-  split_.reshape(grid(), whole_input, g.output_shape(), where());
+  split_.reshape(grid(), whole_input, g.output_shape(), where(), g.type);
   // The op sees what this rank computes: its filters of the whole input, or all filters of
   // its input channels.
   if (split_.kind() == ChannelSplit::Kind::filter) g.out_channels /= grid().channel_parts();
@@ -106,7 +106,7 @@ void Conv::reshape(const std::vector<Shape>& inputs) {
   const Shape& op_input = split_.kind() == ChannelSplit::Kind::filter ? whole_input : input;
   if (grid().distribution().is_spatial()) {
     halo_.reshape(grid(), op_input, Window{options_.kernel, options_.stride, options_.padding, options_.dilation}, 0.0f,
-                  where());
+                  where(), context().precision);
     const ops::ConvGeometry local = halo_.op_geometry(g, where());
     op_ = op_factory().conv(local, name());
     if (context().halo_overlap != HaloOverlap::off)

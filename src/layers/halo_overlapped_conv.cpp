@@ -109,7 +109,8 @@ HaloOverlappedConv::Verdict HaloOverlappedConv::pays_off(const ops::ConvGeometry
   }
   v.needs_buffers = haloed_axes > 1 || !outer_axes_unit;
   if (v.needs_buffers) {
-    const double mib = static_cast<double>(haloed.output_shape().numel()) * sizeof(float) / (1 << 20);
+    const double mib =
+        static_cast<double>(haloed.output_shape().numel()) * static_cast<double>(element_size(haloed.type)) / (1 << 20);
     v.reason += ": its pieces would need buffers of about one output block (" + std::to_string(std::lround(mib)) +
                 " MiB), memory a spatial split exists to save (halo_overlap \"always\" overlaps anyway)";
     return v;
@@ -197,8 +198,8 @@ HaloOverlappedConv::Piece HaloOverlappedConv::make_piece(
   if (p.in_place) g.batch = 1;
   p.op = ops.conv(g, layer);
   if (!p.in_place) {
-    if (!p.reads_block) p.input = Tensor(g.input_shape());
-    p.output = Tensor(g.output_shape());
+    if (!p.reads_block) p.input = Tensor(g.input_shape(), g.type);
+    p.output = Tensor(g.output_shape(), g.type);
   }
   p.sample_input = g.input_shape();
   p.sample_output = g.output_shape();

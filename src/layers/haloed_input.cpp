@@ -33,10 +33,11 @@ parallel::HaloWidths halo_widths(const std::array<int, 3>& parts, const std::arr
 }
 
 void HaloedInput::reshape(const parallel::ProcessGrid& grid, const Shape& local, const Window& window,
-                          float boundary_value, const std::string& where) {
+                          float boundary_value, const std::string& where, ElementType type) {
   require_shape(local.rank() == 4 || local.rank() == 5,
                 where + ": a spatially split input must be [N, H, W, C] or [N, D, H, W, C], got " + local.str());
   boundary_value_ = boundary_value;
+  type_ = type;
   region_ = "halo/" + where;
   account_region_ = where;
   local_ = local;
@@ -52,16 +53,16 @@ void HaloedInput::reshape(const parallel::ProcessGrid& grid, const Shape& local,
     padded_ = grad_padded_ = Tensor();
     return;
   }
-  exchange_ = parallel::HaloExchange(grid, local, halo, where);
+  exchange_ = parallel::HaloExchange(grid, local, halo, where, type);
   op_shape_ = exchange_.padded_shape();
   label_ = where;
-  ensure_shape(padded_, op_shape_, where + ".haloed_input");
-  if (!grad_padded_.empty()) ensure_shape(grad_padded_, op_shape_, where + ".haloed_input_grad");
+  ensure_shape(padded_, op_shape_, where + ".haloed_input", type);
+  if (!grad_padded_.empty()) ensure_shape(grad_padded_, op_shape_, where + ".haloed_input_grad", type);
 }
 
 const Tensor& HaloedInput::grad_buffer(const Tensor& dx) {
   if (!active_) return dx;
-  if (grad_padded_.empty()) ensure_shape(grad_padded_, op_shape_, label_ + ".haloed_input_grad");
+  if (grad_padded_.empty()) ensure_shape(grad_padded_, op_shape_, label_ + ".haloed_input_grad", type_);
   return grad_padded_;
 }
 

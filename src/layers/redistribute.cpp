@@ -14,7 +14,7 @@ void Redistribute::reshape(const std::vector<Shape>& inputs) {
   const Shape& local = inputs.at(0);
   if (move_ && local == input_) return;
   const Shape global = from_.global_shape(local);
-  move_ = std::make_unique<parallel::Redistribution>(from_, grid(), global, where());
+  move_ = std::make_unique<parallel::Redistribution>(from_, grid(), global, where(), context().precision);
   input_ = local;
 }
 

@@ -26,7 +26,7 @@ class Builder {
   void check_layer(const GraphNode& node, const LayerSpec& ls, size_t inputs) const;
   /// The type the layer of `node` computes in: the one asked for (its spec's or the run's)
   /// where the layer has it, else fp32; refused where the layer's spec asks for a type the
-  /// layer lacks, or where its distribution would exchange reduced-precision data.
+  /// layer lacks.
   ElementType precision_of(const GraphNode& node, const LayerSpec& ls) const;
   /// Sets the node's global output shape and counts its parameters, then adds it.
   int add(GraphNode node, const std::string& where);
@@ -74,6 +74,8 @@ int Builder::redistributed(int producer, const parallel::ProcessGrid& to, const 
   node.layer = std::make_unique<layers::Redistribute>(from_name + "->" + to.distribution().str(), from);
   node.context.grid = to;
   node.context.seed = options_.seed;
+  // The move carries the producer's type: converting first would move twice the bytes.
+  node.context.precision = from_input ? ElementType::fp32 : g_.nodes[static_cast<size_t>(producer)].context.precision;
   node.spec_path = path;
   node.inputs = {producer};
   return moved_[key] = add(std::move(node), path);
@@ -137,11 +139,6 @@ ElementType Builder::precision_of(const GraphNode& node, const LayerSpec& ls) co
     for (ElementType t : node.layer->traits().precisions) has += (has.empty() ? "" : ", ") + std::string(element_type_name(t));
     throw ConfigError(key, layer + " computes only in " + has + ", not " + element_type_name(wanted));
   }
-  const parallel::Distribution& d = node.grid().distribution();
-  if (d.is_spatial() || d.splits_channels())
-    throw ConfigError(key, layer + " would run in " + std::string(element_type_name(wanted)) + " split over ranks (" +
-                               d.str() + "), whose halo and channel exchanges are fp32 only so far; give it " +
-                               "\"precision\": \"fp32\" or a distribution that splits only samples");
   return wanted;
 }
 

@@ -13,26 +13,41 @@ namespace {
 constexpr bool host_accessible = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 
 /// A block as [rows, 1, 1, 1, C]: channel slices are boxes along the last index.
-Array5 as_rows(const DeviceView<float>& data, int64_t rows, int64_t channels) {
-  return Array5{data, Index5{rows, 1, 1, 1, channels}};
+Array5 as_rows(const Tensor& block, int64_t rows, int64_t channels) {
+  Array5 a = Array5::of(block);
+  a.extents = Index5{rows, 1, 1, 1, channels};
+  return a;
 }
 
 }  // namespace
 
-ChannelExchange::ChannelExchange(const ProcessGrid& grid, const Shape& whole, const std::string& where)
-    : collectives_(std::make_shared<MpiCollectives>(grid.channels())), whole_(whole), slice_(whole), where_(where) {
+ChannelExchange::ChannelExchange(const ProcessGrid& grid, const Shape& whole, const std::string& where,
+                                 ElementType type)
+    : collectives_(std::make_shared<MpiCollectives>(grid.channels())),
+      whole_(whole),
+      slice_(whole),
+      where_(where),
+      type_(type) {
   require_shape(whole.rank() >= 2, where + ": a channel split needs channels-last activations, got " + whole.str());
   const int c = whole.rank() - 1;
   slice_[c] = grid.local_channels(whole[c], where);
   if (whole.numel() > std::numeric_limits<int>::max())
     throw ShapeError(where + ": a channel exchange of " + whole.str() + " needs more than 2^31 elements on one rank");
-  buffer_ = DeviceView<float>("tessera::channel_exchange", static_cast<size_t>(whole.numel()));
+  // Room for the P slices in fp32 (the sums) holds them in a 16-bit type too.
+  const int64_t parts = grid.channels().size(), count = slice_.numel();
+  buffer_ = DeviceView<float>("tessera::channel_exchange", static_cast<size_t>(parts * count));
   if constexpr (!host_accessible) host_ = Kokkos::create_mirror_view(buffer_);
+  if (type_ != ElementType::fp32 && parts > 1) {
+    send_ = DeviceView<float>("tessera::channel_exchange_send", static_cast<size_t>(words_for(count, type_)));
+    sums_ = DeviceView<float>("tessera::channel_exchange_sums", static_cast<size_t>(count));
+  }
 }
 
 void ChannelExchange::require(const Tensor& t, const Shape& expected, const char* what) const {
   require_shape(t.shape() == expected,
                 where_ + ": channel exchange got a " + what + " " + t.shape().str() + ", expected " + expected.str());
+  require_shape(t.type() == type_, where_ + ": channel exchange of " + element_type_name(type_) + " values got a " +
+                                       what + " of " + element_type_name(t.type()));
 }
 
 void ChannelExchange::gather(const Tensor& slice, const Tensor& whole) {
@@ -44,22 +59,31 @@ void ChannelExchange::gather(const Tensor& slice, const Tensor& whole) {
     deep_copy(whole, slice);
     return;
   }
+  // Each rank's part of the buffer is `words` words: its values, two a word in a 16-bit type.
+  const int64_t words = words_for(count, type_);
+  const Index5 rows_box{rows, 1, 1, 1, c};
+  const float* send = slice.type() == ElementType::fp32 ? slice.data() : send_.data();
+  if (type_ != ElementType::fp32)
+    copy_sub_box("tessera::channel_gather_pack", as_rows(slice, rows, c), Index5{0, 0, 0, 0, 0},
+                 Array5::in_buffer(send_, 0, rows_box, type_), Index5{0, 0, 0, 0, 0}, rows_box);
   Kokkos::fence();
   float* receive = buffer_.data();
-  const float* send = slice.data();
   std::vector<float> host_send;
   if constexpr (!host_accessible) {
-    host_send = slice.to_host();
+    host_send.resize(static_cast<size_t>(words));
+    Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace>(host_send.data(), host_send.size()),
+                      DeviceView<float>(const_cast<float*>(send), static_cast<size_t>(words)));
     send = host_send.data();
     receive = host_.data();
   }
-  TrafficCounter::add(TrafficCounter::channel, 4.0 * static_cast<double>(count) * (parts - 1));
-  collectives_->allgather(send, receive, count);
+  TrafficCounter::add(TrafficCounter::channel,
+                      static_cast<double>(element_size(type_)) * static_cast<double>(count) * (parts - 1));
+  collectives_->allgather(send, receive, words);
   if constexpr (!host_accessible) Kokkos::deep_copy(buffer_, host_);
-  const Array5 out = as_rows(whole.view(), rows, c * parts);
+  const Array5 out = as_rows(whole, rows, c * parts);
   for (int p = 0; p < parts; ++p)
-    copy_sub_box("tessera::channel_gather_unpack", Array5::in_buffer(buffer_, p * count, Index5{rows, 1, 1, 1, c}),
-                 Index5{0, 0, 0, 0, 0}, out, Index5{0, 0, 0, 0, p * c}, Index5{rows, 1, 1, 1, c});
+    copy_sub_box("tessera::channel_gather_unpack", Array5::in_buffer(buffer_, p * words, rows_box, type_),
+                 Index5{0, 0, 0, 0, 0}, out, Index5{0, 0, 0, 0, p * c}, rows_box);
 }
 
 void ChannelExchange::reduce_scatter(const Tensor& whole, const Tensor& slice) {
@@ -71,21 +95,25 @@ void ChannelExchange::reduce_scatter(const Tensor& whole, const Tensor& slice) {
     deep_copy(slice, whole);
     return;
   }
-  const Array5 in = as_rows(whole.view(), rows, c * parts);
+  // The partial sums are packed in fp32 whatever the type (widened exactly), summed in fp32,
+  // and this rank's slice of the sum is rounded once into the slice's type.
+  const Index5 rows_box{rows, 1, 1, 1, c};
+  const Array5 in = as_rows(whole, rows, c * parts);
   for (int p = 0; p < parts; ++p)
     copy_sub_box("tessera::channel_scatter_pack", in, Index5{0, 0, 0, 0, p * c},
-                 Array5::in_buffer(buffer_, p * count, Index5{rows, 1, 1, 1, c}), Index5{0, 0, 0, 0, 0},
-                 Index5{rows, 1, 1, 1, c});
+                 Array5::in_buffer(buffer_, p * count, rows_box), Index5{0, 0, 0, 0, 0}, rows_box);
   Kokkos::fence();
   TrafficCounter::add(TrafficCounter::channel, 4.0 * static_cast<double>(count) * (parts - 1));
+  const Tensor sums = type_ == ElementType::fp32 ? slice : Tensor(slice_, sums_);
   if constexpr (host_accessible) {
-    collectives_->reduce_scatter_sum(buffer_.data(), slice.data(), count);
+    collectives_->reduce_scatter_sum(buffer_.data(), sums.data(), count);
   } else {
     Kokkos::deep_copy(host_, buffer_);
     std::vector<float> received(static_cast<size_t>(count));
     collectives_->reduce_scatter_sum(host_.data(), received.data(), count);
-    slice.copy_from_host(received);
+    sums.copy_from_host(received);
   }
+  if (type_ != ElementType::fp32) deep_copy(slice, sums);
 }
 
 }  // namespace tessera::parallel

@@ -23,8 +23,8 @@ int64_t end_of(const std::vector<PackedMessage>& messages) {
 }  // namespace
 
 HaloExchange::HaloExchange(const ProcessGrid& grid, const Shape& local, const HaloWidths& halo,
-                           const std::string& where)
-    : plan_(grid.distribution(), grid.spatial_index(), local, halo, where), where_(where) {
+                           const std::string& where, ElementType type)
+    : plan_(grid.distribution(), grid.spatial_index(), local, halo, where), where_(where), type_(type) {
   owned_ = packed(plan_.sends(), 0);
   halos_ = packed(plan_.receives(), 0);
   owned_back_ = packed(plan_.sends(), backward_tags);
@@ -37,11 +37,12 @@ std::vector<PackedMessage> HaloExchange::packed(const std::vector<HaloBox>& boxe
   int64_t offset = 0;
   for (const auto& box : boxes) {
     // MPI counts are int, and each message carries its stamp.
-    if (box.count() + stamp_floats > std::numeric_limits<int>::max())
-      throw ShapeError(where_ + ": a halo message of more than 2^31 elements (block " + plan_.local_shape().str() +
+    const int64_t words = words_for(box.count(), type_);
+    if (words + stamp_floats > std::numeric_limits<int>::max())
+      throw ShapeError(where_ + ": a halo message of more than 2^31 words (block " + plan_.local_shape().str() +
                        ", halo " + plan_.halo().str() + ")");
-    messages.push_back({box.peer, tag_base + box.tag, offset, box.count()});
-    offset += box.count() + stamp_floats;
+    messages.push_back({box.peer, tag_base + box.tag, offset, words});
+    offset += words + stamp_floats;
   }
   return messages;
 }
@@ -57,6 +58,8 @@ void HaloExchange::require_phase(Phase expected, const char* call) const {
 void HaloExchange::require_shape_of(const Tensor& t, const Shape& expected, const char* what) const {
   require_shape(t.shape() == expected, where_ + ": halo exchange got a " + what + " of shape " + t.shape().str() +
                                            ", expected " + expected.str());
+  require_shape(t.type() == type_, where_ + ": halo exchange of " + element_type_name(type_) + " values got a " + what +
+                                       " of " + element_type_name(t.type()));
 }
 
 void HaloExchange::post(HaloBuffer into, const std::vector<PackedMessage>& incoming, HaloBuffer from,
@@ -64,9 +67,12 @@ void HaloExchange::post(HaloBuffer into, const std::vector<PackedMessage>& incom
   done_at_ = -1.0;
   if (incoming.empty() && outgoing.empty()) return;
   posted_at_ = transport_->post(into, incoming, from, outgoing);
-  for (const auto& m : outgoing) {
-    bytes_sent_ += m.count * static_cast<int64_t>(sizeof(float));
-    TrafficCounter::add(TrafficCounter::halo, static_cast<double>(m.count) * sizeof(float));
+  // The values' bytes, not the words': an odd count of 16-bit values pads its last word.
+  const auto& boxes = from == HaloBuffer::owned ? plan_.sends() : plan_.receives();
+  for (const auto& box : boxes) {
+    const int64_t bytes = box.count() * static_cast<int64_t>(element_size(type_));
+    bytes_sent_ += bytes;
+    TrafficCounter::add(TrafficCounter::halo, static_cast<double>(bytes));
   }
 }
 
@@ -105,7 +111,7 @@ void HaloExchange::start_forward(const Tensor& local, const Tensor& padded, floa
   const auto& boxes = plan_.sends();
   for (size_t i = 0; i < boxes.size(); ++i)
     copy_sub_box("tessera::halo_pack", block, boxes[i].offset,
-                 Array5::in_buffer(transport_->buffer(HaloBuffer::owned), owned_[i].offset, boxes[i].extent), origin,
+                 Array5::in_buffer(transport_->buffer(HaloBuffer::owned), owned_[i].offset, boxes[i].extent, type_), origin,
                  boxes[i].extent);
   post(HaloBuffer::halo, halos_, HaloBuffer::owned, owned_);
   // The interior and the boundary need no message: done while the halos are in flight.
@@ -128,7 +134,7 @@ void HaloExchange::finish_forward() {
   const auto& boxes = plan_.receives();
   for (size_t i = 0; i < boxes.size(); ++i)
     copy_sub_box("tessera::halo_unpack",
-                 Array5::in_buffer(transport_->buffer(HaloBuffer::halo), halos_[i].offset, boxes[i].extent),
+                 Array5::in_buffer(transport_->buffer(HaloBuffer::halo), halos_[i].offset, boxes[i].extent, type_),
                  {0, 0, 0, 0, 0}, out, boxes[i].offset, boxes[i].extent);
 }
 
@@ -141,7 +147,7 @@ void HaloExchange::start_backward(const Tensor& grad_padded, const Tensor& grad_
   const auto& boxes = plan_.receives();
   for (size_t i = 0; i < boxes.size(); ++i)
     copy_sub_box("tessera::halo_pack", in, boxes[i].offset,
-                 Array5::in_buffer(transport_->buffer(HaloBuffer::halo), halos_[i].offset, boxes[i].extent), origin,
+                 Array5::in_buffer(transport_->buffer(HaloBuffer::halo), halos_[i].offset, boxes[i].extent, type_), origin,
                  boxes[i].extent);
   post(HaloBuffer::owned, owned_back_, HaloBuffer::halo, halos_back_);
   copy_sub_box("tessera::halo_interior", in, plan_.interior_offset(), block, origin, block.extents);
@@ -163,7 +169,7 @@ void HaloExchange::finish_backward() {
   const auto& boxes = plan_.sends();
   for (size_t i = 0; i < boxes.size(); ++i)
     add_sub_box("tessera::halo_accumulate",
-                Array5::in_buffer(transport_->buffer(HaloBuffer::owned), owned_[i].offset, boxes[i].extent),
+                Array5::in_buffer(transport_->buffer(HaloBuffer::owned), owned_[i].offset, boxes[i].extent, type_),
                 {0, 0, 0, 0, 0}, block, boxes[i].offset, boxes[i].extent);
 }
 

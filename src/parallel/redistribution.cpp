@@ -51,8 +51,8 @@ Index5 relative(const Index5& global_offset, const Block& block) {
 }  // namespace
 
 Redistribution::Redistribution(const ProcessGrid& from, const ProcessGrid& to, const Shape& global,
-                               const std::string& where)
-    : group_(from.all()), global_(global), where_(where) {
+                               const std::string& where, ElementType type)
+    : group_(from.all()), global_(global), where_(where), type_(type) {
   if (from.all().size() != to.all().size() || from.all().rank() != to.all().rank())
     throw ConfigError(where, "cannot redistribute from " + from.distribution().str() + " over " +
                                  std::to_string(from.all().size()) + " ranks to " + to.distribution().str() + " over " +
@@ -86,11 +86,11 @@ Redistribution::Redistribution(const ProcessGrid& from, const ProcessGrid& to, c
       side.displacements[q] = static_cast<int>(total);
       if (q == me || !exchange_) continue;
       const Block piece = intersection(mine, others[q]);
-      const int64_t count = volume_of(piece.extent);
+      const int64_t count = words_for(volume_of(piece.extent), type);
       if (count == 0) continue;
       if (total + count > std::numeric_limits<int>::max())
         throw ShapeError(where + ": redistributing " + global.str() + " from " + from.distribution().str() + " to " +
-                         to.distribution().str() + " needs more than 2^31 elements of messages on one rank");
+                         to.distribution().str() + " needs more than 2^31 words of messages on one rank");
       side.pieces.push_back({relative(piece.offset, mine), piece.extent, total});
       side.counts[q] = static_cast<int>(count);
       total += count;
@@ -105,6 +105,8 @@ Redistribution::Redistribution(const ProcessGrid& from, const ProcessGrid& to, c
 void Redistribution::require_shape_of(const Tensor& t, const Shape& expected, const char* what) const {
   require_shape(t.shape() == expected, where_ + ": redistribution got a " + what + " of shape " + t.shape().str() +
                                            ", expected " + expected.str() + " (global " + global_.str() + ")");
+  require_shape(t.type() == type_, where_ + ": redistribution of " + element_type_name(type_) + " values got a " +
+                                       what + " of " + element_type_name(t.type()));
 }
 
 void Redistribution::forward(const Tensor& from_local, const Tensor& to_local) {
@@ -125,12 +127,12 @@ void Redistribution::move(const Tensor& src, Side& src_side, const Index5& self_
   const Index5 origin{0, 0, 0, 0, 0};
   for (const auto& p : src_side.pieces)
     copy_sub_box("tessera::redistribution_pack", in, p.offset,
-                 Array5::in_buffer(src_side.buffer, p.buffer_offset, p.extent), origin, p.extent);
+                 Array5::in_buffer(src_side.buffer, p.buffer_offset, p.extent, type_), origin, p.extent);
   if (exchange_) {
     Kokkos::fence();
     double sent = 0;
-    for (const int c : src_side.counts) sent += c;
-    TrafficCounter::add(TrafficCounter::redistribution, 4.0 * sent);
+    for (const auto& p : src_side.pieces) sent += static_cast<double>(volume_of(p.extent));
+    TrafficCounter::add(TrafficCounter::redistribution, static_cast<double>(element_size(type_)) * sent);
     float* send = src_side.buffer.data();
     float* receive = dst_side.buffer.data();
     if constexpr (!host_accessible) {
@@ -145,7 +147,7 @@ void Redistribution::move(const Tensor& src, Side& src_side, const Index5& self_
   }
   copy_sub_box("tessera::redistribution_local", in, self_src_offset, out, self_dst_offset, self_extent_);
   for (const auto& p : dst_side.pieces)
-    copy_sub_box("tessera::redistribution_unpack", Array5::in_buffer(dst_side.buffer, p.buffer_offset, p.extent),
+    copy_sub_box("tessera::redistribution_unpack", Array5::in_buffer(dst_side.buffer, p.buffer_offset, p.extent, type_),
                  origin, out, p.offset, p.extent);
 }
 

@@ -60,7 +60,7 @@ void SpatialGather::forward(const Tensor& block, const Tensor& whole) {
     Kokkos::deep_copy(blocks_, blocks_host_);
   }
   const Index5 extent = extents5_of(local_);
-  const Array5 dst{whole.view(), extents5_of(whole_)};
+  const Array5 dst = Array5::of(whole);
   for (int q = 0; q < group.size(); ++q)
     copy_sub_box("tessera::spatial_gather_unpack", Array5::in_buffer(blocks_, int64_t{q} * count, extent),
                  {0, 0, 0, 0, 0}, dst, offset_of(q), extent);
@@ -73,7 +73,7 @@ void SpatialGather::backward(const Tensor& grad_whole, const Tensor& grad_block)
   const int count = static_cast<int>(local_.numel());
   const Communicator& group = grid_.spatial();
   const Index5 extent = extents5_of(local_);
-  const Array5 src{grad_whole.view(), extents5_of(whole_)};
+  const Array5 src = Array5::of(grad_whole);
   for (int q = 0; q < group.size(); ++q)
     copy_sub_box("tessera::spatial_gather_pack", src, offset_of(q),
                  Array5::in_buffer(blocks_, int64_t{q} * count, extent), {0, 0, 0, 0, 0}, extent);

@@ -30,9 +30,10 @@ class ChannelSplit {
   static Kind kind_of(const parallel::ProcessGrid& grid);
 
   /// Builds the exchanges for this rank's blocks (shapes as the layer sees them: input and
-  /// output slices). `whole_input`/`whole_output` are the blocks with all channels.
+  /// output slices). `whole_input`/`whole_output` are the blocks with all channels, of element
+  /// type `type` (the layer's precision: the exchanges move it).
   void reshape(const parallel::ProcessGrid& grid, const Shape& whole_input, const Shape& whole_output,
-               const std::string& where);
+               const std::string& where, ElementType type = ElementType::fp32);
   Kind kind() const { return kind_; }
   bool active() const { return kind_ != Kind::none; }
 

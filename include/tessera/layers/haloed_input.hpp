@@ -36,10 +36,12 @@ parallel::HaloWidths halo_widths(const std::array<int, 3>& parts, const std::arr
 /// the grid does not split space or the window reaches no neighbour (e.g. 2x2 pooling).
 class HaloedInput {
  public:
-  /// `local` is this rank's block of the input. Throws ShapeError naming `where`, the axis and
-  /// the sizes when the output blocks would not line up with the input blocks.
+  /// `local` is this rank's block of the input, of element type `type` (the layer's
+  /// precision: the haloed buffers and the halo messages hold it). Throws ShapeError naming
+  /// `where`, the axis and the sizes when the output blocks would not line up with the input
+  /// blocks.
   void reshape(const parallel::ProcessGrid& grid, const Shape& local, const Window& window, float boundary_value,
-               const std::string& where);
+               const std::string& where, ElementType type = ElementType::fp32);
   bool active() const { return active_; }
   /// The input extent the op sees (the block plus halos) and the padding it still applies.
   const Shape& op_input_shape() const { return op_shape_; }
@@ -87,6 +89,7 @@ class HaloedInput {
   parallel::HaloWidths widths_;
   Shape local_, op_shape_;
   std::string label_;
+  ElementType type_ = ElementType::fp32;
   std::array<int64_t, 3> op_padding_{0, 0, 0};
   parallel::HaloExchange exchange_;
   Tensor padded_, grad_padded_;

@@ -11,7 +11,9 @@ namespace tessera::layers {
 /// Moves an activation from one distribution to another between two layers that want it split
 /// differently (CosmoFlow's convolutions split in space, its dense layers over samples). The
 /// model inserts it; it is not written in a model spec. Its grid is the destination's; the
-/// source grid is given at construction. Its gradient is the inverse move.
+/// source grid is given at construction. Its gradient is the inverse move. It moves the values
+/// in the type its source layer produces (its precision is set to the source's), so a bf16
+/// activation travels as bf16.
 class Redistribute final : public Layer {
  public:
   Redistribute(std::string name, parallel::ProcessGrid from) : Layer(std::move(name)), from_(std::move(from)) {}
@@ -22,11 +24,12 @@ class Redistribute final : public Layer {
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
-  /// It moves blocks between distributions of any split.
+  /// It moves blocks between distributions of any split, in any type.
   LayerTraits traits() const override {
     LayerTraits t;
     t.spatial_split = true;
     t.channel_split = true;
+    t.precisions = {ElementType::fp32, ElementType::bf16, ElementType::fp16};
     return t;
   }
   const parallel::ProcessGrid& source_grid() const { return from_; }

@@ -18,15 +18,23 @@ namespace tessera::parallel {
 /// channels-last layout runs as sub-box copies. Buffers are allocated at construction, so a
 /// step allocates nothing. With a group of one both are copies. The messages go through the
 /// group's Collectives (MpiCollectives, on host memory).
+///
+/// In a 16-bit type, gather moves the 16-bit values (half the bytes of fp32), while
+/// reduce_scatter widens the partial sums to fp32 (exactly), sums them in fp32 and rounds each
+/// rank's slice once, so the sum of P parts costs one rounding rather than P − 1 more; MPI
+/// has no 16-bit sum, and moving fp32 here is what a custom reduction would save.
 class ChannelExchange {
  public:
   ChannelExchange() = default;
-  /// `whole`: this rank's block with all channels (rank 2, 4 or 5). Throws ShapeError naming
-  /// `where` when its channels do not split evenly over grid.channels().
-  ChannelExchange(const ProcessGrid& grid, const Shape& whole, const std::string& where);
+  /// `whole`: this rank's block with all channels (rank 2, 4 or 5), of element type `type`
+  /// (slices and whole blocks both). Throws ShapeError naming `where` when its channels do not
+  /// split evenly over grid.channels().
+  ChannelExchange(const ProcessGrid& grid, const Shape& whole, const std::string& where,
+                  ElementType type = ElementType::fp32);
 
   const Shape& whole_shape() const { return whole_; }
   const Shape& slice_shape() const { return slice_; }
+  ElementType type() const { return type_; }
   /// whole ← the group's slices side by side along channels.
   void gather(const Tensor& slice, const Tensor& whole);
   /// slice ← this rank's channels of Σ over the group of `whole` (`whole` is left unchanged).
@@ -38,8 +46,10 @@ class ChannelExchange {
   std::shared_ptr<Collectives> collectives_;  // over grid.channels(); shared by copies (no state per call)
   Shape whole_, slice_;
   std::string where_;
-  DeviceView<float> buffer_;            // [P][rows][C/P]
+  ElementType type_ = ElementType::fp32;
+  DeviceView<float> buffer_;            // words: [P][rows][C/P] of the type (gather) or of fp32 (sums)
   DeviceView<float>::HostMirror host_;  // when MPI cannot read device memory
+  DeviceView<float> send_, sums_;       // 16-bit types: this rank's slice as words; its slice of the fp32 sums
 };
 
 }  // namespace tessera::parallel

@@ -33,9 +33,12 @@ class HaloExchange {
   /// Nothing to exchange.
   HaloExchange() = default;
   /// `local`: this rank's block shape [N, D, H, W, C] or [N, H, W, C] (the same on every rank
-  /// of grid.spatial()). Throws ShapeError naming `where` when a halo is wider than the
-  /// neighbouring block it comes from, or has depth widths for a 2D activation.
-  HaloExchange(const ProcessGrid& grid, const Shape& local, const HaloWidths& halo, const std::string& where);
+  /// of grid.spatial()), of element type `type`: the tensors exchanged hold it, and the
+  /// messages carry it (a bf16 halo moves half the bytes of an fp32 one). Throws ShapeError
+  /// naming `where` when a halo is wider than the neighbouring block it comes from, or has
+  /// depth widths for a 2D activation.
+  HaloExchange(const ProcessGrid& grid, const Shape& local, const HaloWidths& halo, const std::string& where,
+               ElementType type = ElementType::fp32);
   HaloExchange(HaloExchange&&) = default;
   HaloExchange& operator=(HaloExchange&&) = default;
   HaloExchange(const HaloExchange&) = delete;
@@ -50,14 +53,16 @@ class HaloExchange {
 
   /// Forward (a copy): the interior of `padded` becomes `local`, each halo region the
   /// neighbours' data, and halo regions beyond the global boundary `boundary_value` (0 for
-  /// convolution zero padding, std::numeric_limits<float>::lowest() for max pooling).
+  /// convolution zero padding, std::numeric_limits<float>::lowest() for max pooling; in a
+  /// 16-bit type the lowest finite value of that type).
   /// start_forward packs and posts the messages and copies the interior without waiting for
   /// any message; finish_forward waits and unpacks. `padded` must stay alive in between.
   void start_forward(const Tensor& local, const Tensor& padded, float boundary_value);
   void finish_forward();
   /// Backward (the exact adjoint of forward): `grad_local` = the interior of `grad_padded`
   /// plus the parts of the neighbours' `grad_padded` halos that cover this rank's block, added
-  /// in a fixed order so results are deterministic. Halo regions beyond the global boundary
+  /// in a fixed order so results are deterministic (each addition in fp32, rounded once into
+  /// a 16-bit type). Halo regions beyond the global boundary
   /// are dropped.
   void start_backward(const Tensor& grad_padded, const Tensor& grad_local);
   void finish_backward();
@@ -67,6 +72,7 @@ class HaloExchange {
   /// Blocked (in finish_forward/finish_backward), exposed and in-flight time of every
   /// exchange so far.
   const HaloAccount& account() const { return account_; }
+  ElementType type() const { return type_; }
   /// Bytes sent to neighbours so far.
   int64_t bytes_sent() const { return bytes_sent_; }
 
@@ -75,8 +81,8 @@ class HaloExchange {
 
   void require_phase(Phase expected, const char* call) const;
   void require_shape_of(const Tensor& t, const Shape& expected, const char* what) const;
-  /// Each of `boxes` as a message in a packed buffer, one after another (values, then the
-  /// post stamp), tagged `tag_base` + its tag.
+  /// Each of `boxes` as a message in a packed buffer of words, one after another (values of
+  /// type_, then the post stamp), tagged `tag_base` + its tag.
   std::vector<PackedMessage> packed(const std::vector<HaloBox>& boxes, int tag_base) const;
   /// Posts `incoming` into `into` and `outgoing` from `from`, counting the bytes sent.
   void post(HaloBuffer into, const std::vector<PackedMessage>& incoming, HaloBuffer from,
@@ -87,6 +93,7 @@ class HaloExchange {
 
   HaloPlan plan_;
   std::string where_;
+  ElementType type_ = ElementType::fp32;
   /// The plan's sends and receives as messages of the packed buffers: forward owned_ go out
   /// and halos_ come in, backward (tags above every forward tag) the other way round.
   std::vector<PackedMessage> owned_, halos_, owned_back_, halos_back_;

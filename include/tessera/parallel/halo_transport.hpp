@@ -6,9 +6,10 @@
 
 namespace tessera::parallel {
 
-/// One message as a transport moves it: `count` values from `offset` of a packed buffer, then
-/// HaloTransport::stamp_floats values of room for its post time; to or from `peer` (a rank of
-/// the exchange's group) under `tag`.
+/// One message as a transport moves it: `count` 4-byte words from word `offset` of a packed
+/// buffer, then HaloTransport::stamp_floats words of room for its post time; to or from `peer`
+/// (a rank of the exchange's group) under `tag`. The words hold values of the exchange's
+/// element type (two 16-bit values a word); a transport moves them without reading them.
 struct PackedMessage {
   int peer = 0;
   int tag = 0;
@@ -31,13 +32,13 @@ enum class HaloBuffer { owned = 0, halo = 1 };
 /// its sender posted it (HaloAccount::now()), which sent_at() reads once it has arrived.
 class HaloTransport {
  public:
-  /// Values of room after each message for its sender's post time (a double).
+  /// Words of room after each message for its sender's post time (a double).
   static constexpr int64_t stamp_floats = sizeof(double) / sizeof(float);
 
   virtual ~HaloTransport() = default;
 
-  /// The packed buffer in the default memory space that packing kernels write and unpacking
-  /// kernels read (allocated once, at construction).
+  /// The packed buffer of words in the default memory space that packing kernels write and
+  /// unpacking kernels read (allocated once, at construction).
   virtual const DeviceView<float>& buffer(HaloBuffer which) const = 0;
   /// Posts a receive into `into` for each of `receives` and a send from `from` for each of
   /// `sends`, all at once, once the kernels that packed `from` (and the last unpacking of

@@ -17,10 +17,12 @@ class Redistribution {
  public:
   /// Moves nothing.
   Redistribution() = default;
-  /// `global`: the activation's global shape ([N, H, W, C] or [N, D, H, W, C]). Both grids
-  /// must be built over the same group of ranks (the same all() numbering). Throws ConfigError
-  /// naming `where` when they are not, ShapeError when `global` does not split evenly.
-  Redistribution(const ProcessGrid& from, const ProcessGrid& to, const Shape& global, const std::string& where);
+  /// `global`: the activation's global shape ([N, H, W, C] or [N, D, H, W, C]), of element
+  /// type `type` (the blocks moved hold it; messages carry it). Both grids must be built over
+  /// the same group of ranks (the same all() numbering). Throws ConfigError naming `where` when
+  /// they are not, ShapeError when `global` does not split evenly.
+  Redistribution(const ProcessGrid& from, const ProcessGrid& to, const Shape& global, const std::string& where,
+                 ElementType type = ElementType::fp32);
 
   /// This rank's block shapes under `from` and `to`.
   const Shape& from_shape() const { return from_shape_; }
@@ -31,13 +33,14 @@ class Redistribution {
 
  private:
   /// The intersection of this rank's block under one grid with a peer's block under the other:
-  /// where it lies in this rank's block, and where its message lies in a buffer.
+  /// where it lies in this rank's block, and the word where its message starts in a buffer.
   struct Piece {
     Index5 offset{}, extent{};
     int64_t buffer_offset = 0;
   };
   /// The pieces of this rank's block under one grid, exchanged with each peer (none for this
-  /// rank), with the Alltoallv counts and displacements of their buffer.
+  /// rank), with the Alltoallv counts and displacements of their buffer, in 4-byte words (two
+  /// 16-bit values a word).
   struct Side {
     std::vector<Piece> pieces;  // in peer order
     std::vector<int> counts, displacements;
@@ -54,6 +57,7 @@ class Redistribution {
   Communicator group_;
   Shape global_, from_shape_, to_shape_;
   std::string where_;
+  ElementType type_ = ElementType::fp32;
   Side from_side_, to_side_;
   /// The part of the global activation in this rank's blocks under both grids.
   Index5 self_from_offset_{}, self_to_offset_{}, self_extent_{};
