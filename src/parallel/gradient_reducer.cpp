@@ -15,12 +15,6 @@ void scale(const Tensor& t, float factor) {
       "tessera::scale_gradients", RangePolicy(0, t.numel()), KOKKOS_LAMBDA(const int64_t i) { v(i) *= factor; });
 }
 
-/// A ring all-reduce's share of B bytes over P ranks: 2(P − 1)/P · B.
-void count_allreduce(const Collectives& group, int64_t elements) {
-  const double p = group.size();
-  TrafficCounter::add(TrafficCounter::gradients, 2.0 * (p - 1.0) / p * 4.0 * static_cast<double>(elements));
-}
-
 }  // namespace
 
 std::vector<int64_t> plan_gradient_buckets(const std::vector<int64_t>& offsets, int64_t bucket_elements,
@@ -51,8 +45,8 @@ GradientReducer::GradientReducer(Communicator group, Tensor grads, const std::ve
 
 GradientReducer::GradientReducer(Communicator group, Tensor grads, const std::vector<int64_t>& offsets,
                                  int64_t bucket_elements, const std::vector<Communicator>& tensor_groups,
-                                 bool progress_thread)
-    : group_(group), grads_(std::move(grads)) {
+                                 bool progress_thread, ElementType sum_type)
+    : group_(group), grads_(std::move(grads)), sum_type_(sum_type) {
   if (offsets.empty() || offsets.front() != 0 || offsets.back() != grads_.numel() ||
       !std::is_sorted(offsets.begin(), offsets.end()))
     throw Error("gradient tensor offsets must run from 0 to the buffer's " + std::to_string(grads_.numel()) +
@@ -76,7 +70,8 @@ GradientReducer::GradientReducer(Communicator group, Tensor grads, const std::ve
     while (offsets[t + 1] <= begin_[b]) ++t;  // the first tensor of bucket b
     bucket_group_[b] = static_cast<size_t>(group_of[t]);
   }
-  for (const auto& g : groups_) collectives_.push_back(std::make_unique<MpiCollectives>(g, begin_.size()));
+  for (const auto& g : groups_)
+    collectives_.push_back(std::make_unique<MpiCollectives>(g, begin_.size(), sum_type_));
   // Device buffers need a CUDA-aware MPI to be reduced in place asynchronously; without one
   // the whole buffer is staged and reduced in finish().
   overlap_ = !group_.is_serial() && Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
@@ -95,6 +90,13 @@ GradientReducer::~GradientReducer() {
   // An exception mid-step must not leave MPI writing into freed memory: destroying the
   // collectives waits for their sums in flight.
   collectives_.clear();
+}
+
+void GradientReducer::count_allreduce(const Collectives& group, int64_t elements) const {
+  // A ring all-reduce's share of B bytes over P ranks: 2(P − 1)/P · B.
+  const double p = group.size();
+  TrafficCounter::add(TrafficCounter::gradients, 2.0 * (p - 1.0) / p * static_cast<double>(element_size(sum_type_)) *
+                                                     static_cast<double>(elements));
 }
 
 void GradientReducer::watch_in_flight() {

@@ -71,6 +71,14 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
   if (cfg.choice("gradient_combination", {"sum", "adasum"}, "sum") == "adasum")
     o.gradient_combination = parallel::GradientCombination::adasum;
   o.check_replicas = cfg.boolean("check_replicas", o.check_replicas);
+  if (cfg.has("gradient_precision")) {
+    const auto type = parse_element_type(cfg.choice("gradient_precision", {"fp32", "bf16", "fp16"}, "fp32"));
+    if (type == ElementType::fp16)
+      throw ConfigError(cfg.path_of("gradient_precision"),
+                        "gradients summed in fp16 would overflow above 65504 and lose small values below 6e-8 "
+                        "without loss scaling; use \"bf16\" (fp32's range) or \"fp32\"");
+    o.gradient_precision = *type;
+  }
   if (cfg.has("precision")) o.precision = model::read_precision(cfg, "precision");
   o.precision_key = cfg.path_of("precision");
   if (cfg.has("metrics")) {
@@ -241,6 +249,11 @@ void Trainer::check_distributions() const {
   if (options_.gradient_combination == parallel::GradientCombination::adasum && model_.has_spatial_split())
     throw ConfigError("$.training.gradient_combination",
                       "adasum combines whole-sample gradients of sample groups; this model splits samples in space");
+  if (options_.gradient_combination == parallel::GradientCombination::adasum &&
+      options_.gradient_precision != ElementType::fp32)
+    throw ConfigError("$.training.gradient_precision",
+                      "adasum combines gradients in fp32 (its projections need the precision); "
+                      "gradient_precision applies to gradient_combination \"sum\"");
   if (options_.gradient_combination == parallel::GradientCombination::adasum && model_.parameters().has_shards())
     throw ConfigError("$.training.gradient_combination",
                       "adasum combines whole models; this model splits some layers' weights over channel groups");
@@ -259,7 +272,8 @@ void Trainer::make_reducer() {
       if (p->trainable) tensor_groups.push_back(p->shard.split() ? p->shard.replicas : group_);
     reducer_ = std::make_unique<parallel::GradientReducer>(
         group_, model_.parameters().grads(), model_.parameters().trainable_offsets(),
-        options_.allreduce_bucket_kb * 1024 / 4, tensor_groups, options_.allreduce_progress_thread);
+        options_.allreduce_bucket_kb * 1024 / 4, tensor_groups, options_.allreduce_progress_thread,
+        options_.gradient_precision);
   }
 }
 

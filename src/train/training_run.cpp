@@ -2,6 +2,7 @@
 
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/io/dataset_slice.hpp"
 #include "tessera/model/graph_builder.hpp"
 #include "tessera/model/memory_check.hpp"
@@ -114,6 +115,31 @@ void TrainingRun::hold_out(int64_t samples, const std::string& key) {
   held_out_ = std::make_shared<io::DatasetSlice>(all, n - samples, samples, key);
 }
 
+namespace {
+
+/// "gradients: ..." for a run over several ranks: the type the sums travel in and the bytes a
+/// step sends out of each rank (a ring's share, 2(P − 1)/P of each tensor, P the ranks that
+/// hold it); empty on one rank.
+std::string gradient_line(const model::Model& m, const TrainingOptions& o, const parallel::Communicator& world) {
+  if (world.is_serial()) return "";
+  if (o.gradient_combination == parallel::GradientCombination::adasum)
+    return "gradients: combined by Adasum in fp32\n";
+  double bytes = 0;
+  for (const auto& p : m.parameters().all()) {
+    if (!p->trainable) continue;
+    const double ranks = p->shard.split() ? p->shard.replicas.size() : world.size();
+    bytes += 2.0 * (ranks - 1.0) / ranks * static_cast<double>(p->grad.numel());
+  }
+  const double mib = bytes * static_cast<double>(element_size(o.gradient_precision)) / (1 << 20);
+  const std::string type = element_type_name(o.gradient_precision);
+  std::string s = "gradients: summed in " + type + ", " + fixed(mib, 2) + " MiB a step out of each rank";
+  if (o.gradient_precision != ElementType::fp32)
+    s += " (fp32: " + fixed(bytes * 4.0 / (1 << 20), 2) + "; each rank's values rounded to " + type + " once)";
+  return s + "\n";
+}
+
+}  // namespace
+
 std::string TrainingRun::describe() const {
   std::string s = "data:      " + data_.train->describe() + "\n";
   if (data_.validation) s += "validation: " + data_.validation->describe() + "\n";
@@ -121,6 +147,7 @@ std::string TrainingRun::describe() const {
   s += "training:  " + std::to_string(options_.epochs) + " epoch(s) of " + std::to_string(trainer_->steps_per_epoch()) +
        " steps, batch " + std::to_string(options_.batch_size) + ", seed " + std::to_string(options_.seed) + "\n";
   s += "precision: " + model_->precision_summary() + ", parameters and optimizer state fp32\n";
+  s += gradient_line(*model_, options_, parallel::Communicator::world());
   s += "threads:   " + std::to_string(ExecSpace().concurrency()) + " (" + ExecSpace::name() + ") per rank, " +
        std::to_string(parallel::Communicator::world().size()) + " rank(s)\n";
   if (plan_ && plan_->ranks > 1)

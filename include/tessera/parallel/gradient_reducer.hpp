@@ -59,9 +59,12 @@ class GradientReducer {
   GradientReducer(Communicator group, Tensor grads, const std::vector<int64_t>& offsets, int64_t bucket_elements,
                   bool progress_thread = true);
   /// As above, tensor t summed over tensor_groups[t] (a sub-group of `group`: the ranks that
-  /// hold the same tensor). Every rank must pass groups that match tensor for tensor.
+  /// hold the same tensor). Every rank must pass groups that match tensor for tensor. The sums
+  /// travel in `sum_type` (fp32, or bf16: half the bytes, each rank's values rounded once; see
+  /// MpiCollectives); the buffer stays fp32.
   GradientReducer(Communicator group, Tensor grads, const std::vector<int64_t>& offsets, int64_t bucket_elements,
-                  const std::vector<Communicator>& tensor_groups, bool progress_thread = true);
+                  const std::vector<Communicator>& tensor_groups, bool progress_thread = true,
+                  ElementType sum_type = ElementType::fp32);
   /// Combines by `adasum` over its group (built for buffers of grads.numel() elements).
   GradientReducer(Tensor grads, Adasum adasum);
   ~GradientReducer();
@@ -80,15 +83,20 @@ class GradientReducer {
   bool has_progress_thread() const { return progress_thread_ != nullptr; }
   /// Whether some started bucket was not yet seen complete (makes no MPI call).
   bool in_flight();
+  /// The type the sums travel in.
+  ElementType sum_type() const { return sum_type_; }
 
  private:
   void start(size_t bucket);
+  /// Counts a sum of `elements` over `group` in the TrafficCounter.
+  void count_allreduce(const Collectives& group, int64_t elements) const;
   void test_in_flight();  // with mutex_ held
   /// Hands the buckets in flight to the progress thread (called without mutex_ held: the
   /// thread holds its own lock, then mutex_, while it polls).
   void watch_in_flight();
   Communicator group_;
   Tensor grads_;
+  ElementType sum_type_ = ElementType::fp32;
   std::vector<int64_t> begin_;  // bucket b covers [begin_[b], begin_[b + 1]) (last: to the end)
   std::vector<Communicator> groups_;  // distinct groups the buckets sum over
   std::vector<size_t> bucket_group_;  // bucket b sums over groups_[bucket_group_[b]]

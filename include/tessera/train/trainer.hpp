@@ -37,6 +37,8 @@ struct TrainingOptions {
   int64_t allreduce_bucket_kb = 4096;     // gradient bucket size for the overlapped all-reduce
   bool allreduce_progress_thread = true;  // advance the buckets in flight from a thread
   parallel::GradientCombination gradient_combination = parallel::GradientCombination::sum;
+  /// The type gradient sums travel in (docs/precision.md): fp32, or bf16 for half the bytes.
+  ElementType gradient_precision = ElementType::fp32;
   bool check_replicas = check_replicas_by_default();  // compare replicas after every step
   std::string resume_file;                            // checkpoint to start from, empty: fresh start
   bool progress = true;
@@ -47,8 +49,8 @@ struct TrainingOptions {
   /// Validation metrics by name (MetricChoice); none given: the loss's defaults.
   std::optional<std::vector<std::string>> metrics;
 
-  /// Reads {"epochs", "batch_size", "max_steps", "seed", "log_every", "precision", "metrics",
-  /// "checkpoint": {"path", "every_steps"}}.
+  /// Reads {"epochs", "batch_size", "max_steps", "seed", "log_every", "precision",
+  /// "gradient_precision", "metrics", "checkpoint": {"path", "every_steps"}}.
   static TrainingOptions from_json(ConfigObject& cfg);
 };
 
