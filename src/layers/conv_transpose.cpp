@@ -70,6 +70,7 @@ ops::ConvGeometry ConvTranspose::adjoint_geometry(const Shape& input) const {
   g.kernel = options_.kernel;
   g.stride = options_.stride;
   g.padding = options_.padding;
+  g.type = context().precision;
   g.validate(where());
   require_shape(g.out_size() == in, where() + ": internal error: the adjoint convolution " + g.str() +
                                         " does not map back to input " + input.str());
@@ -83,6 +84,7 @@ LayerTraits ConvTranspose::traits() const {
   t.mixes_channels = true;
   t.output_channels_key = "filters";
   t.op_kinds = {ops::OpKind::conv};
+  t.precisions = {ElementType::fp32, ElementType::bf16};
   return t;
 }
 
@@ -131,7 +133,7 @@ void ConvTranspose::reshape(const std::vector<Shape>& inputs) {
                                                     std::to_string(in_channels_) + " channels it was set up with");
   if (op_ && input == op_input_) return;
   const Shape whole_output = g.input_shape();
-  split_.reshape(grid(), whole_input, whole_output, where());
+  split_.reshape(grid(), whole_input, whole_output, where(), g.type);
   // The adjoint convolution of this rank's share: its filters from the whole input, or all
   // filters from its input channels.
   if (split_.kind() == ChannelSplit::Kind::filter) g.in_channels /= grid().channel_parts();
@@ -142,7 +144,8 @@ void ConvTranspose::reshape(const std::vector<Shape>& inputs) {
     const Shape output = split_.kind() == ChannelSplit::Kind::channel
                              ? whole_output
                              : grid().local_shape(output_shape({global_shape(input)}), where());
-    halo_.reshape(grid(), output, Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}}, 0.0f, where());
+    halo_.reshape(grid(), output, Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}}, 0.0f, where(),
+                  g.type);
     const ops::ConvGeometry local = halo_.op_geometry(g, where());
     const ActivationDims in = ActivationDims::of(whole_input);
     require_shape(local.out_size() == std::array<int64_t, 3>{in.d, in.h, in.w},

@@ -99,6 +99,45 @@ TEST_CASE("a bf16 model matches the fp32 model within bf16's rounding, gradients
   CHECK(output_error > 0.0);  // bf16 did run
 }
 
+TEST_CASE("a bf16 transposed convolution matches fp32 within bf16's rounding, bias included", "[model][precision]") {
+  if (!bf16_runs_here()) TESSERA_SKIP("bf16-cpu", "no oneDNN with bf16 instructions in this build or on this CPU");
+  const nlohmann::json net = nlohmann::json::parse(R"({
+    "input": {"channels": 3, "size": [4, 4, 4]},
+    "layers": [
+      {"name": "c1", "type": "conv3d", "filters": 8, "padding": 1},
+      {"name": "up", "type": "conv_transpose3d", "filters": 6, "kernel": 2, "stride": 2},
+      {"name": "c2", "type": "conv3d", "filters": 2, "padding": 1},
+      {"name": "flat", "type": "flatten"},
+      {"name": "out", "type": "dense", "units": 3}
+    ]})");
+  auto m32 = build(net, ElementType::fp32);
+  auto m16 = build(net, ElementType::bf16);
+  INFO(m16->summary());
+  CHECK(m16->precision_summary() == "bf16 (3 of 5 layers; the others fp32)");  // c1, up, c2
+  // A bias far from zero, so that its addition into the bf16 output and its gradient count.
+  for (auto* m : {m32.get(), m16.get()}) m->parameters().find("up.bias")->value.fill(0.75f);
+  Tensor x(Shape{2, 4, 4, 4, 3});
+  x.copy_from_host(testing::random_vector<float>(static_cast<size_t>(x.numel()), 4));
+  Tensor dy(m32->output_shape(2));
+  dy.copy_from_host(testing::random_vector<float>(static_cast<size_t>(dy.numel()), 5));
+  const layers::StepInfo step{layers::Mode::training, 0};
+  const auto y32 = m32->forward(x, step).to_host();
+  const auto y16 = m16->forward(x, step).to_host();
+  m32->backward(dy, step);
+  m16->backward(dy, step);
+  const double u = unit_roundoff(ElementType::bf16);
+  const double output_error = norm_error(y16, y32);
+  const double grad_error = norm_error(m16->parameters().grads().to_host(), m32->parameters().grads().to_host());
+  const double bias_error = norm_error(m16->parameters().find("up.bias")->grad.to_host(),
+                                       m32->parameters().find("up.bias")->grad.to_host());
+  INFO("output error " << output_error / u << " u, gradient error " << grad_error / u << " u, up.bias gradient "
+                       << bias_error / u << " u");
+  CHECK(output_error < 5 * u);
+  CHECK(grad_error < 10 * u);
+  CHECK(bias_error < 10 * u);
+  CHECK(output_error > 0.0);
+}
+
 TEST_CASE("a chain of bf16 layers holds its activations in half the bytes", "[model][precision]") {
   if (!bf16_runs_here()) TESSERA_SKIP("bf16-cpu", "no oneDNN with bf16 instructions in this build or on this CPU");
   const nlohmann::json chain = nlohmann::json::parse(R"({

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "blas_threads.hpp"
+#include "tessera/core/half_float.hpp"
 
 namespace tessera::kokkos_backend {
 namespace {
@@ -223,12 +224,50 @@ void add_bias(const DeviceView<const T>& bias, int64_t positions, int64_t channe
 
 void add_channel_bias(const Tensor& bias, const Tensor& y) {
   const int64_t channels = bias.numel();
-  add_bias<float>(bias.view(), y.numel() / channels, channels, y.view());
+  if (y.type() == ElementType::fp32) {
+    add_bias<float>(bias.view(), y.numel() / channels, channels, y.view());
+    return;
+  }
+  // A 16-bit output: the sum in fp32, rounded once.
+  const auto b = bias.view();
+  const auto v = y.half_view();
+  const ElementType type = y.type();
+  Kokkos::parallel_for(
+      "tessera::conv_add_bias_half", MDPolicy<2>({0, 0}, {y.numel() / channels, channels}),
+      KOKKOS_LAMBDA(const int64_t p, const int64_t c) {
+        const int64_t i = p * channels + c;
+        v(i) = half_float::to_half(half_float::from_half(v(i), type) + b(c), type);
+      });
 }
 
 void sum_channels(const Tensor& dy, const Tensor& dbias, ConvWorkspace<float>& workspace) {
   const int64_t channels = dbias.numel();
-  sum_over_rows<float>(dy.view(), dy.numel() / channels, channels, dbias.view(), workspace);
+  if (dy.type() == ElementType::fp32) {
+    sum_over_rows<float>(dy.view(), dy.numel() / channels, channels, dbias.view(), workspace);
+    return;
+  }
+  // A 16-bit gradient is widened as it is read; blocks and order as sum_over_rows.
+  const int64_t rows = dy.numel() / channels;
+  const int64_t block_rows = std::max<int64_t>(256, (rows + 4095) / 4096);
+  const int64_t blocks = std::max<int64_t>(1, (rows + block_rows - 1) / block_rows);
+  const DeviceView<double> partial = workspace.partials(static_cast<size_t>(blocks * channels));
+  const auto m = dy.half_view();
+  const ElementType type = dy.type();
+  Kokkos::parallel_for(
+      "tessera::conv_sum_rows_blocks_half", MDPolicy<2>({0, 0}, {blocks, channels}),
+      KOKKOS_LAMBDA(const int64_t b, const int64_t ch) {
+        const int64_t end = math::min(rows, (b + 1) * block_rows);
+        double s = 0.0;
+        for (int64_t r = b * block_rows; r < end; ++r) s += static_cast<double>(half_float::from_half(m(r * channels + ch), type));
+        partial(b * channels + ch) = s;
+      });
+  const auto sums = dbias.view();
+  Kokkos::parallel_for(
+      "tessera::conv_sum_rows_half", RangePolicy(0, channels), KOKKOS_LAMBDA(const int64_t ch) {
+        double s = 0.0;
+        for (int64_t b = 0; b < blocks; ++b) s += partial(b * channels + ch);
+        sums(ch) = static_cast<float>(s);
+      });
 }
 
 template <class T>

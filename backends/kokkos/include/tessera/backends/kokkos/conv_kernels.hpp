@@ -70,11 +70,13 @@ void sum_over_rows(const DeviceView<const T>& m, int64_t rows, int64_t channels,
 template <class T>
 void add_bias(const DeviceView<const T>& bias, int64_t positions, int64_t channels, const DeviceView<T>& y);
 
-/// add_bias over a channels-last float tensor: y[p, c] += bias[c] with c < bias.numel().
+/// add_bias over a channels-last tensor (fp32, or 16-bit with the sum rounded once) and an
+/// fp32 bias: y[p, c] += bias[c] with c < bias.numel().
 void add_channel_bias(const Tensor& bias, const Tensor& y);
 
-/// sum_over_rows over a channels-last float tensor: dbias[c] = Σ_p dy[p, c] with
-/// c < dbias.numel(), so it is bit for bit the bias gradient of conv_backward_weights.
+/// sum_over_rows over a channels-last tensor (fp32, or 16-bit widened) into an fp32 dbias:
+/// dbias[c] = Σ_p dy[p, c] with c < dbias.numel(), so for fp32 it is bit for bit the bias
+/// gradient of conv_backward_weights.
 void sum_channels(const Tensor& dy, const Tensor& dbias, ConvWorkspace<float>& workspace);
 
 }  // namespace tessera::kokkos_backend
