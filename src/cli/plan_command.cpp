@@ -47,12 +47,15 @@ double parse_bytes(const std::string& text, const std::string& flag) {
   return value * scale;
 }
 
-/// The global batch: --batch-size, else the config's training.batch_size.
-int64_t batch_of(ConfigObject& root, int64_t batch_size) {
-  if (batch_size != 0) return batch_size;
+/// The config's training section with --batch-size and --precision applied: the global batch
+/// and the types the plan prices activations and gradient sums in.
+train::TrainingOptions training_of(ConfigObject& root, const PlanArgs& a) {
   const nlohmann::json none = nlohmann::json::object();
   auto training = root.has("training") ? root.object("training") : ConfigObject(none, "$.training");
-  return train::TrainingRun::training_options(training, train::RunOverrides{}).batch_size;
+  train::RunOverrides o;
+  if (a.batch_size != 0) o.batch_size = a.batch_size;
+  if (!a.precision.empty()) o.precision = a.precision;
+  return train::TrainingRun::training_options(training, o);
 }
 
 /// --machine (or $TESSERA_MACHINE); a plan for one rank may do without one.
@@ -70,11 +73,13 @@ plan::MachineProfile machine_profile(PlanArgs& a) {
 
 /// What to plan for, from the flags and the run config; layer times are measured by every rank
 /// of the job at once (rank 0 prints).
-plan::PlanRequest plan_request(const PlanArgs& a, const nlohmann::json& config, int64_t batch,
+plan::PlanRequest plan_request(const PlanArgs& a, const nlohmann::json& config, const train::TrainingOptions& training,
                                const plan::MachineProfile& profile) {
   plan::PlanRequest request;
   request.ranks = a.ranks;
-  request.batch = batch;
+  request.batch = training.batch_size;
+  request.precision = training.precision;
+  request.gradient_precision = training.gradient_precision;
   request.backend = a.backend;
   request.threads = Kokkos::DefaultExecutionSpace().concurrency();
   request.optimizer_state = train::TrainingRun::optimizer_state_per_parameter(config);
@@ -144,6 +149,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   cmd->add_option("--batch-size", a.batch_size, "Global batch (default: training.batch_size)")
       ->check(at_least(1));
   cmd->add_option("--backend", a.backend, "Op backend the model runs with (as for train)")->capture_default_str();
+  cmd->add_option("--precision", a.precision,
+                  "The type activations are computed in (default: training.precision): layer times are measured in "
+                  "it, and activations, halos and channel exchanges priced at its bytes (docs/precision.md)");
   cmd->add_flag("--given", a.given,
                 "Predict the layout the config states (its distributions) instead of searching for one");
   cmd->add_option("--json", a.json, "Also write the plan as JSON to this file");
@@ -165,9 +173,9 @@ int run_plan(PlanArgs& a) {
   ConfigObject root(config, "$");
   auto model_cfg = root.object("model");
   model::ModelSpec spec = model::ModelSpec::from_json(model_cfg);
-  const int64_t batch = batch_of(root, a.batch_size);
+  const train::TrainingOptions training = training_of(root, a);
   plan::MachineProfile profile = machine_profile(a);
-  const plan::PlanRequest request = plan_request(a, config, batch, profile);
+  const plan::PlanRequest request = plan_request(a, config, training, profile);
   if (spec.distribution_auto) spec.distribution.reset();
 
   const plan::Plan plan = a.given ? given_plan(spec, request, profile) : plan::plan_model(spec, request, profile);
@@ -175,6 +183,9 @@ int run_plan(PlanArgs& a) {
   if (first && !a.machine.empty() && profile.layer_times.size() > 0) plan::write_machine_profile(profile, a.machine);
   if (!plan.chosen.valid) throw ConfigError(a.config, plan.chosen.why);
   if (!first) return plan.feasible ? 0 : 3;
+  if (request.precision != ElementType::fp32 || request.gradient_precision != ElementType::fp32)
+    std::cout << "precision: activations " << element_type_name(request.precision) << ", gradient sums "
+              << element_type_name(request.gradient_precision) << " (layer times measured and bytes priced so)\n";
   std::cout << plan::plan_table(plan) << std::flush;
   if (!a.json.empty()) write_text_atomically(a.json, plan::plan_json(plan).dump(2) + "\n");
   if (!a.write_config.empty()) write_planned_config(a.write_config, spec, config, plan);

@@ -12,6 +12,9 @@ namespace {
 
 constexpr double kFloat = sizeof(float);
 
+/// Bytes per element of a node's activations.
+double act_bytes(const PlanNode& n) { return static_cast<double>(element_size(n.precision)); }
+
 /// The ranks one rank exchanges with when a tensor moves from `from` to `to`: along each axis
 /// a block of a split into a parts overlaps b/gcd(a, b) blocks of a split into b, and the other
 /// way round for what it receives.
@@ -68,7 +71,7 @@ LocalWork LayerCostModel::local_work(size_t i, const parallel::Distribution& d) 
 }
 
 double LayerCostModel::output_bytes(size_t node, const parallel::Distribution& d) const {
-  return static_cast<double>(must_block(graph_.nodes[node].global_output, d).numel()) * kFloat;
+  return static_cast<double>(must_block(graph_.nodes[node].global_output, d).numel()) * act_bytes(graph_.nodes[node]);
 }
 
 std::optional<std::string> LayerCostModel::refusal(size_t i, const parallel::Distribution& d) const {
@@ -130,9 +133,9 @@ LayerCost LayerCostModel::layer_cost(size_t i, const parallel::Distribution& d) 
     const LayerTime t = timer_.time_distributed(n, d, blocks, work.input_gradient);
     c.compute = t.forward + t.backward;
     c.memory += n.fuses_with_consumer ? 0.0 : t.memory;
-    if (const auto plan = halo_plan(i, d)) c.halo_bytes = halo_bytes_sent(*plan, halo_backward);
+    if (const auto plan = halo_plan(i, d)) c.halo_bytes = halo_bytes_sent(*plan, halo_backward, n.precision);
     add_parameters(c, n, d);
-    if (!n.fuses_with_consumer) c.memory += static_cast<double>(out.numel()) * kFloat * (n.consumers > 1 ? 3 : 2);
+    if (!n.fuses_with_consumer) c.memory += static_cast<double>(out.numel()) * act_bytes(n) * (n.consumers > 1 ? 3 : 2);
     return c;
   }
   const LayerTime t = timer_.time(n, work);
@@ -140,13 +143,13 @@ LayerCost LayerCostModel::layer_cost(size_t i, const parallel::Distribution& d) 
   // The layer's own state and workspaces, as measured; a convolution that may fuse with its
   // pool leaves them to the edge, like its output.
   if (!n.fuses_with_consumer) c.memory += t.memory;
-  if (const auto plan = halo_plan(i, d)) add_halo(c, *plan, halo_backward);
+  if (const auto plan = halo_plan(i, d)) add_halo(c, *plan, halo_backward, n.precision);
   add_spatial_reductions(c, n, d, out);
   add_channel_exchange(c, n, d, work, out);
   add_parameters(c, n, d);
   // The output and its gradient (and a scratch gradient where several layers read it). A
   // layer that may fuse with its max pool leaves this to the edge (edge_cost).
-  if (!n.fuses_with_consumer) c.memory += static_cast<double>(out.numel()) * kFloat * (n.consumers > 1 ? 3 : 2);
+  if (!n.fuses_with_consumer) c.memory += static_cast<double>(out.numel()) * act_bytes(n) * (n.consumers > 1 ? 3 : 2);
   return c;
 }
 
@@ -161,7 +164,8 @@ std::optional<parallel::HaloPlan> LayerCostModel::halo_plan(size_t i, const para
   return parallel::HaloPlan(d, busiest, block, widths, n.name);
 }
 
-void LayerCostModel::add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward) const {
+void LayerCostModel::add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward, ElementType type) const {
+  const double element = static_cast<double>(element_size(type));
   // The messages to the neighbours across the same axes (the two faces of an axis, the edges
   // of two, the corners) travel at once, both ways, so the largest of them counts; the groups
   // are priced one after another. Packing reads the block and writes a buffer, unpacking the
@@ -170,21 +174,21 @@ void LayerCostModel::add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool
   for (const auto* boxes : {&plan.sends(), &plan.receives()})
     for (const auto& box : *boxes) {
       const size_t axes = (box.direction[0] != 0 ? 4 : 0) + (box.direction[1] != 0 ? 2 : 0) + (box.direction[2] != 0);
-      largest[axes] = std::max(largest[axes], static_cast<double>(box.count()) * kFloat);
+      largest[axes] = std::max(largest[axes], static_cast<double>(box.count()) * element);
     }
   double wire = 0;
   for (const double bytes : largest)
     if (bytes > 0) wire += seconds(Collective::point_to_point, 2, bytes);
   const double bandwidth = std::max(profile_.memory_bandwidth_per_rank, 1.0);
-  const double copies = 2 * static_cast<double>(plan.bytes_sent() + plan.bytes_received()) / bandwidth;
+  const double copies = 2 * static_cast<double>(plan.bytes_sent(type) + plan.bytes_received(type)) / bandwidth;
   const int directions = backward ? 2 : 1;
   c.halo += directions * (wire + copies);
-  c.halo_bytes += halo_bytes_sent(plan, backward);
-  c.memory += static_cast<double>(plan.padded_shape().numel()) * kFloat * directions;
+  c.halo_bytes += halo_bytes_sent(plan, backward, type);
+  c.memory += static_cast<double>(plan.padded_shape().numel()) * element * directions;
 }
 
-double LayerCostModel::halo_bytes_sent(const parallel::HaloPlan& plan, bool backward) {
-  return static_cast<double>(plan.bytes_sent() + (backward ? plan.bytes_received() : 0));
+double LayerCostModel::halo_bytes_sent(const parallel::HaloPlan& plan, bool backward, ElementType type) {
+  return static_cast<double>(plan.bytes_sent(type) + (backward ? plan.bytes_received(type) : 0));
 }
 
 void LayerCostModel::add_spatial_reductions(LayerCost& c, const PlanNode& n, const parallel::Distribution& d,
@@ -198,8 +202,8 @@ void LayerCostModel::add_spatial_reductions(LayerCost& c, const PlanNode& n, con
     c.reduction += 2 * seconds(Collective::allreduce, spatial_ranks, stats);
   }
   if (in0.rank() >= 4 && n.global_output.rank() == 2) {
-    const double in_bytes = static_cast<double>(must_block(in0, d).numel()) * kFloat;
-    const double out_bytes = static_cast<double>(out.numel()) * kFloat;
+    const double in_bytes = static_cast<double>(must_block(in0, d).numel()) * act_bytes(n);
+    const double out_bytes = static_cast<double>(out.numel()) * act_bytes(n);
     if (in0.numel() == n.global_output.numel())  // flatten: each sample's blocks gathered
       c.reduction += seconds(Collective::allgather, spatial_ranks, in_bytes);
     else  // a spatial reduction (global pooling): partial results summed
@@ -211,23 +215,26 @@ void LayerCostModel::add_channel_exchange(LayerCost& c, const PlanNode& n, const
                                           const LocalWork& work, const Shape& out) const {
   const int cp = d.channel_parts();
   if (cp == 1) return;
-  const double in_bytes = static_cast<double>(must_block(n.global_inputs[0], d).numel()) * kFloat;
-  const double out_bytes = static_cast<double>(out.numel()) * kFloat;
+  // Gathers move the layer's type; reduce-scatters sum partial results in fp32
+  // (ChannelExchange).
+  const double in_elements = static_cast<double>(must_block(n.global_inputs[0], d).numel());
+  const double out_elements = static_cast<double>(out.numel());
+  const double in_bytes = in_elements * act_bytes(n), out_bytes = out_elements * act_bytes(n);
   // A concatenation of channel-split inputs gathers them (its output channels are not its
   // first input's); other multi-input layers (add) run on their slices.
   const bool concatenates = n.inputs.size() > 1 && n.global_output[n.global_output.rank() - 1] !=
                                                        n.global_inputs[0][n.global_inputs[0].rank() - 1];
   if (n.channel_mixing && d.filter > 1) {
     c.channel_exchange += seconds(Collective::allgather, cp, in_bytes);
-    if (work.input_gradient) c.channel_exchange += seconds(Collective::reduce_scatter, cp, in_bytes);
+    if (work.input_gradient) c.channel_exchange += seconds(Collective::reduce_scatter, cp, in_elements * kFloat);
     c.memory += 2 * in_bytes * cp;  // the gathered input and its gradient
   } else if (n.channel_mixing) {
-    c.channel_exchange +=
-        seconds(Collective::reduce_scatter, cp, out_bytes) + seconds(Collective::allgather, cp, out_bytes);
+    c.channel_exchange += seconds(Collective::reduce_scatter, cp, out_elements * kFloat) +
+                          seconds(Collective::allgather, cp, out_bytes);
     c.memory += 2 * out_bytes * cp;  // the partial output and the gathered output gradient
   } else if (concatenates) {
     for (const Shape& s : work.inputs)
-      c.channel_exchange += seconds(Collective::allgather, cp, static_cast<double>(s.numel()) * kFloat);
+      c.channel_exchange += seconds(Collective::allgather, cp, static_cast<double>(s.numel()) * act_bytes(n));
     c.channel_exchange += seconds(Collective::allgather, cp, out_bytes);
     c.memory += 2 * out_bytes * cp;
   }
@@ -241,10 +248,12 @@ void LayerCostModel::add_parameters(LayerCost& c, const PlanNode& n, const paral
   const double buffers = static_cast<double>(n.buffers) / cp;
   if (trainable > 0) {
     // The whole model's gradients are summed in a few buckets: a measured sum over all ranks
-    // is shared out by bytes; sums over fewer ranks (shards) are priced by the profile.
+    // is shared out by bytes; sums over fewer ranks (shards) are priced by the profile. They
+    // travel in the gradient precision.
+    const double sent = trainable * static_cast<double>(element_size(options_.gradient_precision));
     c.gradient = cp == 1 && options_.allreduce_seconds_per_byte > 0
-                     ? trainable * kFloat * options_.allreduce_seconds_per_byte
-                     : seconds(Collective::allreduce, options_.ranks / cp, trainable * kFloat);
+                     ? sent * options_.allreduce_seconds_per_byte
+                     : seconds(Collective::allreduce, options_.ranks / cp, sent);
     c.update = options_.update_seconds_per_parameter > 0
                    ? trainable * options_.update_seconds_per_parameter
                    : trainable * kFloat * (3 + 2 * options_.optimizer_state) / bandwidth;
@@ -300,8 +309,11 @@ EdgeCost LayerCostModel::edge_cost(size_t consumer, size_t k, const parallel::Di
   }
   const auto a = block_shape(global, from), b = block_shape(global, to);
   if (!a || !b) throw Error("internal: edge tensor " + global.str() + " does not split");
-  const double from_bytes = static_cast<double>(a->numel()) * kFloat;
-  const double to_bytes = static_cast<double>(b->numel()) * kFloat;
+  // The move carries the producer's type (the model input is fp32).
+  const double element =
+      producer == model::Graph::kModelInput ? kFloat : act_bytes(graph_.nodes[static_cast<size_t>(producer)]);
+  const double from_bytes = static_cast<double>(a->numel()) * element;
+  const double to_bytes = static_cast<double>(b->numel()) * element;
   const bool backward = producer != model::Graph::kModelInput;
   if (same_blocks(from, to)) {
     // The same blocks under another name (channel and filter split alike): a copy.

@@ -89,11 +89,19 @@ std::unique_ptr<layers::Layer> make_local_layer(const PlanNode& node, int64_t pa
 LayerTimer::LayerTimer(MachineProfile& profile, std::string backend, int64_t threads, parallel::Communicator measuring)
     : profile_(profile), backend_(std::move(backend)), threads_(threads), measuring_(std::move(measuring)) {}
 
+namespace {
+/// The key suffix of a layer timed in `type`: none for fp32, so that profiles written before
+/// precisions keep their entries.
+std::string type_suffix(ElementType type) {
+  return type == ElementType::fp32 ? "" : std::string("|") + element_type_name(type);
+}
+}  // namespace
+
 std::string LayerTimer::key(const PlanNode& node, const LocalWork& work) const {
   std::string k = node.backend.value_or(backend_) + "|t" + std::to_string(threads_) + "|r" +
                   std::to_string(measuring_.size()) + "|" + local_config(node, work.output_channel_parts).dump();
   for (const Shape& s : work.inputs) k += "|" + s.str();
-  return work.input_gradient ? k : k + "|no-input-gradient";
+  return (work.input_gradient ? k : k + "|no-input-gradient") + type_suffix(node.precision);
 }
 
 bool LayerTimer::cached(const PlanNode& node, const LocalWork& work) const {
@@ -113,8 +121,8 @@ LayerTime LayerTimer::cached_or_measured(const std::string& key, const std::stri
         (work.output_channel_parts > 1 ? ", 1/" + std::to_string(work.output_channel_parts) + " of its filters" : ""));
   }
   measuring_.barrier();
-  const LayerTime t =
-      measure("layer '" + node.name + "'", make, work, node.backend.value_or(backend_), parallel::ProcessGrid(), {});
+  const LayerTime t = measure("layer '" + node.name + "'", make, work, node.backend.value_or(backend_),
+                              parallel::ProcessGrid(), {}, node.precision);
   profile_.layer_times[key] = t;
   ++measured_;
   return t;
@@ -154,6 +162,7 @@ LayerTime LayerTimer::time_distributed(const PlanNode& node, const parallel::Dis
                   local_config(node, 1).dump();
   for (const Shape& s : node.global_inputs) k += "|" + s.str();
   if (!input_gradient) k += "|no-input-gradient";
+  k += type_suffix(node.precision);
   if (auto it = profile_.layer_times.find(k); it != profile_.layer_times.end()) return it->second;
   if (on_measure) on_measure(node.name + " (" + node.type + ") split " + d.str() + " over the measuring ranks");
   measuring_.barrier();
@@ -163,30 +172,32 @@ LayerTime LayerTimer::time_distributed(const PlanNode& node, const parallel::Dis
   work.input_gradient = input_gradient;
   const LayerTime t = measure(
       "layer '" + node.name + "'", [&] { return make_local_layer(node, 1); }, work, node.backend.value_or(backend_),
-      grid, node.global_inputs);
+      grid, node.global_inputs, node.precision);
   profile_.layer_times[k] = t;
   ++measured_;
   return t;
 }
 
-double LayerTimer::allreduce_seconds(int64_t bytes) {
+double LayerTimer::allreduce_seconds(int64_t bytes, ElementType type) {
   // The key names the sum the gradient reducer runs; "allreduce|" entries of older profiles
   // timed MPI_Allreduce, whose algorithm can take twice as long across a network.
-  const std::string k = "gradient_sum|r" + std::to_string(measuring_.size()) + "|" + std::to_string(bytes);
+  const std::string k =
+      "gradient_sum|r" + std::to_string(measuring_.size()) + "|" + std::to_string(bytes) + type_suffix(type);
   if (auto it = profile_.layer_times.find(k); it != profile_.layer_times.end()) return it->second.forward;
   if (on_measure) on_measure("an allreduce of " + std::to_string(bytes) + " bytes over the measuring ranks");
-  const int64_t count = std::max<int64_t>(1, bytes / static_cast<int64_t>(sizeof(float)));
+  // The buffer is fp32 whatever the sum travels in, as in training.
+  const int64_t count = std::max<int64_t>(1, bytes / static_cast<int64_t>(element_size(type)));
   Tensor buffer(Shape{count}, "plan_allreduce");
   TimingParameters::fill_random(buffer, 3);
   // As the gradient reducer sums: its nonblocking sum on host memory, a staged MPI_Allreduce
   // where the buffer lives on a device.
-  parallel::MpiCollectives sums(measuring_, 1);
+  parallel::MpiCollectives sums(measuring_, 1, type);
   const auto sum = [&] {
     if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
       sums.start_allreduce_sum(buffer.data(), count, 0);
       sums.wait_all();
     } else {
-      measuring_.allreduce_sum(buffer);
+      sums.allreduce_sum(buffer);
     }
   };
   measuring_.barrier();
@@ -234,7 +245,7 @@ LayerTime LayerTimer::roofline(const PlanNode& node, const LocalWork& work) cons
   const Shape out = layer->output_shape(work.inputs);
   double bytes = static_cast<double>(out.numel());
   for (const Shape& s : work.inputs) bytes += static_cast<double>(s.numel());
-  bytes *= sizeof(float);
+  bytes *= static_cast<double>(element_size(node.precision));
   const double flops = layer->forward_flops(work.inputs) * static_cast<double>(work.inputs.at(0)[0]);
   const double rate = profile_.peak_flops_per_rank * profile_.conv_efficiency;
   const double bandwidth = profile_.memory_bandwidth_per_rank;
@@ -251,19 +262,20 @@ LayerTime LayerTimer::roofline(const PlanNode& node, const LocalWork& work) cons
 
 LayerTime LayerTimer::measure(const std::string& where, const std::function<std::unique_ptr<layers::Layer>()>& make,
                               const LocalWork& work, const std::string& backend, const parallel::ProcessGrid& grid,
-                              const std::vector<Shape>& global_inputs) const {
+                              const std::vector<Shape>& global_inputs, ElementType type) const {
   std::unique_ptr<layers::Layer> layer;
   registry::OpFactory factory(backend);
   layers::LayerContext ctx;
   ctx.ops = &factory;
   ctx.grid = grid;
+  ctx.precision = type;
   TimingParameters params;
   Shape out;
   std::vector<Tensor> inputs, grads;
   for (size_t i = 0; i < work.inputs.size(); ++i) {
-    inputs.emplace_back(work.inputs[i], "plan_input");
+    inputs.emplace_back(work.inputs[i], type, "plan_input");
     TimingParameters::fill_random(inputs.back(), 100 + i);
-    grads.push_back(work.input_gradient ? Tensor(work.inputs[i], "plan_grad_input") : Tensor());
+    grads.push_back(work.input_gradient ? Tensor(work.inputs[i], type, "plan_grad_input") : Tensor());
   }
   // What the layer itself allocates (its parameters aside: the cost model counts those from
   // their declared sizes) from its set-up to after a forward and a backward.
@@ -279,7 +291,7 @@ LayerTime LayerTimer::measure(const std::string& where, const std::function<std:
   }
   const double params_bytes = own;
   tracker.reset();
-  Tensor y(out, "plan_output"), dy(out, "plan_grad_output");
+  Tensor y(out, type, "plan_output"), dy(out, type, "plan_grad_output");
   TimingParameters::fill_random(dy, 99);
   layers::StepInfo step;
   step.batch = (global_inputs.empty() ? work.inputs : global_inputs).at(0)[0];

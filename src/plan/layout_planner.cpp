@@ -158,6 +158,12 @@ std::vector<parallel::Distribution> layout_of(const model::ModelSpec& spec, cons
 
 namespace {
 
+CostOptions cost_options(const PlanRequest& r) {
+  CostOptions o{r.ranks, r.optimizer_state, r.data_samples, r.store_bytes, r.batches_in_flight};
+  o.gradient_precision = r.gradient_precision;
+  return o;
+}
+
 struct Setup {
   PlanGraph graph;
   LayerTimer timer;
@@ -165,10 +171,9 @@ struct Setup {
   double base = 0, limit = 0;
 
   Setup(const model::ModelSpec& spec, const PlanRequest& r, MachineProfile& profile)
-      : graph(plan_graph(spec, r.batch)),
+      : graph(plan_graph(spec, r.batch, r.precision)),
         timer(profile, spec.backend.value_or(r.backend), r.threads, r.measuring),
-        costs(graph, profile, timer,
-              CostOptions{r.ranks, r.optimizer_state, r.data_samples, r.store_bytes, r.batches_in_flight}) {
+        costs(graph, profile, timer, cost_options(r)) {
     timer.on_measure = r.on_measure;
     int64_t trainable = 0;
     for (const auto& n : graph.nodes) trainable += n.trainable;
@@ -176,8 +181,9 @@ struct Setup {
       costs.set_update_seconds_per_parameter(timer.optimizer_step(r.optimizer, trainable, r.optimizer_state) /
                                              static_cast<double>(trainable));
     if (profile.origin != "published" && r.ranks > 1 && timer.measuring_ranks() == r.ranks && trainable > 0) {
-      const int64_t bytes = trainable * static_cast<int64_t>(sizeof(float));
-      costs.set_allreduce_seconds_per_byte(timer.allreduce_seconds(bytes) / static_cast<double>(bytes));
+      const int64_t bytes = trainable * static_cast<int64_t>(element_size(r.gradient_precision));
+      costs.set_allreduce_seconds_per_byte(timer.allreduce_seconds(bytes, r.gradient_precision) /
+                                           static_cast<double>(bytes));
     }
     limit = r.memory_limit > 0 ? r.memory_limit : profile.memory_per_rank;
   }

@@ -10,12 +10,13 @@ namespace {
 
 /// The graph the model would build on one rank with every layer on it (whole shapes, and the
 /// parameters each layer declares whole), after the passes but the fusion.
-model::Graph serial_graph(const model::ModelSpec& spec) {
+model::Graph serial_graph(const model::ModelSpec& spec, ElementType precision) {
   model::ModelSpec serial = spec;
   serial.distribution.reset();
   for (auto& l : serial.layers) l.distribution.reset();
   model::BuildOptions options;
   options.group = parallel::Communicator::self();
+  options.precision = precision;
   model::Graph graph = model::build_graph(serial, options);
   for (const auto& pass : model::passes::all())
     if (std::string(pass.name) != "fuse_conv_max_pool") pass.run(graph);
@@ -43,6 +44,7 @@ PlanNode plan_node(const model::Graph& graph, size_t i, const model::LayerSpec& 
   p.channel_mixing = traits.mixes_channels;
   if (traits.output_channels_key) p.output_channels_key = traits.output_channels_key;
   p.consumers = n.consumers;
+  p.precision = n.context.precision;
   if (p.global_inputs.size() == 1 && p.global_inputs[0].rank() >= 4) {
     Shape one = p.global_inputs[0];
     one[0] = 1;
@@ -79,8 +81,8 @@ void mark_fusions(const model::ModelSpec& spec, const model::Graph& graph, PlanG
 
 }  // namespace
 
-PlanGraph plan_graph(const model::ModelSpec& spec, int64_t batch) {
-  const model::Graph graph = serial_graph(spec);
+PlanGraph plan_graph(const model::ModelSpec& spec, int64_t batch, ElementType precision) {
+  const model::Graph graph = serial_graph(spec, precision);
   std::map<std::string, const model::LayerSpec*> spec_of;
   for (const auto& l : spec.layers) spec_of[l.name] = &l;
   PlanGraph g;

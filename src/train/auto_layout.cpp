@@ -48,6 +48,8 @@ plan::Plan plan_auto_layout(model::ModelSpec& spec, const AutoLayoutOptions& opt
   request.threads = Kokkos::DefaultExecutionSpace().concurrency();
   request.optimizer_state = options.optimizer_state;
   request.measuring = group;
+  request.precision = options.precision;
+  request.gradient_precision = options.gradient_precision;
   describe_data(options.config, request);
   if (options.config.contains("optimizer")) request.optimizer = options.config["optimizer"];
   if (group.rank() == 0) request.on_measure = [](const std::string& what) { log::info("plan: measuring " + what); };

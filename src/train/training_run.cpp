@@ -40,6 +40,8 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
     auto_options.machine_file = o.machine_file;
     auto_options.machine_key = o.machine_key;
     auto_options.config = config_;
+    auto_options.precision = options_.precision;
+    auto_options.gradient_precision = options_.gradient_precision;
     plan_ = plan_auto_layout(spec, auto_options, o.group);
   }
   model::Graph graph = model::build_graph(spec, build);

@@ -97,3 +97,34 @@ TEST_CASE("The cost model refuses a halo wider than the neighbouring block, as t
   CHECK_THAT(*why, Catch::Contains("conv2: a depth halo of 2 is wider than the neighbouring block's depth of 1"));
   CHECK_FALSE(costs.refusal(node_named(graph, "conv1"), split(8, 1, 1)));
 }
+
+TEST_CASE("A bf16 plan prices activations, halos and channel gathers at two bytes, gradient sums as asked",
+          "[plan][precision]") {
+  const plan::PlanGraph g32 = plan::plan_graph(test::spec_of(kNet), 4);
+  const plan::PlanGraph g16 = plan::plan_graph(test::spec_of(kNet), 4, ElementType::bf16);
+  const size_t conv2 = node_named(g16, "conv2"), out = node_named(g16, "out");
+  CHECK(g32.nodes[conv2].precision == ElementType::fp32);
+  CHECK(g16.nodes[conv2].precision == ElementType::bf16);
+  CHECK(g16.nodes[out].precision == ElementType::fp32);  // dense layers stay fp32
+  plan::MachineProfile profile = test::published_profile();
+  plan::LayerTimer timer(profile, "auto", 1);
+  const Distribution d = split(2, 1, 1);
+  plan::LayerCostModel c32(g32, profile, timer, plan::CostOptions{2, 1, 0, 0, 1});
+  plan::LayerCostModel c16(g16, profile, timer, plan::CostOptions{2, 1, 0, 0, 1});
+  // Halos: half the bytes, and no slower (the wire takes fewer bytes).
+  const plan::LayerCost h32 = c32.layer_cost(conv2, d), h16 = c16.layer_cost(conv2, d);
+  CHECK(h16.halo_bytes * 2 == h32.halo_bytes);
+  CHECK(h16.halo <= h32.halo);
+  // A channel split gathers bf16 inputs: cheaper than fp32's.
+  Distribution filter;
+  filter.filter = 2;
+  CHECK(c16.layer_cost(conv2, filter).channel_exchange < c32.layer_cost(conv2, filter).channel_exchange);
+  // Gradient sums follow the gradient precision alone.
+  plan::CostOptions sums16{2, 1, 0, 0, 1};
+  sums16.gradient_precision = ElementType::bf16;
+  plan::LayerCostModel g16_sums(g32, profile, timer, sums16);
+  Distribution samples;
+  samples.sample = 2;
+  CHECK(g16_sums.layer_cost(conv2, samples).gradient < c32.layer_cost(conv2, samples).gradient);
+  CHECK(c16.layer_cost(conv2, samples).gradient == c32.layer_cost(conv2, samples).gradient);
+}

@@ -77,8 +77,13 @@ class HaloPlan {
   /// Elements one forward exchange sends and receives (backward: the other way round).
   int64_t elements_sent() const { return elements_sent_; }
   int64_t elements_received() const { return elements_received_; }
-  int64_t bytes_sent() const { return elements_sent_ * static_cast<int64_t>(sizeof(float)); }
-  int64_t bytes_received() const { return elements_received_ * static_cast<int64_t>(sizeof(float)); }
+  /// The bytes of the elements sent and received, in `type`.
+  int64_t bytes_sent(ElementType type = ElementType::fp32) const {
+    return elements_sent_ * static_cast<int64_t>(element_size(type));
+  }
+  int64_t bytes_received(ElementType type = ElementType::fp32) const {
+    return elements_received_ * static_cast<int64_t>(element_size(type));
+  }
   /// Messages of one exchange, sends and receives.
   size_t messages() const { return sends_.size() + receives_.size(); }
 

@@ -34,6 +34,8 @@ struct CostOptions {
   /// Seconds per byte of the gradients' allreduce over all ranks, measured for the whole
   /// model's gradients when the measuring ranks are the plan's; 0: the profile's α-β cost.
   double allreduce_seconds_per_byte = 0;
+  /// The type gradient sums travel in ("training.gradient_precision").
+  ElementType gradient_precision = ElementType::fp32;
 };
 
 /// One layer's cost on one rank per training step under one distribution (seconds, bytes).
@@ -98,9 +100,10 @@ class LayerCostModel {
 
  private:
   double output_bytes(size_t node, const parallel::Distribution& d) const;
-  /// The halo exchange of `plan`, forward and, with `backward`, backward: time, bytes, buffers.
-  void add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward) const;
-  static double halo_bytes_sent(const parallel::HaloPlan& plan, bool backward);
+  /// The halo exchange of `plan` in `type`, forward and, with `backward`, backward: time,
+  /// bytes, buffers.
+  void add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward, ElementType type) const;
+  static double halo_bytes_sent(const parallel::HaloPlan& plan, bool backward, ElementType type = ElementType::fp32);
   /// Sums over the spatial group: statistics, and features gathered or pooled from the blocks.
   void add_spatial_reductions(LayerCost& c, const PlanNode& n, const parallel::Distribution& d, const Shape& out) const;
   /// All-gathers and reduce-scatters inside the channel group, and their buffers.

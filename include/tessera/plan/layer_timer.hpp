@@ -62,9 +62,10 @@ class LayerTimer {
   /// `local_inputs` are this rank's input blocks. Collective over the measuring ranks.
   LayerTime time_distributed(const PlanNode& node, const parallel::Distribution& d,
                              const std::vector<Shape>& local_inputs, bool input_gradient);
-  /// Seconds of an allreduce of `bytes` of floats over the measuring ranks, as the gradients'
-  /// sum runs (cached). Collective over them.
-  double allreduce_seconds(int64_t bytes);
+  /// Seconds of an allreduce of `bytes` travelling in `type` (fp32, or bf16 rounded from an
+  /// fp32 buffer) over the measuring ranks, as the gradients' sum runs (cached). Collective
+  /// over them.
+  double allreduce_seconds(int64_t bytes, ElementType type = ElementType::fp32);
   /// Ranks timing together.
   int measuring_ranks() const { return measuring_.size(); }
   /// Whether a time is cached.
@@ -80,9 +81,10 @@ class LayerTimer {
  private:
   /// Times a layer set up on `grid` (a grid of one rank for the serial measurements) with its
   /// local input blocks `work.inputs`; `global_inputs` are the whole shapes (empty: the same).
+  /// The layer computes in `type` (its inputs and outputs are of it).
   LayerTime measure(const std::string& where, const std::function<std::unique_ptr<layers::Layer>()>& make,
                     const LocalWork& work, const std::string& backend, const parallel::ProcessGrid& grid,
-                    const std::vector<Shape>& global_inputs) const;
+                    const std::vector<Shape>& global_inputs, ElementType type) const;
   LayerTime cached_or_measured(const std::string& key, const std::string& label, const PlanNode& node,
                                const std::function<std::unique_ptr<layers::Layer>()>& make, const LocalWork& work);
   /// For a published profile (a machine not at hand): the roofline of the layer's arithmetic

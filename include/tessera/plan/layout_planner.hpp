@@ -39,6 +39,9 @@ struct PlanRequest {
   /// The ranks that time layers together (LayerTimer): all ranks of the job on this node
   /// that will train, so the times include their contention. Collective over them.
   parallel::Communicator measuring;
+  /// The run's "training.precision" (its layers' activations) and "gradient_precision".
+  ElementType precision = ElementType::fp32;
+  ElementType gradient_precision = ElementType::fp32;
   /// Progress: called before each layer measurement.
   std::function<void(const std::string&)> on_measure;
 };

@@ -37,6 +37,9 @@ struct PlanNode {
   std::optional<WindowUse> window;
   /// Consumers in the graph.
   int consumers = 0;
+  /// The type its activations (output, output gradient, halos, gathered channels) are held
+  /// and moved in: the run's precision where the layer has it, else fp32.
+  ElementType precision = ElementType::fp32;
   /// A convolution that the fusion pass would join with the max pool reading it (when both
   /// get the same distribution without a spatial split): then its output is never stored.
   bool fuses_with_consumer = false;
@@ -59,8 +62,9 @@ struct PlanGraph {
   bool per_voxel_output() const { return nodes.back().global_output.rank() >= 4; }
 };
 
-/// The plan graph of `spec` for a global batch of `batch` samples. Throws ConfigError naming
-/// the JSON path for a spec that does not build.
-PlanGraph plan_graph(const model::ModelSpec& spec, int64_t batch);
+/// The plan graph of `spec` for a global batch of `batch` samples, its layers in `precision`
+/// where they have it (as the model would build them). Throws ConfigError naming the JSON path
+/// for a spec that does not build.
+PlanGraph plan_graph(const model::ModelSpec& spec, int64_t batch, ElementType precision = ElementType::fp32);
 
 }  // namespace tessera::plan

@@ -18,6 +18,9 @@ struct AutoLayoutOptions {
   std::string machine_file;
   std::string machine_key = "--machine";  // where the file was named, for errors
   nlohmann::json config;                  // the run config (its data section)
+  /// The run's activation and gradient-sum types (layer times and bytes are planned in them).
+  ElementType precision = ElementType::fp32;
+  ElementType gradient_precision = ElementType::fp32;
 };
 
 /// Sets what `request` says of the data (samples, store budget, batches in flight) from a run
