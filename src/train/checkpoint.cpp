@@ -37,6 +37,8 @@ T header_field(const nlohmann::json& header, const char* key, const std::string&
     ok = ok && it->is_string();
   } else if constexpr (std::is_unsigned_v<T>) {
     ok = ok && it->is_number_unsigned();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    ok = ok && it->is_number();
   } else {
     ok = ok && it->is_number_integer();
   }
@@ -155,6 +157,10 @@ void save_checkpoint(const std::string& path, const model::ParameterStore& param
   header["version"] = kFormatVersion;
   header["step"] = progress.step;
   header["seed"] = progress.seed;
+  if (progress.loss_scale > 0) {
+    header["loss_scale"] = progress.loss_scale;
+    header["loss_scale_good_steps"] = progress.good_steps;
+  }
   header["optimizer"] = optimizer.type();
   header["optimizer_steps"] = optimizer.steps();
   header["tensors"] = nlohmann::json::array();
@@ -260,6 +266,10 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
   TrainingProgress progress;
   progress.step = header_count(header, "step", path);
   progress.seed = header_field<uint64_t>(header, "seed", path);
+  if (header.contains("loss_scale")) {
+    progress.loss_scale = header_field<double>(header, "loss_scale", path);
+    progress.good_steps = header_count(header, "loss_scale_good_steps", path);
+  }
   const int64_t optimizer_steps = header_count(header, "optimizer_steps", path);
   const auto blocks = blocks_of(params, optimizer);
   const auto host = read_payload(in, header, blocks, path);

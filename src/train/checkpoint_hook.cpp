@@ -13,7 +13,7 @@ bool writes(Trainer& trainer) {
 
 void save(Trainer& trainer, int64_t steps) {
   save_checkpoint(trainer.options().checkpoint_file, trainer.model().parameters(), trainer.optimizer(),
-                  {steps, trainer.options().seed}, trainer.group().rank() == 0);
+                  trainer.progress_at(steps), trainer.group().rank() == 0);
 }
 
 }  // namespace

@@ -52,15 +52,21 @@ void MetricsHook::on_run_start(Trainer& trainer, const RunStart& start) {
 void MetricsHook::on_step_end(Trainer& trainer, const StepEnd& step) {
   if (!step.window_end) return;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
-  trainer.metrics().write({{"event", "train"},
-                           {"step", step.step},
-                           {"epoch", step.epoch},
-                           {"loss", step.window_loss},
-                           {"allreduce_wait_s", step.allreduce_wait_s},
-                           {"allreduce_exposed_s", step.allreduce_exposed_s},
-                           {"lr", step.lr},
-                           {"samples_per_s", step.window_samples_per_s},
-                           {"elapsed_s", elapsed}});
+  nlohmann::json record{{"event", "train"},
+                        {"step", step.step},
+                        {"epoch", step.epoch},
+                        {"loss", step.window_loss},
+                        {"allreduce_wait_s", step.allreduce_wait_s},
+                        {"allreduce_exposed_s", step.allreduce_exposed_s},
+                        {"lr", step.lr},
+                        {"samples_per_s", step.window_samples_per_s},
+                        {"elapsed_s", elapsed}};
+  const LossScaler& scaler = trainer.loss_scaler();
+  if (scaler.enabled()) {
+    record["loss_scale"] = scaler.scale();
+    record["skipped_steps"] = scaler.skipped();
+  }
+  trainer.metrics().write(record);
 }
 
 void MetricsHook::on_run_end(Trainer& trainer, const RunEnd& end) {

@@ -12,6 +12,7 @@
 #include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/model/model_spec.hpp"
@@ -71,6 +72,10 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
   if (cfg.choice("gradient_combination", {"sum", "adasum"}, "sum") == "adasum")
     o.gradient_combination = parallel::GradientCombination::adasum;
   o.check_replicas = cfg.boolean("check_replicas", o.check_replicas);
+  if (cfg.has("loss_scaling")) {
+    auto section = cfg.object("loss_scaling");
+    o.loss_scaling = LossScalingOptions::from_json(section);
+  }
   if (cfg.has("gradient_precision")) {
     const auto type = parse_element_type(cfg.choice("gradient_precision", {"fp32", "bf16", "fp16"}, "fp32"));
     if (type == ElementType::fp16)
@@ -182,6 +187,13 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   targets_ = Tensor(local_target_shape(plan_->local_batch(), data_.train->target_shape()), "tessera::batch_targets");
   grad_ = Tensor(out_grid.local_shape(model_.output_shape(options_.batch_size), "model output"), "tessera::loss_grad");
   sample_parts_ = out_grid.spatial().size();
+  if (options_.loss_scaling) {
+    scaler_ = LossScaler(*options_.loss_scaling);
+  } else if (options_.precision == ElementType::fp16) {
+    LossScalingOptions on;
+    on.enabled = true;
+    scaler_ = LossScaler(on);
+  }
 }
 
 Trainer::~Trainer() = default;
@@ -421,9 +433,19 @@ std::vector<TrainerHook*> Trainer::start_run() {
   return hooks;
 }
 
+TrainingProgress Trainer::progress_at(int64_t steps) const {
+  TrainingProgress p{steps, options_.seed};
+  if (scaler_.enabled()) {
+    p.loss_scale = scaler_.scale();
+    p.good_steps = scaler_.good_steps();
+  }
+  return p;
+}
+
 int64_t Trainer::resume() {
   if (options_.resume_file.empty()) return 0;
   const auto restored = load_checkpoint(options_.resume_file, model_.parameters(), optimizer_);
+  scaler_.restore(restored.loss_scale, restored.good_steps);
   if (restored.seed != options_.seed)
     log::warn("checkpoint was written with seed " + std::to_string(restored.seed) + ", this run uses " +
               std::to_string(options_.seed) + ": the data order will differ from the original run");
@@ -461,6 +483,7 @@ TrainingReport Trainer::run() {
       report_.logged_losses.push_back(e.window_loss);
     }
     e.allreduce_wait_s = reducer_->wait_seconds();
+    e.skipped = skipped_;
     e.allreduce_exposed_s = exposed_wait_;
     for (auto* hook : hooks) hook->on_step_end(*this, e);
     if (e.stop_signal != 0) {
@@ -496,15 +519,22 @@ double Trainer::train_step(int64_t step, int64_t last_step, float lr) {
   {
     ProfileRegion r("loss");
     loss_value = loss_.evaluate(out, loss_targets(targets_, out, b), b, grad_, sample_parts_).loss_sum;
+    if (scaler_.enabled()) kokkos_backend::axpby(scaler_.scale(), grad_, 0.0f, grad_);
   }
   // Each rank's gradient is already divided by the global batch, so the sum over ranks is
   // the gradient of the mean loss over the whole mini-batch. Buckets are reduced while
   // backprop goes on; finish_gradients() waits for what is still in flight.
   model_.backward(grad_, info, [this](int64_t first_final) { reducer_->ready_from(first_final); });
-  loss_value = finish_gradients(loss_value) / static_cast<double>(b);
+  bool finite = true;
+  loss_value = finish_gradients(loss_value, finite) / static_cast<double>(b);
+  const float scale = scaler_.scale();
+  skipped_ = !scaler_.update(finite, model_.parameters().grads());
+  if (skipped_ && group_.rank() == 0)
+    log::info("step " + std::to_string(step + 1) + " skipped: its gradients overflowed at loss scale " +
+              format("%g", scale) + "; the scale is now " + format("%g", scaler_.scale()));
   {
     ProfileRegion r("optimizer");
-    optimizer_.step(lr);
+    if (!skipped_) optimizer_.step(lr);
     average_over_replicas(group_, model_.parameters());
     if (options_.check_replicas) check_replicas(group_, model_.parameters(), step + 1);
   }
@@ -514,16 +544,20 @@ double Trainer::train_step(int64_t step, int64_t last_step, float lr) {
   return loss_value;
 }
 
-double Trainer::finish_gradients(double loss) {
+double Trainer::finish_gradients(double loss, bool& finite) {
   ProfileRegion r("allreduce_wait");
   const double waited_before = reducer_->wait_seconds();
   reducer_->finish();
   group_.allreduce_sum(&loss, 1);
   // The rank that finished backprop last waits only for communication still in flight; the
-  // others' waits also hold the time until it arrived. The stop request rides along: one
-  // collective, and every rank learns of a signal that reached any of them.
-  std::array<double, 2> maxima{waited_before - reducer_->wait_seconds(), static_cast<double>(stop_signal())};
-  group_.allreduce_max(maxima.data(), 2);
+  // others' waits also hold the time until it arrived. The stop request and, under loss
+  // scaling, an overflow in this rank's summed gradients (a shard's are its own) ride along:
+  // one collective, and every rank learns of what happened on any of them.
+  const double overflow =
+      scaler_.enabled() && kokkos_backend::count_nonfinite(model_.parameters().grads()) > 0 ? 1.0 : 0.0;
+  std::array<double, 3> maxima{waited_before - reducer_->wait_seconds(), static_cast<double>(stop_signal()), overflow};
+  group_.allreduce_max(maxima.data(), 3);
+  finite = maxima[2] == 0.0;
   exposed_wait_ += -maxima[0];
   if (stop_agreement_) maxima[1] = stop_agreement_->exchange(static_cast<double>(stop_signal()));
   agreed_stop_ = static_cast<int>(maxima[1]);

@@ -150,6 +150,7 @@ std::string TrainingRun::describe() const {
        " steps, batch " + std::to_string(options_.batch_size) + ", seed " + std::to_string(options_.seed) + "\n";
   s += "precision: " + model_->precision_summary() + ", parameters and optimizer state fp32\n";
   s += gradient_line(*model_, options_, parallel::Communicator::world());
+  if (trainer_->loss_scaler().enabled()) s += "loss scaling: " + trainer_->loss_scaler().describe() + "\n";
   s += "threads:   " + std::to_string(ExecSpace().concurrency()) + " (" + ExecSpace::name() + ") per rank, " +
        std::to_string(parallel::Communicator::world().size()) + " rank(s)\n";
   if (plan_ && plan_->ranks > 1)

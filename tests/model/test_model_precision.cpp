@@ -175,7 +175,7 @@ TEST_CASE("precision requests a layer or backend cannot honour are refused with 
                     Catch::Contains("$.model.layers[6].precision") &&
                         Catch::Contains("layer 'out' (dense) computes only in fp32, not bf16"));
   spec["layers"][6]["precision"] = "fp16";
-  CHECK_THROWS_WITH(build(spec, ElementType::fp32), Catch::Contains("fp16 training needs dynamic loss scaling"));
+  CHECK_THROWS_WITH(build(spec, ElementType::fp32), Catch::Contains("fp16 training needs a backend whose convolutions compute in fp16"));
   spec["layers"][6]["precision"] = "half";
   CHECK_THROWS_WITH(build(spec, ElementType::fp32), Catch::Contains("is not one of fp32, bf16, fp16"));
   // The Kokkos kernels are fp32 only, so a bf16 run on them is refused, naming the reason.

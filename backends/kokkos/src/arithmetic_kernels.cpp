@@ -82,6 +82,22 @@ double sum_squares(const Tensor& x) {
   return s;
 }
 
+int64_t count_nonfinite(const Tensor& x) {
+  const auto xv = x.view();
+  int64_t n = 0;
+  Kokkos::parallel_reduce(
+      "tessera::count_nonfinite", RangePolicy(0, x.numel()),
+      KOKKOS_LAMBDA(const int64_t i, int64_t& acc) {
+        // Exponent bits all ones: inf or NaN (no std::isfinite in device code under fast math).
+        uint32_t bits;
+        const float v = xv(i);
+        memcpy(&bits, &v, sizeof bits);
+        acc += (bits & 0x7f800000u) == 0x7f800000u ? 1 : 0;
+      },
+      n);
+  return n;
+}
+
 double dot(const Tensor& x, const Tensor& y) {
   require_same_size(x, y, "dot");
   const auto xv = x.view();

@@ -13,6 +13,10 @@ namespace tessera::train {
 struct TrainingProgress {
   int64_t step = 0;  // optimizer steps taken
   uint64_t seed = 0;
+  /// Dynamic loss scaling's state (LossScaler); loss_scale 0: the run had none (a checkpoint
+  /// without it resumes with the scaler's initial scale).
+  double loss_scale = 0;
+  int64_t good_steps = 0;
 };
 
 /// Checkpoint file: the 8-byte magic "TSRACKPT", a uint64 header length, a JSON

@@ -17,6 +17,7 @@
 #include "tessera/train/batch_plan.hpp"
 #include "tessera/train/checkpoint.hpp"
 #include "tessera/train/metrics_log.hpp"
+#include "tessera/train/loss_scaler.hpp"
 #include "tessera/train/progress.hpp"
 #include "tessera/train/replica_check.hpp"
 #include "tessera/train/trainer_hook.hpp"
@@ -39,6 +40,8 @@ struct TrainingOptions {
   parallel::GradientCombination gradient_combination = parallel::GradientCombination::sum;
   /// The type gradient sums travel in (docs/precision.md): fp32, or bf16 for half the bytes.
   ElementType gradient_precision = ElementType::fp32;
+  /// "loss_scaling" as given; absent: on for fp16 runs (with its defaults), off otherwise.
+  std::optional<LossScalingOptions> loss_scaling;
   bool check_replicas = check_replicas_by_default();  // compare replicas after every step
   std::string resume_file;                            // checkpoint to start from, empty: fresh start
   bool progress = true;
@@ -50,7 +53,7 @@ struct TrainingOptions {
   std::optional<std::vector<std::string>> metrics;
 
   /// Reads {"epochs", "batch_size", "max_steps", "seed", "log_every", "precision",
-  /// "gradient_precision", "metrics", "checkpoint": {"path", "every_steps"}}.
+  /// "gradient_precision", "loss_scaling", "metrics", "checkpoint": {"path", "every_steps"}}.
   static TrainingOptions from_json(ConfigObject& cfg);
 };
 
@@ -122,6 +125,11 @@ class Trainer {
   /// (lr_factor) and following the optimizer's base rate where that was changed after the
   /// schedule was made (a population's trainers vary it).
   double lr(int64_t step) const;
+  /// Dynamic loss scaling (off unless the run is fp16 or asks for it).
+  const LossScaler& loss_scaler() const { return scaler_; }
+  /// What a checkpoint after `steps` steps records of the run: the steps, the seed and the
+  /// loss scaler's state.
+  TrainingProgress progress_at(int64_t steps) const;
   /// Seconds this rank waited for gradient sums, over the trainer's life.
   double allreduce_wait_seconds() const { return reducer_->wait_seconds(); }
   /// The report of the run under way.
@@ -155,8 +163,9 @@ class Trainer {
   /// One optimizer step on this rank's part of step `step`'s batch; returns the mean loss.
   double train_step(int64_t step, int64_t last_step, float lr);
   /// Waits for the gradient sum and sums `loss` over the group; tracks the exposed wait and
-  /// agrees on a stop request (over the stop group).
-  double finish_gradients(double loss);
+  /// agrees on a stop request (over the stop group) and, under loss scaling, on whether any
+  /// rank's gradients overflowed (`finite`).
+  double finish_gradients(double loss, bool& finite);
   /// This rank's block of `rows` samples' inputs, and of their targets.
   Shape local_input_shape(int64_t rows) const;
   Shape local_target_shape(int64_t rows, const Shape& per_sample) const;
@@ -186,6 +195,8 @@ class Trainer {
   TrainingReport report_;
   double exposed_wait_ = 0.0;  // all-reduce seconds no rank could hide (see finish_gradients)
   int agreed_stop_ = 0;        // the largest stop signal any rank had at the last step, 0: none
+  LossScaler scaler_;
+  bool skipped_ = false;  // the last step was skipped (its gradients overflowed)
   std::unique_ptr<MetricsLog> metrics_;
   std::unique_ptr<ProgressReporter> progress_;
   std::vector<std::unique_ptr<TrainerHook>> standard_hooks_, added_hooks_;

@@ -29,6 +29,8 @@ struct StepEnd {
   // A stop was requested on some rank (core/stop_request.hpp): the signal, and this is the
   // run's last step; it also closes the logging window. 0: none.
   int stop_signal = 0;
+  // Under loss scaling: the step's gradients overflowed on some rank, so no rank took it.
+  bool skipped = false;
 };
 
 /// A run after its last step, with the trainer's report complete.

@@ -24,7 +24,7 @@ void PopulationCheckpointHook::on_training_end(Trainer& trainer, int64_t steps) 
 void PopulationCheckpointHook::save(Trainer& trainer, int64_t step) {
   const std::string mine = PopulationManifest::trainer_file(path_, step, layout_.trainer());
   if (trainer.group().rank() == 0 || trainer.model().parameters().has_shards())
-    save_checkpoint(mine, trainer.model().parameters(), trainer.optimizer(), {step, trainer.options().seed},
+    save_checkpoint(mine, trainer.model().parameters(), trainer.optimizer(), trainer.progress_at(step),
                     trainer.group().rank() == 0);
   saved_at_ = step;
   // Only the trainers' first ranks write, and they form one peer group: its sum is also the

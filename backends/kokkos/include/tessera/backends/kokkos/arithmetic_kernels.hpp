@@ -21,6 +21,8 @@ void accumulate(const Tensor& x, const Tensor& y);
 double sum(const Tensor& x);
 /// Σ x² (accumulated in double).
 double sum_squares(const Tensor& x);
+/// How many elements of the fp32 tensor x are inf or NaN (what loss scaling checks).
+int64_t count_nonfinite(const Tensor& x);
 /// Σ x·y (accumulated in double).
 double dot(const Tensor& x, const Tensor& y);
 
