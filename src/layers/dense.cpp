@@ -20,6 +20,7 @@ LayerTraits Dense::traits() const {
   t.mixes_channels = true;
   t.output_channels_key = "units";
   t.op_kinds = {ops::OpKind::inner_product};
+  t.precisions = {ElementType::fp32, ElementType::bf16};
   return t;
 }
 
@@ -30,6 +31,7 @@ std::optional<LayerOp> Dense::backend_op(const std::vector<Shape>& inputs) const
   op.inner_product.batch = x[0];
   op.inner_product.in_features = x.numel() / x[0];
   op.inner_product.out_features = units_;
+  op.inner_product.type = context().precision;
   return op;
 }
 
@@ -57,11 +59,12 @@ void Dense::reshape(const std::vector<Shape>& inputs) {
   const Shape whole = whole_channels(inputs[0], grid());
   require_shape(whole[1] == in_features_, where() + ": input " + whole.str() + " does not have the " +
                                               std::to_string(in_features_) + " features it was set up with");
-  split_.reshape(grid(), whole, Shape{whole[0], units_}, where());
+  split_.reshape(grid(), whole, Shape{whole[0], units_}, where(), context().precision);
   ops::InnerProductGeometry g;
   g.batch = inputs[0][0];
   g.in_features = in_features_;
   g.out_features = units_;
+  g.type = context().precision;
   // The op computes this rank's share: its units of all features, or all units of its features.
   if (split_.kind() == ChannelSplit::Kind::filter) g.out_features /= grid().channel_parts();
   if (split_.kind() == ChannelSplit::Kind::channel) g.in_features /= grid().channel_parts();

@@ -85,8 +85,9 @@ std::unique_ptr<EltwiseOp> Backend::make_eltwise(const EltwiseDesc& d, std::stri
 }
 std::unique_ptr<InnerProductOp> Backend::make_inner_product(const InnerProductGeometry& g, std::string* why) {
   const Shape input{g.batch, g.in_features}, output{g.batch, g.out_features}, weight{g.out_features, g.in_features};
-  return offer_within<InnerProductOp>(why, too_large(*this, {input, output, weight}),
-                                      [&](std::string& r) { return create_inner_product(g, r); });
+  return offer_within<InnerProductOp>(
+      why, first_of({lacks_precision(OpKind::inner_product, g.type), too_large(*this, {input, output, weight})}),
+      [&](std::string& r) { return create_inner_product(g, r); });
 }
 
 std::unique_ptr<ConvOp> Backend::create_conv(const ConvGeometry&, std::string& why) {

@@ -73,7 +73,7 @@ TEST_CASE("a bf16 model matches the fp32 model within bf16's rounding, gradients
   auto m16 = build(kNet, ElementType::bf16);
   const std::string summary = m16->summary();
   INFO(summary);
-  CHECK(m16->precision_summary() == "bf16 (4 of 7 layers; the others fp32)");  // c1, r1, c2, pool
+  CHECK(m16->precision_summary() == "bf16 (5 of 7 layers; the others fp32)");  // c1, r1, c2, pool, out
   CHECK_THAT(summary, Catch::Contains("onednn bf16"));
   REQUIRE(m16->parameters().values().to_host() == m32->parameters().values().to_host());
 
@@ -113,7 +113,7 @@ TEST_CASE("a bf16 transposed convolution matches fp32 within bf16's rounding, bi
   auto m32 = build(net, ElementType::fp32);
   auto m16 = build(net, ElementType::bf16);
   INFO(m16->summary());
-  CHECK(m16->precision_summary() == "bf16 (3 of 5 layers; the others fp32)");  // c1, up, c2
+  CHECK(m16->precision_summary() == "bf16 (4 of 5 layers; the others fp32)");  // c1, up, c2, out
   // A bias far from zero, so that its addition into the bf16 output and its gradient count.
   for (auto* m : {m32.get(), m16.get()}) m->parameters().find("up.bias")->value.fill(0.75f);
   Tensor x(Shape{2, 4, 4, 4, 3});
@@ -170,10 +170,10 @@ TEST_CASE("a chain of bf16 layers holds its activations in half the bytes", "[mo
 
 TEST_CASE("precision requests a layer or backend cannot honour are refused with the key", "[model][precision]") {
   nlohmann::json spec = kNet;
-  spec["layers"][6]["precision"] = "bf16";
+  spec["layers"][5]["precision"] = "bf16";
   CHECK_THROWS_WITH(build(spec, ElementType::fp32),
-                    Catch::Contains("$.model.layers[6].precision") &&
-                        Catch::Contains("layer 'out' (dense) computes only in fp32, not bf16"));
+                    Catch::Contains("$.model.layers[5].precision") &&
+                        Catch::Contains("layer 'flat' (flatten) computes only in fp32, not bf16"));
   spec["layers"][6]["precision"] = "fp16";
   CHECK_THROWS_WITH(build(spec, ElementType::fp32), Catch::Contains("fp16 training needs a backend whose convolutions compute in fp16"));
   spec["layers"][6]["precision"] = "half";
@@ -184,7 +184,7 @@ TEST_CASE("precision requests a layer or backend cannot honour are refused with 
   // A layer asked for fp32 in a bf16 run stays fp32.
   spec = kNet;
   spec["layers"][0]["precision"] = "fp32";
-  if (bf16_runs_here()) CHECK(build(spec, ElementType::bf16)->precision_summary() == "bf16 (3 of 7 layers; the others fp32)");
+  if (bf16_runs_here()) CHECK(build(spec, ElementType::bf16)->precision_summary() == "bf16 (4 of 7 layers; the others fp32)");
 }
 
 TEST_CASE("the memory check counts a bf16 layer's output at two bytes an element", "[model][precision]") {

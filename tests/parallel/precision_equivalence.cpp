@@ -185,15 +185,16 @@ int main(int argc, char* argv[]) {
     const Shape out_shape{batch, 4};
     const auto one_block = block_of(one.output, out_shape, head_grid);
 
-    // Two bf16 runs differ only where a value's fp32 sum is formed in another order (a halo's
-    // gradient added to the interior's, a channel group's partial sums) and then rounded: a few
-    // roundings of u = 2^-8 normwise. bf16 against fp32 differs by many more.
+    // Two bf16 runs differ only where a value is formed in another order and rounded (a halo's
+    // gradient added to the interior's; a channel group's partial sums, each rounded by its op,
+    // then added): each stays within about one rounding of fp32's (u = 2^-8, normwise), so they
+    // differ by a few u, where a wrong block or a lost halo differs by O(1).
     const double u = unit_roundoff(ElementType::bf16);
     const double output_error = norm_error(split.output, one_block) / u;
     const auto [got, want] = gradients(*split.model, *one.model, world);
     const double grad_error = norm_error(got, want) / u;
     const double bf16_vs_fp32 = norm_error(one.output, one32.output) / u;
-    const bool ok = output_error <= 2.0 && grad_error <= 4.0 && bf16_vs_fp32 > 0.0;
+    const bool ok = output_error <= 4.0 && grad_error <= 4.0 && bf16_vs_fp32 > 0.0;
     // The split model's messages in bf16 carry half the bytes of fp32's. Reduce-scatter sums
     // travel in fp32 by design, so channel traffic is between one half and one; under a
     // channel split the fp32 input's move to the layers' grid stays fp32.

@@ -45,7 +45,8 @@ class OnednnBackend final : public ops::Backend {
   std::string lacks_precision(ops::OpKind kind, ElementType type) const override {
     if (type == ElementType::fp32) return {};
     if (type == ElementType::fp16) return "oneDNN 2.x has no fp16 training kernels for CPUs";
-    if (kind != ops::OpKind::conv && kind != ops::OpKind::pool && kind != ops::OpKind::eltwise)
+    if (kind != ops::OpKind::conv && kind != ops::OpKind::pool && kind != ops::OpKind::eltwise &&
+        kind != ops::OpKind::inner_product)
       return ops::Backend::lacks_precision(kind, type);
     if (!has_bf16_instructions())
       return "this CPU has no bf16 instructions (oneDNN dispatches " + dispatched_isa() +

@@ -5,9 +5,12 @@
 
 namespace tessera::ops {
 
-/// y[N, out] = x[N, in] · wᵀ + b, with w [out, in] (the PyTorch Linear layout).
+/// y[N, out] = x[N, in] · wᵀ + b, with w [out, in] (the PyTorch Linear layout). `type` is that
+/// of x, y and their gradients; w, b and their gradients are fp32 in every type (master
+/// weights), as for convolutions.
 struct InnerProductGeometry {
   int64_t batch = 1, in_features = 1, out_features = 1;
+  ElementType type = ElementType::fp32;
 };
 
 class InnerProductOp {
