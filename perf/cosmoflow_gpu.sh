@@ -7,7 +7,7 @@
 #                              [--deterministic] [--build DIR | --tessera PATH]
 #   --tessera: time this tessera (a GPU bundle's, scripts/gpu_bundle.sh) instead of building one
 # Defaults: S=128, batch 4, FP32 (no TF32 on either side), Tessera with timed algorithm choice
-# (TESSERA_CUDNN_ALGO=benchmark) among all of cuDNN's algorithms, the non-deterministic too, as
+# (--cudnn-algorithms benchmark) among all of cuDNN's algorithms, the non-deterministic too, as
 # PyTorch's default (--deterministic: Tessera's default, bit-for-bit repeatable algorithms only);
 # PyTorch's best of {NCDHW, channels_last_3d} x {cudnn.benchmark off, on}.
 # Last line: tessera_samples_per_s=X (min-max) torch_samples_per_s=Y ratio=Z conv_bound_fraction=F
@@ -44,19 +44,25 @@ if [[ -z $tessera ]]; then
   tessera=$build/tessera
 fi
 
-export TESSERA_CUDNN_ALGO=$algo TESSERA_CUDNN_TF32=$([[ $precision == tf32 ]] && echo 1 || echo 0)
-export TESSERA_CUDNN_DETERMINISTIC=$deterministic
+# The cuDNN settings travel as flags (no environment variable configures Tessera).
+# TF32 is the config's "precision", which train and bench ops both read.
+cudnn_flags=(--cudnn-algorithms "$algo" --cudnn-deterministic "$([[ $deterministic == 1 ]] && echo true || echo false)")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$python" perf/cosmoflow_run.py config "$size" "$batch" "$((steps + 2))" "$work/run.json"
+if [[ $precision == tf32 ]]; then
+  "$python" -c 'import json, sys; c = json.load(open(sys.argv[1])); c["training"]["precision"] = "tf32"
+json.dump(c, open(sys.argv[1], "w"))' "$work/run.json"
+fi
 
 "$tessera" info --kokkos-disable-warnings | grep -E "^(tessera|kokkos:|cudnn:)" || true
 echo "== tessera: cosmoflow-small S=$size batch=$batch precision=$precision algorithms=$algo deterministic=$deterministic"
-"$tessera" train "$work/run.json" --metrics "$work/metrics.jsonl" --quiet --kokkos-disable-warnings | tail -n 1
+"$tessera" train "$work/run.json" "${cudnn_flags[@]}" --metrics "$work/metrics.jsonl" --quiet --kokkos-disable-warnings \
+  | tail -n 1
 tessera_rate=$("$python" perf/cosmoflow_run.py rate "$work/metrics.jsonl" "$batch")
 
 echo "== conv-bound limit: cuDNN's own conv rate on the model's shapes"
-"$tessera" bench ops "$work/run.json" --backend cudnn --reps 5 -o "$work/ops.json" --no-progress \
+"$tessera" bench ops "$work/run.json" "${cudnn_flags[@]}" --backend cudnn --reps 5 -o "$work/ops.json" --no-progress \
   --kokkos-disable-warnings >/dev/null
 bench=$("$python" perf/cosmoflow_run.py conv_limit "$work/ops.json" cudnn)
 echo "$bench"

@@ -7,7 +7,7 @@ Usage: torch_cosmoflow_gpu.py SIZE BATCH STEPS [FORMATS] [fp32|tf32] [CHOICES]
   FORMATS: comma-separated, of default (NCDHW) and channels_last (channels_last_3d, NDHWC,
            Tessera's layout); default: default,channels_last
   fp32 (default): no TF32 in convolutions or matmuls, the precision Tessera runs without
-           TESSERA_CUDNN_TF32; tf32: both allowed
+           Tessera's "precision": "tf32"; tf32: both allowed
   CHOICES: comma-separated, of heuristic (torch.backends.cudnn.benchmark off, PyTorch's
            default) and benchmark (on); default: heuristic,benchmark
 One line per variant, in one process (one start-up of PyTorch and CUDA for all of them), then

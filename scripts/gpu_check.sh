@@ -109,10 +109,10 @@ profile() {
   command -v ncu >/dev/null || { echo "no ncu on this machine"; return 1; }
   local work; work=$(mktemp -d)
   python3 perf/cosmoflow_run.py config 128 4 3 "$work/run.json" || return 1
-  TESSERA_CUDNN_ALGO=benchmark ncu --clock-control none --kernel-name-base mangled -k "regex:${TESSERA_PROFILE_KERNEL:-few_channel}" \
+  ncu --clock-control none --kernel-name-base mangled -k "regex:${TESSERA_PROFILE_KERNEL:-few_channel}" \
     --launch-count 2 --section SpeedOfLight --section Occupancy --section LaunchStats \
     --section MemoryWorkloadAnalysis --section WarpStateStats \
-    tessera bench ops "$work/run.json" --backend cudnn --reps 1 --warmup 0 --no-progress --kokkos-disable-warnings \
+    tessera bench ops "$work/run.json" --cudnn-algorithms benchmark --backend cudnn --reps 1 --warmup 0 --no-progress --kokkos-disable-warnings \
     -o "$work/ops.json" 2>&1 | grep -vE '^==PROF==' | tail -n 120
 }
 

@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "tessera/bench/bench_config.hpp"
+#include "tessera/registry/cudnn_settings.hpp"
 #include "tessera/bench/bench_result.hpp"
 #include "tessera/bench/device_peak.hpp"
 #include "tessera/bench/model_benchmark.hpp"
@@ -140,10 +141,27 @@ bench::BenchResult start_model_result(const BenchArgs& a, const std::string& kin
   return r;
 }
 
+/// The config's "cudnn" section and "precision": "tf32", with the flags' overrides, handed to
+/// the cuDNN backend before any op is made (the ops time what a run of the config would run).
+void apply_cudnn_settings(const nlohmann::json& config, const BenchArgs& a) {
+  registry::CudnnSettings settings;
+  if (config.contains("cudnn")) {
+    ConfigObject section(config.at("cudnn"), "$.cudnn");
+    settings = registry::CudnnSettings::from_json(section);
+  }
+  registry::CudnnSettings overrides;
+  if (config.contains("training") && config["training"].value("precision", "") == "tf32") overrides.tf32 = true;
+  overrides.algorithms = a.cudnn_algorithms;
+  overrides.deterministic = a.cudnn_deterministic;
+  const std::string note = registry::apply_cudnn_settings(settings.merged(overrides));
+  if (!note.empty()) log::info("note: " + note);
+}
+
 int run_ops_command(const BenchArgs& a) {
   // Flags and config first: a mistake is reported before anything is measured.
   const auto backends = chosen_backends(a, false);
   const nlohmann::json scaled = bench::benchmark_config(a.config, a.size, a.batch_size);
+  apply_cudnn_settings(scaled, a);
   const auto cases = bench::model_op_cases(scaled.at("model"), bench::config_batch(scaled));
   nlohmann::json config;
   bench::BenchResult r = start_model_result(a, "ops", config);
@@ -188,7 +206,9 @@ int run_model_command(const BenchArgs& a) {
   const bench::BenchResult ops = bench::BenchResult::read(a.ops_file);
   const std::string where = "--ops " + a.ops_file + ": $";
   if (ops.kind != "ops") throw ConfigError(where + ".kind", "expected a `tessera bench ops` result");
-  const std::string name = bench::model_name(bench::benchmark_config(a.config, a.size, a.batch_size), a.config);
+  const nlohmann::json scaled = bench::benchmark_config(a.config, a.size, a.batch_size);
+  const std::string name = bench::model_name(scaled, a.config);
+  apply_cudnn_settings(scaled, a);
   if (ops.model != name) throw ConfigError(where + ".model", "model '" + ops.model + "', not '" + name + "'");
   const auto backends = chosen_backends(a, true);
   nlohmann::json config;
@@ -271,6 +291,11 @@ void add_model_flags(CLI::App* cmd, BenchArgs& a) {
       ->capture_default_str();
   cmd->add_option("--output,-o", a.output, "Write the result (JSON) here");
   cmd->add_flag("--no-progress", a.no_progress, "No progress bar");
+  cmd->add_option("--cudnn-algorithms", a.cudnn_algorithms,
+                  "Override cudnn.algorithms: heuristic or benchmark (as for train)")
+      ->check(CLI::IsMember({"heuristic", "benchmark"}));
+  cmd->add_option("--cudnn-deterministic", a.cudnn_deterministic,
+                  "Override cudnn.deterministic: true or false (as for train)");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,8 @@ struct BenchArgs {
   std::string config, output, peak_file, ops_file, cascade, roofline;
   std::vector<std::string> backends, platforms, results;
   int64_t size = 0, batch_size = 0, reps = 5, warmup = 1, steps = 5, triad_mb = 384;
+  std::optional<std::string> cudnn_algorithms;  // overrides of the config's "cudnn" section
+  std::optional<bool> cudnn_deterministic;
   double seconds = 0.1;
   bool no_progress = false;
 };

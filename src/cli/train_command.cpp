@@ -152,7 +152,15 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->capture_default_str();
   cmd->add_option("--precision", a.overrides.precision,
                   "Override training.precision, the type activations are computed in: fp32 or bf16 (parameters "
-                  "and optimizer state stay fp32; see docs/precision.md)");
+                  "and optimizer state stay fp32), or tf32 (fp32 data, TF32 tensor-core products in cuDNN's "
+                  "convolutions); see docs/precision.md");
+  cmd->add_option("--cudnn-algorithms", a.overrides.cudnn_algorithms,
+                  "Override cudnn.algorithms: heuristic (cuDNN's ranking, the same every run) or benchmark (time "
+                  "the candidates on the first call; see docs/gpu.md)")
+      ->check(CLI::IsMember({"heuristic", "benchmark"}));
+  cmd->add_option("--cudnn-deterministic", a.overrides.cudnn_deterministic,
+                  "Override cudnn.deterministic: true takes only algorithms that repeat bit for bit, false also "
+                  "those that sum with atomics");
   cmd->add_option("--distribution", a.distribution,
                   "Override model.distribution, the split of every layer without its own, as JSON, e.g. "
                   "'{\"sample\": 2, \"depth\": 2}' (counts must multiply to the number of ranks), or auto: "

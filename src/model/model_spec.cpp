@@ -68,6 +68,10 @@ LayerSpec read_layer(ConfigObject& ls, size_t i, const std::map<std::string, int
 }  // namespace
 
 ElementType parse_precision(const std::string& name, const std::string& where) {
+  if (name == "tf32")
+    throw ConfigError(where, "tf32 is a math mode of a whole run on NVIDIA GPUs (fp32 data, TF32 tensor-core "
+                             "products in cuDNN's convolutions): set it as training.precision or --precision, not "
+                             "per layer");
   const auto type = parse_element_type(name);
   if (!type) throw ConfigError(where, "precision \"" + name + "\" is not one of " + element_type_names());
   if (*type == ElementType::fp16)

@@ -84,7 +84,12 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
                         "without loss scaling; use \"bf16\" (fp32's range) or \"fp32\"");
     o.gradient_precision = *type;
   }
-  if (cfg.has("precision")) o.precision = model::read_precision(cfg, "precision");
+  if (cfg.has("precision")) {
+    if (cfg.string("precision") == "tf32")
+      o.tf32 = true;  // fp32 data; the math mode goes to the cuDNN backend
+    else
+      o.precision = model::read_precision(cfg, "precision");
+  }
   o.precision_key = cfg.path_of("precision");
   if (cfg.has("metrics")) {
     o.metrics = cfg.string_list("metrics", {});

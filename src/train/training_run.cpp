@@ -3,12 +3,14 @@
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
+#include "tessera/core/log.hpp"
 #include "tessera/io/dataset_slice.hpp"
 #include "tessera/model/graph_builder.hpp"
 #include "tessera/model/memory_check.hpp"
 #include "tessera/model/model_spec.hpp"
 #include "tessera/model/passes/passes.hpp"
 #include "tessera/optim/optimizer_section.hpp"
+#include "tessera/registry/cudnn_settings.hpp"
 #include "tessera/train/auto_layout.hpp"
 #include "tessera/train/layout_plan_hook.hpp"
 
@@ -23,6 +25,8 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   const nlohmann::json no_training = nlohmann::json::object();
   auto training = root.has("training") ? root.object("training") : ConfigObject(no_training, "$.training");
   options_ = training_options(training, o);
+  // Before any op is made (the plan of an "auto" layout makes some): each reads them then.
+  apply_cudnn_settings(root, o);
 
   model::BuildOptions build;
   build.backend = o.backend;
@@ -71,6 +75,20 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   if (plan_ && plan_->ranks > 1) trainer_->add_hook(std::make_unique<LayoutPlanHook>(plan::plan_json(*plan_)));
 }
 
+void TrainingRun::apply_cudnn_settings(ConfigObject& root, const RunOverrides& o) const {
+  registry::CudnnSettings settings;
+  if (root.has("cudnn")) {
+    auto section = root.object("cudnn");
+    settings = registry::CudnnSettings::from_json(section);
+  }
+  registry::CudnnSettings overrides;
+  if (options_.tf32) overrides.tf32 = true;
+  overrides.algorithms = o.cudnn_algorithms;
+  overrides.deterministic = o.cudnn_deterministic;
+  const std::string note = registry::apply_cudnn_settings(settings.merged(overrides));
+  if (!note.empty() && o.group.rank() == 0) log::info("note: " + note);
+}
+
 double TrainingRun::optimizer_state_per_parameter(const nlohmann::json& config) {
   if (!config.contains("optimizer")) return 0;
   // Asked of the optimizer itself: bound to one element, how many it keeps beside it.
@@ -91,7 +109,8 @@ TrainingOptions TrainingRun::training_options(ConfigObject& training, const RunO
   if (o.checkpoint_every) options.checkpoint_every = *o.checkpoint_every;
   if (!o.checkpoint_file.empty()) options.checkpoint_file = o.checkpoint_file;
   if (o.precision) {
-    options.precision = model::parse_precision(*o.precision, "--precision");
+    options.tf32 = *o.precision == "tf32";
+    options.precision = options.tf32 ? ElementType::fp32 : model::parse_precision(*o.precision, "--precision");
     options.precision_key = "--precision";
   }
   options.metrics_file = o.metrics_file;
@@ -148,7 +167,8 @@ std::string TrainingRun::describe() const {
   s += "optimizer: " + optimizer_->str() + "\n";
   s += "training:  " + std::to_string(options_.epochs) + " epoch(s) of " + std::to_string(trainer_->steps_per_epoch()) +
        " steps, batch " + std::to_string(options_.batch_size) + ", seed " + std::to_string(options_.seed) + "\n";
-  s += "precision: " + model_->precision_summary() + ", parameters and optimizer state fp32\n";
+  s += "precision: " + model_->precision_summary() +
+       (options_.tf32 ? " with TF32 products in cuDNN's convolutions" : "") + ", parameters and optimizer state fp32\n";
   s += gradient_line(*model_, options_, parallel::Communicator::world());
   if (trainer_->loss_scaler().enabled()) s += "loss scaling: " + trainer_->loss_scaler().describe() + "\n";
   s += "threads:   " + std::to_string(ExecSpace().concurrency()) + " (" + ExecSpace::name() + ") per rank, " +

@@ -48,6 +48,8 @@ struct TrainingOptions {
   bool profile = false;
   /// The type activations are computed in (docs/precision.md); parameters stay fp32.
   ElementType precision = ElementType::fp32;
+  /// "precision": "tf32": fp32 data with TF32 tensor-core products in cuDNN's convolutions.
+  bool tf32 = false;
   std::string precision_key = "$.training.precision";  // where it was set, for errors
   /// Validation metrics by name (MetricChoice); none given: the loss's defaults.
   std::optional<std::vector<std::string>> metrics;

@@ -16,6 +16,9 @@ struct RunOverrides {
   std::optional<uint64_t> seed;
   std::string backend = "auto";
   std::optional<std::string> precision;  // --precision: overrides training.precision
+  /// --cudnn-algorithms, --cudnn-deterministic: override the config's "cudnn" section.
+  std::optional<std::string> cudnn_algorithms;
+  std::optional<bool> cudnn_deterministic;
   std::string metrics_file, checkpoint_file, resume_file;
   bool progress = true;
   bool profile = false;
@@ -33,7 +36,7 @@ struct RunOverrides {
 
 /// A training run assembled from a run config:
 ///   {"model": {...}, "loss": {...}, "optimizer": {..., "schedule": {...}},
-///    "data": {...}, "training": {...}}
+///    "data": {...}, "training": {...}, "cudnn": {...}}
 /// Every section is validated strictly; errors name the JSON path.
 class TrainingRun {
  public:
@@ -57,6 +60,9 @@ class TrainingRun {
 
  private:
   void hold_out(int64_t samples, const std::string& key);
+  /// The config's "cudnn" section, TF32 and the command line's overrides, handed to the cuDNN
+  /// backend (a note where the build has none).
+  void apply_cudnn_settings(ConfigObject& root, const RunOverrides& overrides) const;
 
   nlohmann::json config_, optimizer_config_;
   TrainingOptions options_;

@@ -38,9 +38,8 @@ struct Options {
   WeightGradient weight_gradient = WeightGradient::chosen;
 };
 
-/// The options in force: set_options', or else the environment's (TESSERA_CUDNN_TF32=0|1,
-/// TESSERA_CUDNN_ALGO=heuristic|benchmark, TESSERA_CUDNN_DETERMINISTIC=1|0), read on first use.
-/// Throws Error on another value.
+/// The options in force: set_options', or the defaults. A run sets them from its config
+/// (registry::apply_cudnn_settings), not from the environment.
 Options options();
 /// Replaces the options for ops created from now on.
 void set_options(const Options& o);
