@@ -24,13 +24,9 @@
 using namespace tessera;
 using nlohmann::json;
 using testing::block_of;
+using testing::value_at;
 
 namespace {
-
-float value_at(int64_t i, uint64_t salt) {
-  const uint64_t h = (static_cast<uint64_t>(i) + salt) * 0x9e3779b97f4a7c15ull;
-  return static_cast<float>((h >> 40) % 2001) / 1000.0f - 1.0f;
-}
 
 struct Outcome {
   double output_diff = 0, output_scale = 0, value_diff = 0, grad_diff = 0, grad_scale = 0;

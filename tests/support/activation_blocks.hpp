@@ -1,7 +1,8 @@
 #pragma once
 // This rank's block of a global channels-last activation, cut on the host the way a
 // ProcessGrid cuts it (samples, spatial box, channel range): the reference the MPI
-// equivalence programs compare each rank's tensors with.
+// equivalence programs compare each rank's tensors with; and the values they fill it with.
+#include <cstdint>
 #include <vector>
 
 #include "tessera/core/shape.hpp"
@@ -9,6 +10,13 @@
 #include "tessera/parallel/process_grid.hpp"
 
 namespace tessera::testing {
+
+/// A deterministic value in [-1, 1] of a global position: every rank computes its own block's
+/// values, and the one-rank reference the whole, without communicating them.
+inline float value_at(int64_t i, uint64_t salt) {
+  const uint64_t h = (static_cast<uint64_t>(i) + salt) * 0x9e3779b97f4a7c15ull;
+  return static_cast<float>((h >> 40) % 2001) / 1000.0f - 1.0f;
+}
 
 inline std::vector<float> block_of(const std::vector<float>& global, const Shape& global_shape,
                                    const parallel::ProcessGrid& grid) {
