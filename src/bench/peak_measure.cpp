@@ -61,7 +61,35 @@ __attribute__((target("avx2,fma"))) float fma_avx2(int64_t iterations) {
   for (float v : lanes) sum += v;
   return sum;
 }
+
+/// bf16 dot products (vdpbf16ps): each instruction multiplies 32 bf16 pairs and adds them into
+/// 16 fp32 lanes, 64 FLOPs, the instruction oneDNN's bf16 kernels run on CPUs without AMX.
+__attribute__((target("avx512f,avx512bf16"))) float dot_bf16_avx512(int64_t iterations) {
+  __m512 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_set1_ps(0.001f * static_cast<float>(k));
+  // Small values: 1e-3 · 1e-3 · 32 per step keeps the sums finite for any iteration count.
+  const __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
+  const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(-1e-3f), _mm512_set1_ps(1e-3f));
+  for (int64_t i = 0; i < iterations; ++i)
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_dpbf16_ps(acc[k], a, b);
+  for (int k = 1; k < kAccumulators; ++k) acc[0] = _mm512_add_ps(acc[0], acc[k]);
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, acc[0]);
+  float sum = 0;
+  for (float v : lanes) sum += v;
+  return sum;
+}
 #endif
+
+/// Whether this CPU (and the compiler) has the bf16 dot-product instruction.
+bool has_bf16_dot() {
+#if TESSERA_BENCH_X86_FMA
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
 
 /// Any other CPU, and host code compiled through nvcc: 16 lanes per accumulator, which the
 /// compiler vectorises for the build's own instruction set. A multiply and an add: std::fma
@@ -158,15 +186,19 @@ std::string fma_kernel_name() {
   }
 }
 
-double measure_fma_gflops(int64_t threads, double seconds, int repeats) {
+namespace {
+
+/// Best-of-`repeats` GFLOP/s of `kernel` (iterations, sink -> FLOPs done) on `threads`
+/// threads, each running as many iterations as take one thread about `seconds`.
+template <class Kernel>
+double measure_gflops(int64_t threads, double seconds, int repeats, Kernel&& kernel) {
   check_threads(threads);
-  const FmaIsa isa = fma_isa();
   // Calibrate on one thread: iterations that take about `seconds`.
   volatile float sink = 0;
   int64_t iterations = 1 << 12;
   for (;;) {
     const auto t0 = Clock::now();
-    run_fma(isa, iterations, &sink);
+    kernel(iterations, &sink);
     const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
     if (dt > seconds / 4 || iterations > (int64_t{1} << 40)) {
       iterations = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(iterations) * seconds / dt));
@@ -179,7 +211,7 @@ double measure_fma_gflops(int64_t threads, double seconds, int repeats) {
   for (int r = 0; r < std::max(1, repeats); ++r) {
     std::vector<double> flops(static_cast<size_t>(threads));
     const double dt = run_parallel(threads, [&](int64_t t) {
-      flops[static_cast<size_t>(t)] = run_fma(isa, iterations, &sinks[static_cast<size_t>(t)]);
+      flops[static_cast<size_t>(t)] = kernel(iterations, &sinks[static_cast<size_t>(t)]);
     });
     double total = 0;
     for (double f : flops) total += f;
@@ -187,8 +219,30 @@ double measure_fma_gflops(int64_t threads, double seconds, int repeats) {
   }
   // The sums keep the loops from being optimised away; they are finite by construction.
   for (int64_t t = 0; t < threads; ++t)
-    if (!std::isfinite(sinks[t])) throw Error("peak measurement: the FMA kernel produced a value that is not finite");
+    if (!std::isfinite(sinks[t])) throw Error("peak measurement: the kernel produced a value that is not finite");
   return best;
+}
+
+}  // namespace
+
+double measure_fma_gflops(int64_t threads, double seconds, int repeats) {
+  const FmaIsa isa = fma_isa();
+  return measure_gflops(threads, seconds, repeats,
+                        [isa](int64_t iterations, volatile float* sink) { return run_fma(isa, iterations, sink); });
+}
+
+bool has_bf16_peak() { return has_bf16_dot(); }
+
+double measure_bf16_gflops(int64_t threads, double seconds, int repeats) {
+#if TESSERA_BENCH_X86_FMA
+  if (has_bf16_dot())
+    return measure_gflops(threads, seconds, repeats, [](int64_t iterations, volatile float* sink) {
+      *sink = dot_bf16_avx512(iterations);
+      return 64.0 * kAccumulators * static_cast<double>(iterations);
+    });
+#endif
+  (void)threads, (void)seconds, (void)repeats;
+  throw Error("peak measurement: this CPU has no bf16 dot-product instruction (AVX512-BF16)");
 }
 
 double measure_triad_gbs(int64_t threads, int64_t bytes, int repeats) {
@@ -221,7 +275,7 @@ double measure_triad_gbs(int64_t threads, int64_t bytes, int repeats) {
 
 int64_t host_threads() { return Kokkos::DefaultHostExecutionSpace().concurrency(); }
 
-int peak_measurements() { return device_build() ? 6 : 4; }
+int peak_measurements() { return (device_build() ? 6 : 4) + (has_bf16_dot() ? 2 : 0); }
 
 PeakFigures measure_peak(const PeakOptions& options, const std::function<void(const std::string&)>& before_each) {
   auto step = [&](const std::string& what) {
@@ -239,6 +293,12 @@ PeakFigures measure_peak(const PeakOptions& options, const std::function<void(co
   p.triad_gbs_one_core = measure_triad_gbs(1, options.triad_bytes, options.repeats);
   step("triad, all cores");
   p.triad_gbs_all_cores = measure_triad_gbs(options.threads, options.triad_bytes, options.repeats);
+  if (has_bf16_dot()) {
+    step("bf16 dot products, one core");
+    p.bf16_gflops_one_core = measure_bf16_gflops(1, options.seconds, options.repeats);
+    step("bf16 dot products, all cores");
+    p.bf16_gflops_all_cores = measure_bf16_gflops(options.threads, options.seconds, options.repeats);
+  }
   if (device_build()) {
     DevicePeak d;
     d.name = device_name();
@@ -260,6 +320,8 @@ nlohmann::json PeakFigures::to_json() const {
                       {"triad_gbs_one_core", triad_gbs_one_core},
                       {"triad_gbs_all_cores", triad_gbs_all_cores},
                       {"triad_bytes", triad_bytes}};
+  if (bf16_gflops_one_core) j["bf16_gflops_one_core"] = *bf16_gflops_one_core;
+  if (bf16_gflops_all_cores) j["bf16_gflops_all_cores"] = *bf16_gflops_all_cores;
   if (device) j["device"] = device->to_json();
   return j;
 }
@@ -279,6 +341,9 @@ PeakFigures PeakFigures::from_json(ConfigObject cfg) {
   p.triad_gbs_one_core = positive("triad_gbs_one_core");
   p.triad_gbs_all_cores = positive("triad_gbs_all_cores");
   p.triad_bytes = cfg.integer("triad_bytes");
+  // Only a CPU with bf16 dot products has these.
+  if (cfg.has("bf16_gflops_one_core")) p.bf16_gflops_one_core = positive("bf16_gflops_one_core");
+  if (cfg.has("bf16_gflops_all_cores")) p.bf16_gflops_all_cores = positive("bf16_gflops_all_cores");
   // Only a GPU build writes device figures.
   if (cfg.has("device")) p.device = DevicePeak::from_json(cfg.object("device"));
   if (p.threads < 1) throw ConfigError(cfg.path_of("threads"), "expected at least 1");

@@ -108,6 +108,10 @@ int run_peak_command(const BenchArgs& a) {
             std::to_string(r.machine.numa_domains) + " NUMA domain(s), " + r.machine.compiler);
   log::info("FMA (" + p.fma_kernel + ", fp32): " + format("%.1f", p.fma_gflops_one_core) + " GFLOP/s one core, " +
             format("%.1f", p.fma_gflops_all_cores) + " GFLOP/s on " + std::to_string(p.threads) + " threads");
+  if (p.bf16_gflops_one_core && p.bf16_gflops_all_cores)
+    log::info("bf16 dot products (avx512_bf16, fp32 accumulation): " + format("%.1f", *p.bf16_gflops_one_core) +
+              " GFLOP/s one core, " + format("%.1f", *p.bf16_gflops_all_cores) + " GFLOP/s on " +
+              std::to_string(p.threads) + " threads");
   log::info("STREAM triad (" + std::to_string(p.triad_bytes >> 20) + " MiB): " + format("%.1f", p.triad_gbs_one_core) +
             " GB/s one core, " + format("%.1f", p.triad_gbs_all_cores) + " GB/s on " + std::to_string(p.threads) +
             " threads");

@@ -73,3 +73,30 @@ TEST_CASE("device figures, where measured, are the limits of a run and survive t
   CHECK_THROWS_WITH(PeakFigures::from_json(tessera::ConfigObject(bad, "$.peak")),
                     Catch::Contains("$.peak.device.triad_gbs"));
 }
+
+TEST_CASE("the bf16 dot-product peak is measured where the CPU has the instruction, and survives the file",
+          "[bench][precision]") {
+  if (has_bf16_peak()) {
+    CHECK(measure_bf16_gflops(1, 0.02, 3) > 0.1);
+  } else {
+    CHECK_THROWS_WITH(measure_bf16_gflops(1, 0.02, 3), Catch::Contains("no bf16 dot-product instruction"));
+  }
+  PeakFigures p;
+  p.fma_kernel = "avx512f";
+  p.threads = 2;
+  p.fma_gflops_one_core = p.fma_gflops_all_cores = 100;
+  p.triad_gbs_one_core = p.triad_gbs_all_cores = 10;
+  p.triad_bytes = 1 << 20;
+  CHECK_FALSE(p.to_json().contains("bf16_gflops_one_core"));  // absent where not measured
+  p.bf16_gflops_one_core = 200;
+  p.bf16_gflops_all_cores = 390;
+  const nlohmann::json j = p.to_json();
+  const PeakFigures back = PeakFigures::from_json(tessera::ConfigObject(j, "$.peak"));
+  REQUIRE(back.bf16_gflops_all_cores.has_value());
+  CHECK(*back.bf16_gflops_one_core == 200);
+  CHECK(*back.bf16_gflops_all_cores == 390);
+  nlohmann::json bad = j;
+  bad["bf16_gflops_all_cores"] = -1;
+  CHECK_THROWS_WITH(PeakFigures::from_json(tessera::ConfigObject(bad, "$.peak")),
+                    Catch::Contains("$.peak.bf16_gflops_all_cores"));
+}

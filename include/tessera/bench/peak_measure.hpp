@@ -20,6 +20,9 @@ struct PeakFigures {
   double fma_gflops_one_core = 0, fma_gflops_all_cores = 0;
   double triad_gbs_one_core = 0, triad_gbs_all_cores = 0;
   int64_t triad_bytes = 0;           // the three arrays of the triad together
+  /// bf16 dot products (AVX512-BF16) accumulated in fp32, where the CPU has them: the limit of
+  /// bf16 convolutions on CPUs without AMX (AMX's tile rate is higher and not measured).
+  std::optional<double> bf16_gflops_one_core, bf16_gflops_all_cores;
   std::optional<DevicePeak> device;  // measured by a GPU build
 
   /// The limits of a run: the device's where one was measured (a GPU build runs its ops
@@ -47,13 +50,18 @@ struct PeakOptions {
 double measure_fma_gflops(int64_t threads, double seconds, int repeats);
 /// The instruction set measure_fma_gflops uses here.
 std::string fma_kernel_name();
+/// Whether this CPU has bf16 dot products (AVX512-BF16), and their best-of-`repeats` GFLOP/s
+/// (2 per multiply-add) on `threads` threads; throws Error where it has none.
+bool has_bf16_peak();
+double measure_bf16_gflops(int64_t threads, double seconds, int repeats);
 /// Best-of-`repeats` GB/s of a[i] = b[i] + s·c[i] over `bytes` (three double arrays), each
 /// thread on the block it first touched; counts 24 bytes per element, as STREAM does.
 double measure_triad_gbs(int64_t threads, int64_t bytes, int repeats);
 /// The host threads of this process: Kokkos' host execution space's (on a GPU build the
 /// default execution space is the device's).
 int64_t host_threads();
-/// How many measurements measure_peak makes: the four host figures, two more on a GPU build.
+/// How many measurements measure_peak makes: the four host figures, two more on a CPU with
+/// bf16 dot products, two more on a GPU build.
 int peak_measurements();
 /// All four host figures, and the device's on a GPU build; `before_each`, if given, hears the
 /// name of each measurement before it starts ("FMA, one core", ...), for a progress bar.
