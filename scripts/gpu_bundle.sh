@@ -12,7 +12,7 @@
 # Prints each bundle's size and what travels with the working tree, which must stay under the
 # device tool's 64 MiB.
 # Usage: scripts/gpu_bundle.sh [--variant cpu|cuda|both] [--no-build] [--no-pack]
-#   --no-build: pack the existing builds (build/default, build/cuda)
+#   --no-build: pack the existing builds (build/bundle-cpu, build/cuda)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -34,22 +34,24 @@ mkdir -p "$out/pack"
 log() { printf '[gpu_bundle %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
 # The CPU build also writes the reference the GPU build's layers are checked against, and
-# resumes the GPU build's checkpoints.
-[[ $build == 1 ]] && { log "building the CPU build (build/default)"; scripts/build.sh default >/dev/null; }
-build/default/tests/tessera_layer_reference write "$out/layer_reference.bin" --kokkos-disable-warnings >/dev/null 2>&1
-log "packing build/default into build/bundle/cpu"
-scripts/pack_bundle.py --build build/default --out "$out/cpu"
+# resumes the GPU build's checkpoints. It is the bundle-cpu preset, whose host code is generic
+# x86-64: build/default is for this machine's CPU (TESSERA_HOST_ARCH=native), and the bundle
+# runs on another one.
+[[ $build == 1 ]] && { log "building the CPU build (build/bundle-cpu)"; scripts/build.sh bundle-cpu >/dev/null; }
+build/bundle-cpu/tests/tessera_layer_reference write "$out/layer_reference.bin" --kokkos-disable-warnings >/dev/null 2>&1
+log "packing build/bundle-cpu into build/bundle/cpu"
+scripts/pack_bundle.py --build build/bundle-cpu --out "$out/cpu"
 
 if [[ $variant != cpu ]]; then
   if [[ $build == 1 ]]; then
     log "building the CUDA build (build/cuda)"
     cmake --preset cuda -DTESSERA_HOST_REFERENCE="$out/layer_reference.bin" \
-      -DTESSERA_HOST_TESSERA="$root/build/default/tessera" >/dev/null
+      -DTESSERA_HOST_TESSERA="$root/build/bundle-cpu/tessera" >/dev/null
     scripts/build.sh cuda >/dev/null
   fi
   log "packing build/cuda with its gpu tests into build/bundle/cuda"
   scripts/pack_bundle.py --build build/cuda --out "$out/cuda" --label gpu \
-    --map "$root/build/default/tessera=../cpu/bin/tessera" --map "$out/layer_reference.bin=layer_reference.bin"
+    --map "$root/build/bundle-cpu/tessera=../cpu/bin/tessera" --map "$out/layer_reference.bin=layer_reference.bin"
   cp "$out/layer_reference.bin" "$out/cuda/"
   mkdir -p "$out/cuda/share/tessera/perf" "$out/cuda/share/tessera/examples"
   cp perf/cosmoflow_gpu.sh perf/cosmoflow_run.py perf/torch_cosmoflow.py perf/torch_cosmoflow_gpu.py \

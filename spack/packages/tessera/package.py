@@ -116,6 +116,9 @@ class Tessera(CMakePackage, CudaPackage):
             self.define_from_variant("TESSERA_ENABLE_HWLOC", "hwloc"),
             self.define_from_variant("TESSERA_ENABLE_TESTS", "tests"),
             self.define_from_variant("TESSERA_ENABLE_PERF", "perf"),
+            # Spack's compiler wrappers pass the flags of the spec's target (target=zen4 ...):
+            # Tessera adds no -march of its own.
+            self.define("TESSERA_HOST_ARCH", "none"),
         ]
         if self.spec.satisfies("+cuda"):
             # Kokkos' CUDA build compiles every translation unit through nvcc_wrapper.
