@@ -93,9 +93,9 @@ bool has_bf16_dot() {
 
 /// Any other CPU, and host code compiled through nvcc: 16 lanes per accumulator, which the
 /// compiler vectorises for the build's own instruction set. A multiply and an add: std::fma
-/// would be a library call where that instruction set has no FMA, and ISO C++ mode does not
-/// contract the two, so this is a lower bound where the hardware has an FMA the build leaves
-/// unused.
+/// would be a library call where that instruction set has no FMA, and Tessera's builds do not
+/// contract the two (-ffp-contract=off where TESSERA_HOST_ARCH targets an FMA), so this is a
+/// lower bound where the hardware has an FMA the build leaves unused.
 float fma_generic(int64_t iterations) {
   float acc[kAccumulators][16];
   for (int k = 0; k < kAccumulators; ++k)
