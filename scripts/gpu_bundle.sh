@@ -35,8 +35,8 @@ log() { printf '[gpu_bundle %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
 # The CPU build also writes the reference the GPU build's layers are checked against, and
 # resumes the GPU build's checkpoints. It is the bundle-cpu preset, whose host code is generic
-# x86-64: build/default is for this machine's CPU (TESSERA_HOST_ARCH=native), and the bundle
-# runs on another one.
+# x86-64 whatever TESSERA_HOST_ARCH build/default was configured with: the bundle runs on
+# another machine's CPU.
 [[ $build == 1 ]] && { log "building the CPU build (build/bundle-cpu)"; scripts/build.sh bundle-cpu >/dev/null; }
 build/bundle-cpu/tests/tessera_layer_reference write "$out/layer_reference.bin" --kokkos-disable-warnings >/dev/null 2>&1
 log "packing build/bundle-cpu into build/bundle/cpu"
