@@ -33,12 +33,8 @@ using Clock = std::chrono::steady_clock;
 constexpr int kAccumulators = 12;
 
 #if TESSERA_BENCH_X86_FMA
-__attribute__((target("avx512f"))) float fma_avx512(int64_t iterations) {
-  __m512 acc[kAccumulators];
-  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_set1_ps(1.0f + 0.001f * static_cast<float>(k));
-  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (int64_t i = 0; i < iterations; ++i)
-    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_fmadd_ps(acc[k], a, b);
+/// The sum of the accumulators' lanes, which keeps a kernel's loop from being optimised away.
+__attribute__((target("avx512f"))) float sum_of(__m512 (&acc)[kAccumulators]) {
   for (int k = 1; k < kAccumulators; ++k) acc[0] = _mm512_add_ps(acc[0], acc[k]);
   // Summed through memory: GCC 12's _mm512_reduce_add_ps trips -Wuninitialized in its header.
   alignas(64) float lanes[16];
@@ -46,6 +42,15 @@ __attribute__((target("avx512f"))) float fma_avx512(int64_t iterations) {
   float sum = 0;
   for (float v : lanes) sum += v;
   return sum;
+}
+
+__attribute__((target("avx512f"))) float fma_avx512(int64_t iterations) {
+  __m512 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_set1_ps(1.0f + 0.001f * static_cast<float>(k));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iterations; ++i)
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_fmadd_ps(acc[k], a, b);
+  return sum_of(acc);
 }
 
 __attribute__((target("avx2,fma"))) float fma_avx2(int64_t iterations) {
@@ -72,12 +77,7 @@ __attribute__((target("avx512f,avx512bf16"))) float dot_bf16_avx512(int64_t iter
   const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(-1e-3f), _mm512_set1_ps(1e-3f));
   for (int64_t i = 0; i < iterations; ++i)
     for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_dpbf16_ps(acc[k], a, b);
-  for (int k = 1; k < kAccumulators; ++k) acc[0] = _mm512_add_ps(acc[0], acc[k]);
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, acc[0]);
-  float sum = 0;
-  for (float v : lanes) sum += v;
-  return sum;
+  return sum_of(acc);
 }
 #endif
 
