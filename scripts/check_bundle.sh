@@ -24,7 +24,7 @@ hidden=0
 hide_dir() { [[ -d $1 ]] && mount --bind "$empty" "$1" && hidden=$((hidden + 1)) || true; }
 hide_file() { [[ -e $1 ]] && mount --bind /dev/null "$(readlink -f "$1")" && hidden=$((hidden + 1)) || true; }
 for d in /opt/tessera-deps /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2 /usr/share/openmpi \
-         "$root"/build/default "$root"/build/cuda; do
+         "$root"/build/default "$root"/build/bundle-cpu "$root"/build/cuda; do
   hide_dir "$d"
 done
 for lib in "$bundle"/lib/*.so*; do

@@ -12,7 +12,8 @@
 # Prints each bundle's size and what travels with the working tree, which must stay under the
 # device tool's 64 MiB.
 # Usage: scripts/gpu_bundle.sh [--variant cpu|cuda|both] [--no-build] [--no-pack]
-#   --no-build: pack the existing builds (build/bundle-cpu, build/cuda)
+#   --no-build: pack the existing builds (build/default, or build/bundle-cpu where build/default's
+#               host code is not generic; build/cuda)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -34,24 +35,30 @@ mkdir -p "$out/pack"
 log() { printf '[gpu_bundle %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
 # The CPU build also writes the reference the GPU build's layers are checked against, and
-# resumes the GPU build's checkpoints. It is the bundle-cpu preset, whose host code is generic
-# x86-64 whatever TESSERA_HOST_ARCH build/default was configured with: the bundle runs on
-# another machine's CPU.
-[[ $build == 1 ]] && { log "building the CPU build (build/bundle-cpu)"; scripts/build.sh bundle-cpu >/dev/null; }
-build/bundle-cpu/tests/tessera_layer_reference write "$out/layer_reference.bin" --kokkos-disable-warnings >/dev/null 2>&1
-log "packing build/bundle-cpu into build/bundle/cpu"
-scripts/pack_bundle.py --build build/bundle-cpu --out "$out/cpu"
+# resumes the GPU build's checkpoints. The bundle runs on another machine's CPU, so its host
+# code must be generic x86-64: build/default where it is configured so (TESSERA_HOST_ARCH's
+# default), else the bundle-cpu preset's build/bundle-cpu.
+cpu_preset=default
+arch=$(sed -n 's/^TESSERA_HOST_ARCH:[A-Z]*=//p' build/default/CMakeCache.txt 2>/dev/null || true)
+[[ -n $arch && $arch != generic ]] && cpu_preset=bundle-cpu
+cpu_build=build/$cpu_preset
+[[ $build == 1 ]] && { log "building the CPU build ($cpu_build)"; scripts/build.sh "$cpu_preset" >/dev/null; }
+[[ -x $cpu_build/tessera ]] ||
+  { echo "gpu_bundle.sh: $cpu_build has no tessera (build/default's host code is '$arch', not generic); run without --no-build" >&2; exit 1; }
+"$cpu_build"/tests/tessera_layer_reference write "$out/layer_reference.bin" --kokkos-disable-warnings >/dev/null 2>&1
+log "packing $cpu_build into build/bundle/cpu"
+scripts/pack_bundle.py --build "$cpu_build" --out "$out/cpu"
 
 if [[ $variant != cpu ]]; then
   if [[ $build == 1 ]]; then
     log "building the CUDA build (build/cuda)"
     cmake --preset cuda -DTESSERA_HOST_REFERENCE="$out/layer_reference.bin" \
-      -DTESSERA_HOST_TESSERA="$root/build/bundle-cpu/tessera" >/dev/null
+      -DTESSERA_HOST_TESSERA="$root/$cpu_build/tessera" >/dev/null
     scripts/build.sh cuda >/dev/null
   fi
   log "packing build/cuda with its gpu tests into build/bundle/cuda"
   scripts/pack_bundle.py --build build/cuda --out "$out/cuda" --label gpu \
-    --map "$root/build/bundle-cpu/tessera=../cpu/bin/tessera" --map "$out/layer_reference.bin=layer_reference.bin"
+    --map "$root/$cpu_build/tessera=../cpu/bin/tessera" --map "$out/layer_reference.bin=layer_reference.bin"
   cp "$out/layer_reference.bin" "$out/cuda/"
   mkdir -p "$out/cuda/share/tessera/perf" "$out/cuda/share/tessera/examples"
   cp perf/cosmoflow_gpu.sh perf/cosmoflow_run.py perf/torch_cosmoflow.py perf/torch_cosmoflow_gpu.py \
