@@ -81,16 +81,6 @@ __attribute__((target("avx512f,avx512bf16"))) float dot_bf16_avx512(int64_t iter
 }
 #endif
 
-/// Whether this CPU (and the compiler) has the bf16 dot-product instruction.
-bool has_bf16_dot() {
-#if TESSERA_BENCH_X86_FMA
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512bf16");
-#else
-  return false;
-#endif
-}
-
 /// Any other CPU, and host code compiled through nvcc: 16 lanes per accumulator, which the
 /// compiler vectorises for the build's own instruction set. A multiply and an add: std::fma
 /// would be a library call where that instruction set has no FMA, and Tessera's builds do not
@@ -231,11 +221,18 @@ double measure_fma_gflops(int64_t threads, double seconds, int repeats) {
                         [isa](int64_t iterations, volatile float* sink) { return run_fma(isa, iterations, sink); });
 }
 
-bool has_bf16_peak() { return has_bf16_dot(); }
+bool has_bf16_peak() {
+#if TESSERA_BENCH_X86_FMA
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
 
 double measure_bf16_gflops(int64_t threads, double seconds, int repeats) {
 #if TESSERA_BENCH_X86_FMA
-  if (has_bf16_dot())
+  if (has_bf16_peak())
     return measure_gflops(threads, seconds, repeats, [](int64_t iterations, volatile float* sink) {
       *sink = dot_bf16_avx512(iterations);
       return 64.0 * kAccumulators * static_cast<double>(iterations);
@@ -275,7 +272,7 @@ double measure_triad_gbs(int64_t threads, int64_t bytes, int repeats) {
 
 int64_t host_threads() { return Kokkos::DefaultHostExecutionSpace().concurrency(); }
 
-int peak_measurements() { return (device_build() ? 6 : 4) + (has_bf16_dot() ? 2 : 0); }
+int peak_measurements() { return (device_build() ? 6 : 4) + (has_bf16_peak() ? 2 : 0); }
 
 PeakFigures measure_peak(const PeakOptions& options, const std::function<void(const std::string&)>& before_each) {
   auto step = [&](const std::string& what) {
@@ -293,7 +290,7 @@ PeakFigures measure_peak(const PeakOptions& options, const std::function<void(co
   p.triad_gbs_one_core = measure_triad_gbs(1, options.triad_bytes, options.repeats);
   step("triad, all cores");
   p.triad_gbs_all_cores = measure_triad_gbs(options.threads, options.triad_bytes, options.repeats);
-  if (has_bf16_dot()) {
+  if (has_bf16_peak()) {
     step("bf16 dot products, one core");
     p.bf16_gflops_one_core = measure_bf16_gflops(1, options.seconds, options.repeats);
     step("bf16 dot products, all cores");

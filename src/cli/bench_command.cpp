@@ -148,16 +148,11 @@ bench::BenchResult start_model_result(const BenchArgs& a, const std::string& kin
 /// The config's "cudnn" section and "precision": "tf32", with the flags' overrides, handed to
 /// the cuDNN backend before any op is made (the ops time what a run of the config would run).
 void apply_cudnn_settings(const nlohmann::json& config, const BenchArgs& a) {
-  registry::CudnnSettings settings;
-  if (config.contains("cudnn")) {
-    ConfigObject section(config.at("cudnn"), "$.cudnn");
-    settings = registry::CudnnSettings::from_json(section);
-  }
   registry::CudnnSettings overrides;
   if (config.contains("training") && config["training"].value("precision", "") == "tf32") overrides.tf32 = true;
   overrides.algorithms = a.cudnn_algorithms;
   overrides.deterministic = a.cudnn_deterministic;
-  const std::string note = registry::apply_cudnn_settings(settings.merged(overrides));
+  const std::string note = registry::apply_run_cudnn_settings(config, overrides);
   if (!note.empty()) log::info("note: " + note);
 }
 

@@ -38,13 +38,6 @@ std::string CudnnSettings::str() const {
   return s;
 }
 
-const char* cudnn_algorithm_choices() { return "heuristic, benchmark"; }
-
-void check_cudnn_algorithms(const std::string& value, const std::string& where) {
-  if (value != "heuristic" && value != "benchmark")
-    throw ConfigError(where, "\"" + value + "\" is not one of " + cudnn_algorithm_choices());
-}
-
 std::string apply_cudnn_settings(const CudnnSettings& s) {
 #if TESSERA_ENABLE_CUDNN
   cudnn_backend::Options o;
@@ -65,6 +58,15 @@ std::string apply_cudnn_settings(const CudnnSettings& s) {
   if (!s.any()) return "";
   return "cuDNN settings (" + s.str() + ") do nothing in this build, which has no cuDNN backend";
 #endif
+}
+
+std::string apply_run_cudnn_settings(const nlohmann::json& run_config, const CudnnSettings& overrides) {
+  CudnnSettings settings;
+  if (run_config.contains("cudnn")) {
+    ConfigObject section(run_config.at("cudnn"), "$.cudnn");
+    settings = CudnnSettings::from_json(section);
+  }
+  return apply_cudnn_settings(settings.merged(overrides));
 }
 
 }  // namespace tessera::registry

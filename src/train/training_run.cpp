@@ -76,16 +76,12 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
 }
 
 void TrainingRun::apply_cudnn_settings(ConfigObject& root, const RunOverrides& o) const {
-  registry::CudnnSettings settings;
-  if (root.has("cudnn")) {
-    auto section = root.object("cudnn");
-    settings = registry::CudnnSettings::from_json(section);
-  }
+  if (root.has("cudnn")) root.object("cudnn");  // marks the key as read; apply_run_cudnn_settings reads it
   registry::CudnnSettings overrides;
   if (options_.tf32) overrides.tf32 = true;
   overrides.algorithms = o.cudnn_algorithms;
   overrides.deterministic = o.cudnn_deterministic;
-  const std::string note = registry::apply_cudnn_settings(settings.merged(overrides));
+  const std::string note = registry::apply_run_cudnn_settings(config_, overrides);
   if (!note.empty() && o.group.rank() == 0) log::info("note: " + note);
 }
 

@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <memory>
 #include <string>
@@ -19,6 +18,7 @@
 
 #include "support/activation_blocks.hpp"
 #include "support/mpi_program.hpp"
+#include "support/requirements.hpp"
 #include "tessera/build_info.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/model/model.hpp"
@@ -50,11 +50,6 @@ bool splits_channels(const json& distribution) {
   return distribution.value("channel", 1) * distribution.value("filter", 1) > 1;
 }
 
-bool required(const char* requirement) {
-  const char* env = std::getenv("TESSERA_REQUIRE");
-  return env != nullptr && (std::string(",") + env + ",").find(std::string(",") + requirement + ",") != std::string::npos;
-}
-
 // Average pooling rather than max: a max over values that bf16 rounds to equal ones may pick
 // another element on another layout and send it the whole gradient (see test_model_precision).
 const char* const kLayers = R"([
@@ -77,8 +72,7 @@ struct Run {
   double halo_bytes = 0, channel_bytes = 0, redistribution_bytes = 0;
 };
 
-Run run(const json& distribution, ElementType precision, const parallel::Communicator& group, int64_t batch,
-        const parallel::Communicator& world) {
+Run run(const json& distribution, ElementType precision, const parallel::Communicator& group, int64_t batch) {
   json layers = json::parse(kLayers);
   const bool serial = group.size() == 1;
   const json samples = {{"sample", group.size()}};
@@ -126,7 +120,6 @@ Run run(const json& distribution, ElementType precision, const parallel::Communi
   r.halo_bytes = parallel::TrafficCounter::bytes(parallel::TrafficCounter::halo);
   r.channel_bytes = parallel::TrafficCounter::bytes(parallel::TrafficCounter::channel);
   r.redistribution_bytes = parallel::TrafficCounter::bytes(parallel::TrafficCounter::redistribution);
-  (void)world;
   r.model = std::move(m);
   return r;
 }
@@ -149,66 +142,74 @@ std::pair<std::vector<float>, std::vector<float>> gradients(const model::Model& 
   return {got, want};
 }
 
+bool bf16_runs_here() {
+#if TESSERA_ENABLE_ONEDNN
+  return onednn_backend::has_bf16_instructions();
+#else
+  return false;
+#endif
+}
+
+/// Runs the model split over `distribution` and on one rank, in bf16 and fp32, and prints
+/// this rank's verdict; true when the split bf16 model equals the one-rank bf16 model and
+/// moves the bytes it should.
+bool equal_to_one_rank(const json& distribution, const parallel::Communicator& world) {
+  const int64_t batch = 4;
+  const Run split = run(distribution, ElementType::bf16, world, batch);
+  const Run split32 = run(distribution, ElementType::fp32, world, batch);
+  const Run one = run(distribution, ElementType::bf16, parallel::Communicator::self(), batch);
+  const Run one32 = run(distribution, ElementType::fp32, parallel::Communicator::self(), batch);
+
+  // This rank's block of the serial output (the head runs over samples).
+  parallel::Distribution head;
+  head.sample = world.size();
+  const parallel::ProcessGrid head_grid(head, world, "test");
+  const auto one_block = block_of(one.output, Shape{batch, 4}, head_grid);
+
+  // Two bf16 runs differ only where a value is formed in another order and rounded (a halo's
+  // gradient added to the interior's; a channel group's partial sums, each rounded by its op,
+  // then added): each stays within about one rounding of fp32's (u = 2^-8, normwise), so they
+  // differ by a few u, where a wrong block or a lost halo differs by O(1).
+  const double u = unit_roundoff(ElementType::bf16);
+  const double output_error = norm_error(split.output, one_block) / u;
+  const auto [got, want] = gradients(*split.model, *one.model, world);
+  const double grad_error = norm_error(got, want) / u;
+  const double bf16_vs_fp32 = norm_error(one.output, one32.output) / u;
+  const bool ok = output_error <= 4.0 && grad_error <= 4.0 && bf16_vs_fp32 > 0.0;
+  // The split model's messages in bf16 carry half the bytes of fp32's. Reduce-scatter sums
+  // travel in fp32 by design, so channel traffic is between one half and one; under a
+  // channel split the fp32 input's move to the layers' grid stays fp32.
+  const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  const double halo_ratio = ratio(split.halo_bytes, split32.halo_bytes);
+  const double moved_ratio = ratio(split.redistribution_bytes, split32.redistribution_bytes);
+  const bool moved_ok = splits_channels(distribution) ? moved_ratio < 1.0 : moved_ratio == 0.5;
+  const bool bytes_ok = (split32.halo_bytes == 0 || halo_ratio == 0.5) &&
+                        (split32.redistribution_bytes == 0 || moved_ok) &&
+                        (split32.channel_bytes == 0 || split.channel_bytes < split32.channel_bytes);
+  std::printf(
+      "rank %d of %d, distribution %s: bf16 split against bf16 on one rank: output %.2f u, gradients %.2f u "
+      "(bf16 against fp32 on one rank: %.2f u): %s; bf16/fp32 bytes: halo %.2f, redistribution %.2f, channel "
+      "%.0f/%.0f: %s\n",
+      world.rank(), world.size(), distribution.dump().c_str(), output_error, grad_error, bf16_vs_fp32,
+      ok ? "equal" : "DIFFERENT", halo_ratio, moved_ratio, split.channel_bytes, split32.channel_bytes,
+      bytes_ok ? "as expected" : "WRONG");
+  return ok && bytes_ok;
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
   testing::MpiProgram program(argc, argv);
   const auto world = parallel::Communicator::world();
-  int failed = 0;
+  bool failed = false;
   try {
     if (argc < 2) throw Error("usage: precision_equivalence DISTRIBUTION_JSON");
-#if TESSERA_ENABLE_ONEDNN
-    const bool bf16_here = onednn_backend::has_bf16_instructions();
-#else
-    const bool bf16_here = false;
-#endif
-    if (!bf16_here) {
-      if (required("bf16-cpu")) throw Error("TESSERA_REQUIRE lists bf16-cpu, but this build or CPU has no bf16");
+    if (!bf16_runs_here()) {
+      if (test::required("bf16-cpu")) throw Error("TESSERA_REQUIRE lists bf16-cpu, but this build or CPU has no bf16");
       if (world.rank() == 0) std::printf("TESSERA-SKIPPED: no oneDNN with bf16 instructions in this build or on this CPU\n");
       return program.exit_status(false);
     }
-    const json distribution = json::parse(argv[1]);
-    const int64_t batch = 4;
-    const Run split = run(distribution, ElementType::bf16, world, batch, world);
-    const Run split32 = run(distribution, ElementType::fp32, world, batch, world);
-    const Run one = run(distribution, ElementType::bf16, parallel::Communicator::self(), batch, world);
-    const Run one32 = run(distribution, ElementType::fp32, parallel::Communicator::self(), batch, world);
-
-    // This rank's block of the serial output (the head runs over samples).
-    parallel::Distribution head;
-    head.sample = world.size();
-    const parallel::ProcessGrid head_grid(head, world, "test");
-    const Shape out_shape{batch, 4};
-    const auto one_block = block_of(one.output, out_shape, head_grid);
-
-    // Two bf16 runs differ only where a value is formed in another order and rounded (a halo's
-    // gradient added to the interior's; a channel group's partial sums, each rounded by its op,
-    // then added): each stays within about one rounding of fp32's (u = 2^-8, normwise), so they
-    // differ by a few u, where a wrong block or a lost halo differs by O(1).
-    const double u = unit_roundoff(ElementType::bf16);
-    const double output_error = norm_error(split.output, one_block) / u;
-    const auto [got, want] = gradients(*split.model, *one.model, world);
-    const double grad_error = norm_error(got, want) / u;
-    const double bf16_vs_fp32 = norm_error(one.output, one32.output) / u;
-    const bool ok = output_error <= 4.0 && grad_error <= 4.0 && bf16_vs_fp32 > 0.0;
-    // The split model's messages in bf16 carry half the bytes of fp32's. Reduce-scatter sums
-    // travel in fp32 by design, so channel traffic is between one half and one; under a
-    // channel split the fp32 input's move to the layers' grid stays fp32.
-    const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-    const double halo_ratio = ratio(split.halo_bytes, split32.halo_bytes);
-    const double moved_ratio = ratio(split.redistribution_bytes, split32.redistribution_bytes);
-    const bool moved_ok = splits_channels(distribution) ? moved_ratio < 1.0 : moved_ratio == 0.5;
-    const bool bytes_ok = (split32.halo_bytes == 0 || halo_ratio == 0.5) &&
-                          (split32.redistribution_bytes == 0 || moved_ok) &&
-                          (split32.channel_bytes == 0 || split.channel_bytes < split32.channel_bytes);
-    failed |= !ok || !bytes_ok;
-    std::printf(
-        "rank %d of %d, distribution %s: bf16 split against bf16 on one rank: output %.2f u, gradients %.2f u "
-        "(bf16 against fp32 on one rank: %.2f u): %s; bf16/fp32 bytes: halo %.2f, redistribution %.2f, channel "
-        "%.0f/%.0f: %s\n",
-        world.rank(), world.size(), distribution.dump().c_str(), output_error, grad_error, bf16_vs_fp32,
-        ok ? "equal" : "DIFFERENT", halo_ratio, moved_ratio, split.channel_bytes, split32.channel_bytes,
-        bytes_ok ? "as expected" : "WRONG");
+    failed = !equal_to_one_rank(json::parse(argv[1]), world);
   } catch (const std::exception& e) {
     return parallel::handle_fatal_error(e);
   }

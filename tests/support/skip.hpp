@@ -7,21 +7,9 @@
 // so CI cannot go green on a case that never ran. (Catch2 2.x has no SKIP of its own.)
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <iostream>
-#include <string>
 
-namespace tessera::test {
-
-/// True when TESSERA_REQUIRE lists `requirement`.
-inline bool required(const std::string& requirement) {
-  const char* env = std::getenv("TESSERA_REQUIRE");
-  if (env == nullptr) return false;
-  const std::string list = std::string(",") + env + ",";
-  return list.find("," + requirement + ",") != std::string::npos;
-}
-
-}  // namespace tessera::test
+#include "support/requirements.hpp"
 
 /// Ends the current test case as skipped, naming `requirement` (what it needed: "hwloc",
 /// "host-build", ...) and why; fails it where TESSERA_REQUIRE lists the requirement.

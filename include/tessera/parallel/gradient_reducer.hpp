@@ -83,8 +83,6 @@ class GradientReducer {
   bool has_progress_thread() const { return progress_thread_ != nullptr; }
   /// Whether some started bucket was not yet seen complete (makes no MPI call).
   bool in_flight();
-  /// The type the sums travel in.
-  ElementType sum_type() const { return sum_type_; }
 
  private:
   void start(size_t bucket);

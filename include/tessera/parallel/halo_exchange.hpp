@@ -72,7 +72,6 @@ class HaloExchange {
   /// Blocked (in finish_forward/finish_backward), exposed and in-flight time of every
   /// exchange so far.
   const HaloAccount& account() const { return account_; }
-  ElementType type() const { return type_; }
   /// Bytes sent to neighbours so far.
   int64_t bytes_sent() const { return bytes_sent_; }
 

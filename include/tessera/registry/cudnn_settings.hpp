@@ -27,14 +27,12 @@ struct CudnnSettings {
   std::string str() const;
 };
 
-/// The algorithm choices of --cudnn-algorithms, and their check.
-const char* cudnn_algorithm_choices();
-/// Throws ConfigError naming `where` when `value` is not one of cudnn_algorithm_choices().
-void check_cudnn_algorithms(const std::string& value, const std::string& where);
-
 /// Hands `settings` to the cuDNN backend for the ops made from now on. A build without it
 /// ignores them and returns a note saying so (empty otherwise): the same run config serves a
 /// CPU and a GPU build.
 std::string apply_cudnn_settings(const CudnnSettings& settings);
+/// apply_cudnn_settings of a run config's "cudnn" section (read strictly: ConfigError naming
+/// $.cudnn.KEY) with `overrides` (TF32, the command line's flags) on top.
+std::string apply_run_cudnn_settings(const nlohmann::json& run_config, const CudnnSettings& overrides);
 
 }  // namespace tessera::registry
