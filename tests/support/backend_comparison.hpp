@@ -85,14 +85,13 @@ inline ops::ConvGeometry conv2d(int64_t n, int64_t ci, int64_t co, int64_t h, in
   return g;
 }
 
-/// Every pass of `g` on both backends, with and without bias, from the same random inputs.
-inline void compare_conv(const std::string& backend, const ops::ConvGeometry& g, ErrorLog& log, uint32_t seed) {
+/// Every pass of `g` by two ops, with and without bias, from the same random inputs.
+inline void compare_conv_ops(ops::ConvOp& mine_op, ops::ConvOp& ref_op, const ops::ConvGeometry& g, ErrorLog& log,
+                             uint32_t seed) {
   const std::string where = g.str();
   INFO(where);
-  auto mine = registry::backend(backend).make_conv(g);
-  auto ref = registry::backend("kokkos").make_conv(g);
-  REQUIRE(mine != nullptr);
-  REQUIRE(mine->backend() == backend);
+  ops::ConvOp* mine = &mine_op;
+  ops::ConvOp* ref = &ref_op;
   const Tensor x = random_tensor(g.input_shape(), seed), w = random_tensor(g.weight_shape(), seed + 1);
   const Tensor b = random_tensor(Shape{g.out_channels}, seed + 2), dy = random_tensor(g.output_shape(), seed + 3);
 
@@ -115,6 +114,16 @@ inline void compare_conv(const std::string& backend, const ops::ConvGeometry& g,
   mine->backward_data(dy, w, dx);
   ref->backward_data(dy, w, dx_ref);
   expect_close(log, "conv_bwd_d", where, dx, dx_ref);
+}
+
+/// Every pass of `g` on `backend` and on the Kokkos backend.
+inline void compare_conv(const std::string& backend, const ops::ConvGeometry& g, ErrorLog& log, uint32_t seed) {
+  INFO(g.str());
+  auto mine = registry::backend(backend).make_conv(g);
+  auto ref = registry::backend("kokkos").make_conv(g);
+  REQUIRE(mine != nullptr);
+  REQUIRE(mine->backend() == backend);
+  compare_conv_ops(*mine, *ref, g, log, seed);
 }
 
 inline void compare_pool(const std::string& backend, const ops::PoolGeometry& g, ErrorLog& log, uint32_t seed) {

@@ -1,5 +1,7 @@
 #include "tessera/backends/kokkos/activation_kernels.hpp"
 
+#include "tessera/core/half_float.hpp"
+
 namespace tessera::kokkos_backend {
 
 template <class T>
@@ -13,6 +15,23 @@ void eltwise_backward(const ActivationFunction<T>& f, const Kokkos::View<const T
                       const Kokkos::View<const T*, Kokkos::LayoutRight, MemSpace>& dy, int64_t n,
                       const Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>& dx) {
   activation_backward<T>(f, x, dy, n, dx);
+}
+
+void eltwise_forward_half(const ActivationFunction<float>& f, const DeviceView<const uint16_t>& x, int64_t n,
+                          const DeviceView<uint16_t>& y, ElementType type) {
+  Kokkos::parallel_for(
+      "tessera::eltwise_forward_half", RangePolicy(0, n),
+      KOKKOS_LAMBDA(const int64_t i) { y(i) = half_float::to_half(f.value(half_float::from_half(x(i), type)), type); });
+}
+
+void eltwise_backward_half(const ActivationFunction<float>& f, const DeviceView<const uint16_t>& x,
+                           const DeviceView<const uint16_t>& dy, int64_t n, const DeviceView<uint16_t>& dx,
+                           ElementType type) {
+  Kokkos::parallel_for(
+      "tessera::eltwise_backward_half", RangePolicy(0, n), KOKKOS_LAMBDA(const int64_t i) {
+        const float g = f.derivative(half_float::from_half(x(i), type)) * half_float::from_half(dy(i), type);
+        dx(i) = half_float::to_half(g, type);
+      });
 }
 
 #define TESSERA_INSTANTIATE_ACTIVATION_KERNELS(T)                                                          \

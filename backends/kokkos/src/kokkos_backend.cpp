@@ -25,8 +25,11 @@ class KokkosBackend final : public ops::Backend {
     return kokkos_backend::make_inner_product(g);
   }
   std::string lacks_precision(ops::OpKind kind, ElementType type) const override {
-    // Batch norm reads and writes bf16 activations, keeping its statistics in fp32; the other
-    // kernels are fp32 only so far.
+    // 16-bit activations with fp32 arithmetic: activations (bf16, fp16), inner products (on
+    // fp32 copies, inner_product_op.cpp) and batch norm (bf16). Convolutions and pooling are
+    // fp32 only: their 16-bit kernels are oneDNN's and cuDNN's.
+    if (type == ElementType::fp32) return {};
+    if (kind == ops::OpKind::eltwise || kind == ops::OpKind::inner_product) return {};
     if (kind == ops::OpKind::batch_norm && type == ElementType::bf16) return {};
     return ops::Backend::lacks_precision(kind, type);
   }

@@ -24,20 +24,21 @@ KOKKOS_INLINE_FUNCTION float gradient_if(bool keep, const float* value) {
   memcpy(&out, &bits, sizeof out);
   return out;
 }
-/// The same for a bf16 value (its bit pattern): +0 is the zero pattern in bf16 too.
+/// The same for a bf16 or fp16 value (its bit pattern): +0 is the zero pattern in both.
 KOKKOS_INLINE_FUNCTION uint16_t gradient_if(bool keep, const uint16_t* value) {
   return static_cast<uint16_t>(*value & (0u - static_cast<uint32_t>(keep)));
 }
 
-// The kernels read and write fp32 tensors as floats and bf16 tensors as their bit patterns;
-// the maxima are compared as floats, and a bf16 maximum is stored back exactly.
-KOKKOS_INLINE_FUNCTION float load(const float* p) { return *p; }
-KOKKOS_INLINE_FUNCTION float load(const uint16_t* p) { return half_float::from_bf16(*p); }
-KOKKOS_INLINE_FUNCTION void store(float* p, float v) { *p = v; }
-KOKKOS_INLINE_FUNCTION void store(uint16_t* p, float v) { *p = half_float::to_bf16(v); }
+// The kernels read and write fp32 tensors as floats and bf16/fp16 tensors as their bit
+// patterns (`type` says which); the maxima are compared as floats, and a 16-bit maximum is
+// stored back exactly.
+KOKKOS_INLINE_FUNCTION float load(const float* p, ElementType) { return *p; }
+KOKKOS_INLINE_FUNCTION float load(const uint16_t* p, ElementType type) { return half_float::from_half(*p, type); }
+KOKKOS_INLINE_FUNCTION void store(float* p, float v, ElementType) { *p = v; }
+KOKKOS_INLINE_FUNCTION void store(uint16_t* p, float v, ElementType type) { *p = half_float::to_half(v, type); }
 
 template <class T>
-void pool_slab(const T* slab, T* y, uint8_t* argmax, const MaxPoolSlabLayout& s) {
+void pool_slab(const T* slab, T* y, uint8_t* argmax, const MaxPoolSlabLayout& s, ElementType type) {
   Kokkos::parallel_for(
       "tessera::conv_max_pool::pool", RangePolicy(0, s.pooled_rows * s.ph), KOKKOS_LAMBDA(const int64_t line) {
         const int64_t pr = line / s.ph, ph = line % s.ph;
@@ -58,7 +59,7 @@ void pool_slab(const T* slab, T* y, uint8_t* argmax, const MaxPoolSlabLayout& s)
                 for (int64_t ww = 0; ww < s.kw; ++ww, ++a) {
                   const int64_t in = (in_line + pw * s.kw + ww) * s.c + c0;
                   for (int64_t j = 0; j < n; ++j) {
-                    const float v = load(slab + in + j);
+                    const float v = load(slab + in + j, type);
                     const bool larger = v > best[j] || a == 0;
                     best[j] = larger ? v : best[j];
                     at[j] = larger ? a : at[j];
@@ -66,7 +67,7 @@ void pool_slab(const T* slab, T* y, uint8_t* argmax, const MaxPoolSlabLayout& s)
                 }
               }
             for (int64_t j = 0; j < n; ++j) {
-              store(y + out + c0 + j, best[j]);
+              store(y + out + c0 + j, best[j], type);
               argmax[out + c0 + j] = at[j];
             }
           }
@@ -102,7 +103,7 @@ void unpool_slab(const T* KOKKOS_RESTRICT dy, const uint8_t* KOKKOS_RESTRICT arg
       });
 }
 
-/// The fp32 or bf16 storage of `t`, as the kernels take it.
+/// The fp32 or 16-bit storage of `t`, as the kernels take it.
 template <class T>
 T* storage(const Tensor& t);
 template <>
@@ -114,7 +115,8 @@ uint16_t* storage<uint16_t>(const Tensor& t) {
   return t.half_view().data();
 }
 
-/// Runs `kernel` on the tensors' storage as float or bf16, which all of them must share.
+/// Runs `kernel` on the tensors' storage as float or 16-bit patterns, whose type all of them
+/// must share.
 template <class Kernel>
 void on_storage(const char* what, std::initializer_list<const Tensor*> tensors, Kernel&& kernel) {
   const ElementType type = (*tensors.begin())->type();
@@ -123,8 +125,7 @@ void on_storage(const char* what, std::initializer_list<const Tensor*> tensors, 
       throw Error(std::string(what) + ": tensors of " + element_type_name(type) + " and " +
                   element_type_name(t->type()));
   if (type == ElementType::fp32) return kernel(float{});
-  if (type == ElementType::bf16) return kernel(uint16_t{});
-  throw Error(std::string(what) + ": " + element_type_name(type) + " tensors (fp32 or bf16 only)");
+  return kernel(uint16_t{});
 }
 
 }  // namespace
@@ -132,7 +133,7 @@ void on_storage(const char* what, std::initializer_list<const Tensor*> tensors, 
 void max_pool_slab_forward(const Tensor& slab, const Tensor& y, const SlabArgmax& argmax, const MaxPoolSlabLayout& s) {
   on_storage("max_pool_slab_forward", {&slab, &y}, [&](auto element) {
     using T = decltype(element);
-    pool_slab<T>(storage<T>(slab), storage<T>(y), argmax.data(), s);
+    pool_slab<T>(storage<T>(slab), storage<T>(y), argmax.data(), s, slab.type());
   });
 }
 

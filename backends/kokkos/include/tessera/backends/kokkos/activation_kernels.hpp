@@ -3,6 +3,7 @@
 // element type so tests can check them in double.
 #include <cstdint>
 
+#include "tessera/core/element_type.hpp"
 #include "tessera/core/kokkos_compat.hpp"
 #include "tessera/ops/activations.hpp"
 
@@ -46,5 +47,14 @@ template <class T>
 void eltwise_backward(const ActivationFunction<T>& f, const Kokkos::View<const T*, Kokkos::LayoutRight, MemSpace>& x,
                       const Kokkos::View<const T*, Kokkos::LayoutRight, MemSpace>& dy, int64_t n,
                       const Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>& dx);
+
+/// The same over 16-bit tensors (bf16 or fp16 bit patterns, `type` says which): each value
+/// widened exactly, f or f'·dy computed in float, the result rounded once (as oneDNN's bf16
+/// eltwise primitives compute).
+void eltwise_forward_half(const ActivationFunction<float>& f, const DeviceView<const uint16_t>& x, int64_t n,
+                          const DeviceView<uint16_t>& y, ElementType type);
+void eltwise_backward_half(const ActivationFunction<float>& f, const DeviceView<const uint16_t>& x,
+                           const DeviceView<const uint16_t>& dy, int64_t n, const DeviceView<uint16_t>& dx,
+                           ElementType type);
 
 }  // namespace tessera::kokkos_backend

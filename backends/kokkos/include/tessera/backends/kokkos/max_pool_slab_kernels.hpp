@@ -25,13 +25,13 @@ struct MaxPoolSlabLayout {
 
 /// Max-pools a slab into y and records each maximum's window position in argmax (first of
 /// equals, like the unfused pooling ops). One work item per pooled row line: index arithmetic
-/// (integer divisions) stays out of the inner loops. slab and y are both fp32 or both bf16.
+/// (integer divisions) stays out of the inner loops. slab and y are both fp32 or of one 16-bit type.
 void max_pool_slab_forward(const Tensor& slab, const Tensor& y, const SlabArgmax& argmax, const MaxPoolSlabLayout& s);
 
 /// The gradient of a slab of convolution output: each pooled gradient in dy goes to its
 /// window's maximum, everything else (including rows and columns no window covers) is zero.
-/// Overwrites grad. One work item per row line of the slab. dy and grad are both fp32 or both
-/// bf16.
+/// Overwrites grad. One work item per row line of the slab. dy and grad are both fp32 or of one
+/// 16-bit type.
 void max_pool_slab_backward(const Tensor& dy, const SlabArgmax& argmax, const Tensor& grad, const MaxPoolSlabLayout& s);
 
 /// sum += part, element by element (in fp32, rounded to sum's type): the slabs' gradients

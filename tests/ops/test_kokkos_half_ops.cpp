@@ -1,0 +1,38 @@
+// The Kokkos backend's 16-bit ops (activations, inner products) against its fp32 ops on the
+// same values, within bf16's and fp16's rounding (support/half_op_checks.hpp); and the ops it
+// has only in fp32 are declined with the reason.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "support/conv_geometry.hpp"
+#include "support/half_op_checks.hpp"
+#include "tessera/registry/backend_registry.hpp"
+
+using namespace tessera;
+
+TEST_CASE("kokkos activations compute in fp32 on bf16 and fp16 tensors, rounding once", "[ops][eltwise][precision]") {
+  for (const ElementType type : {ElementType::bf16, ElementType::fp16})
+    testing::check_half_eltwise(registry::backend("kokkos"), type,
+                                {ops::EltwiseKind::relu, ops::EltwiseKind::leaky_relu, ops::EltwiseKind::elu,
+                                 ops::EltwiseKind::tanh, ops::EltwiseKind::gelu});
+}
+
+TEST_CASE("kokkos inner products of bf16 and fp16 layers: 16-bit products, fp32 sums and gradients",
+          "[ops][inner_product][precision]") {
+  for (const ElementType type : {ElementType::bf16, ElementType::fp16})
+    testing::check_half_inner_product(registry::backend("kokkos"), type);
+}
+
+TEST_CASE("kokkos declines 16-bit convolutions and pooling, and fp16 batch norm, saying so", "[ops][precision]") {
+  auto& kokkos = registry::backend("kokkos");
+  ops::ConvGeometry g = testing::conv3d(1, 4, 8, {4, 4, 4}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
+  g.type = ElementType::fp16;
+  std::string why;
+  CHECK_FALSE(kokkos.make_conv(g, &why));
+  CHECK(why == "no fp16 convolution in the kokkos backend");
+  ops::BatchNormGeometry b;
+  b.type = ElementType::fp16;
+  CHECK_FALSE(kokkos.make_batch_norm(b, &why));
+  CHECK(why == "no fp16 batch norm in the kokkos backend");
+}
