@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "integer_checks.hpp"
+#include "tessera/build_info.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/json_reader.hpp"
@@ -151,9 +152,9 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
                   "to kokkos per layer) or a compiled-in backend (see `tessera info`)")
       ->capture_default_str();
   cmd->add_option("--precision", a.overrides.precision,
-                  "Override training.precision, the type activations are computed in: fp32 or bf16 (parameters "
-                  "and optimizer state stay fp32), or tf32 (fp32 data, TF32 tensor-core products in cuDNN's "
-                  "convolutions); see docs/precision.md");
+                  "Override training.precision, the type activations are computed in: fp32, bf16 or fp16 "
+                  "(parameters and optimizer state stay fp32; fp16 with dynamic loss scaling), or tf32 (fp32 "
+                  "data, TF32 tensor-core products in cuDNN's convolutions); see docs/precision.md");
   cmd->add_option("--cudnn-algorithms", a.overrides.cudnn_algorithms,
                   "Override cudnn.algorithms: heuristic (cuDNN's ranking, the same every run) or benchmark (time "
                   "the candidates on the first call; see docs/gpu.md)")
@@ -218,7 +219,9 @@ int run_train(TrainArgs& a) {
     log::info("tessera train " + a.config);
     log::info(run.model().summary());
     log::info(run.describe());
+#if TESSERA_ENABLE_ONEDNN
     if (run.options().precision != ElementType::fp32) log::info("onednn isa: " + onednn_isa_description());
+#endif
   }
   report_placement(a.quiet);
   const auto report = run.run();

@@ -22,9 +22,10 @@ LayerTraits Activation::traits() const {
   t.channel_split = true;
   t.commutes_with_max_pool = ops::activation_info(desc_.kind).non_decreasing(desc_.alpha);
   t.op_kinds = {ops::OpKind::eltwise};
-  // bf16 activations run as oneDNN eltwise primitives; the Kokkos kernels are fp32 only, so
-  // an activation oneDNN lacks stays fp32 in a bf16 run.
-  if (ops::activation_info(desc_.kind).onednn != ops::OnednnEltwise::none) t.precisions.push_back(ElementType::bf16);
+  // Every activation runs in 16 bits: as a oneDNN eltwise primitive where oneDNN has it, else
+  // as the Kokkos kernel (which widens each value and computes in fp32).
+  t.precisions.push_back(ElementType::bf16);
+  t.precisions.push_back(ElementType::fp16);
   return t;
 }
 
@@ -32,6 +33,7 @@ std::optional<LayerOp> Activation::backend_op(const std::vector<Shape>& inputs) 
   LayerOp op;
   op.kind = ops::OpKind::eltwise;
   op.eltwise = desc_;
+  op.eltwise.type = context().precision;  // desc_ has it once reshape made the op
   op.eltwise_elements = inputs.at(0).numel();
   return op;
 }

@@ -59,7 +59,7 @@ LayerTraits Conv::traits() const {
   t.mixes_channels = true;
   t.output_channels_key = "filters";
   t.op_kinds = {ops::OpKind::conv};
-  t.precisions = {ElementType::fp32, ElementType::bf16};
+  t.precisions = {ElementType::fp32, ElementType::bf16, ElementType::fp16};
   return t;
 }
 

@@ -38,7 +38,7 @@ LayerTraits ConvMaxPool::traits() const {
   LayerTraits t;
   t.mixes_channels = true;
   t.op_kinds = {ops::OpKind::conv};
-  t.precisions = {ElementType::fp32, ElementType::bf16};
+  t.precisions = {ElementType::fp32, ElementType::bf16, ElementType::fp16};
   return t;
 }
 

@@ -20,7 +20,7 @@ LayerTraits Dense::traits() const {
   t.mixes_channels = true;
   t.output_channels_key = "units";
   t.op_kinds = {ops::OpKind::inner_product};
-  t.precisions = {ElementType::fp32, ElementType::bf16};
+  t.precisions = {ElementType::fp32, ElementType::bf16, ElementType::fp16};
   return t;
 }
 

@@ -68,7 +68,7 @@ LayerTraits Pool::traits() const {
   t.spatial_split = true;
   t.channel_split = true;
   t.op_kinds = {ops::OpKind::pool};
-  t.precisions = {ElementType::fp32, ElementType::bf16};
+  t.precisions = {ElementType::fp32, ElementType::bf16, ElementType::fp16};
   return t;
 }
 

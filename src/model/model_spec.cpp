@@ -74,10 +74,6 @@ ElementType parse_precision(const std::string& name, const std::string& where) {
                              "per layer");
   const auto type = parse_element_type(name);
   if (!type) throw ConfigError(where, "precision \"" + name + "\" is not one of " + element_type_names());
-  if (*type == ElementType::fp16)
-    throw ConfigError(where, "fp16 training needs a backend whose convolutions compute in fp16, and none does yet "
-                             "(oneDNN's fp16 needs AVX512-FP16, the cuDNN path is fp32); use bf16 (fp32's exponent "
-                             "range, so it needs no loss scaling)");
   return *type;
 }
 

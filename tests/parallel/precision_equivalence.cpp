@@ -143,7 +143,9 @@ std::pair<std::vector<float>, std::vector<float>> gradients(const model::Model& 
 }
 
 bool bf16_runs_here() {
-#if TESSERA_ENABLE_ONEDNN
+#if TESSERA_ENABLE_CUDNN
+  return true;  // cuDNN's bf16 convolutions (this program then runs on a GPU)
+#elif TESSERA_ENABLE_ONEDNN
   return onednn_backend::has_bf16_instructions();
 #else
   return false;
@@ -206,7 +208,8 @@ int main(int argc, char* argv[]) {
     if (argc < 2) throw Error("usage: precision_equivalence DISTRIBUTION_JSON");
     if (!bf16_runs_here()) {
       if (test::required("bf16-cpu")) throw Error("TESSERA_REQUIRE lists bf16-cpu, but this build or CPU has no bf16");
-      if (world.rank() == 0) std::printf("TESSERA-SKIPPED: no oneDNN with bf16 instructions in this build or on this CPU\n");
+      if (world.rank() == 0)
+        std::printf("TESSERA-SKIPPED: no cuDNN, nor oneDNN with bf16 instructions, in this build or on this CPU\n");
       return program.exit_status(false);
     }
     failed = !equal_to_one_rank(json::parse(argv[1]), world);

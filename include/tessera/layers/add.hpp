@@ -22,7 +22,7 @@ class Add final : public Layer {
     LayerTraits t;
     t.spatial_split = true;
     t.channel_split = true;
-    t.precisions = {ElementType::fp32, ElementType::bf16};
+    t.precisions = {ElementType::fp32, ElementType::bf16, ElementType::fp16};
     return t;
   }
   int num_inputs() const override { return -1; }

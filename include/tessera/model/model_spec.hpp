@@ -59,8 +59,8 @@ struct ModelSpec {
   static ModelSpec from_json(ConfigObject& spec);
 };
 
-/// The precision named by `key` of `cfg` ("fp32", "bf16"); a ConfigError naming the key for
-/// another name, and for "fp16", which needs the loss scaling Tessera does not have yet.
+/// The precision named by `key` of `cfg` ("fp32", "bf16", "fp16"); a ConfigError naming the
+/// key for another name. Whether a backend computes in it is asked when the ops are made.
 ElementType read_precision(ConfigObject& cfg, const std::string& key);
 /// The same for a name given outside a config (e.g. --precision), `where` naming its source.
 ElementType parse_precision(const std::string& name, const std::string& where);
