@@ -2,6 +2,7 @@
 
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/model/model_spec.hpp"
 
 namespace tessera::bench {
 
@@ -34,6 +35,14 @@ int64_t config_batch(const nlohmann::json& config) {
       config["training"]["batch_size"].is_number_integer())
     return config["training"]["batch_size"].get<int64_t>();
   return 8;
+}
+
+ElementType config_precision(const nlohmann::json& config) {
+  if (!config.contains("training") || !config["training"].contains("precision")) return ElementType::fp32;
+  const nlohmann::json& p = config["training"]["precision"];
+  if (!p.is_string()) throw ConfigError("$.training.precision", "expected a string (fp32, bf16, fp16, tf32)");
+  if (p.get<std::string>() == "tf32") return ElementType::fp32;
+  return model::parse_precision(p.get<std::string>(), "$.training.precision");
 }
 
 }  // namespace tessera::bench

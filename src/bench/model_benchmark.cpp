@@ -76,7 +76,7 @@ using ChosenOps = std::vector<std::pair<OpCase, std::string>>;  // each op and t
 std::optional<ChosenOps> choose_backends(const nlohmann::json& config, int64_t batch, const std::string& backend,
                                          std::string& why) {
   ChosenOps chosen;
-  for (const OpCase& op : model_op_cases(config.at("model"), batch)) {
+  for (const OpCase& op : model_op_cases(config.at("model"), batch, config_precision(config))) {
     std::string reasons;
     const std::string b = backend_for(op, backend, reasons);
     if (b.empty()) {

@@ -43,9 +43,10 @@ namespace {
 /// The model's graph as training builds it, with the passes that change which ops run on
 /// which shapes, except the fusion: a fused layer runs the same convolution and pooling, in
 /// slabs.
-model::Graph op_graph(const model::ModelSpec& model_spec, int64_t batch) {
+model::Graph op_graph(const model::ModelSpec& model_spec, int64_t batch, ElementType precision) {
   model::BuildOptions options;
   options.group = parallel::Communicator::world();
+  options.precision = precision;
   model::Graph graph = model::build_graph(model_spec, options);
   for (const auto& pass : model::passes::all())
     if (std::string(pass.name) != "fuse_conv_max_pool") pass.run(graph);
@@ -89,10 +90,10 @@ bool set_own_layer(const model::ModelSpec& model_spec, const model::Graph& graph
 
 }  // namespace
 
-std::vector<OpCase> model_op_cases(const nlohmann::json& model_section, int64_t batch) {
+std::vector<OpCase> model_op_cases(const nlohmann::json& model_section, int64_t batch, ElementType precision) {
   ConfigObject spec(model_section, "$.model");
   const model::ModelSpec model_spec = model::ModelSpec::from_json(spec);
-  const model::Graph graph = op_graph(model_spec, batch);
+  const model::Graph graph = op_graph(model_spec, batch, precision);
   std::vector<OpCase> cases;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const layers::Layer& layer = *graph.nodes[i].layer;

@@ -28,15 +28,21 @@ void fill_uniform(const Tensor& t, float scale, uint64_t stream) {
       });
 }
 
-Tensor random_tensor(const Shape& shape, float scale, uint64_t stream) {
+/// Uniform values of `type` (the fp32 values rounded into it): activations in the op's type,
+/// weights and bias fp32 in every precision, as training has them.
+Tensor random_tensor(const Shape& shape, float scale, uint64_t stream, ElementType type = ElementType::fp32) {
   Tensor t(shape);
   fill_uniform(t, scale, stream);
-  return t;
+  if (type == ElementType::fp32) return t;
+  Tensor typed(shape, type);
+  deep_copy(typed, t);
+  return typed;
 }
 
-double bytes_of(std::initializer_list<int64_t> elements) {
+/// The bytes the tensors hold, in their types.
+double bytes_of(std::initializer_list<const Tensor*> tensors) {
   double total = 0;
-  for (int64_t e : elements) total += 4.0 * static_cast<double>(e);
+  for (const Tensor* t : tensors) total += static_cast<double>(t->bytes());
   return total;
 }
 
@@ -64,15 +70,15 @@ std::vector<OpTiming> declined(const OpCase& op, const std::string& backend, con
 /// the same work and the bytes of the tensors it reads and writes: x, w, y being the op's
 /// input, weights and output in the forward direction.
 std::vector<OpTiming> time_three_directions(const OpCase& op, const std::string& backend,
-                                            const std::function<void()> (&calls)[3], double flops, int64_t xn,
-                                            int64_t wn, int64_t yn, const TimingOptions& o) {
+                                            const std::function<void()> (&calls)[3], double flops, const Tensor& x,
+                                            const Tensor& w, const Tensor& y, const TimingOptions& o) {
   const std::vector<std::string> classes = op_classes(op);
-  const double bytes[] = {bytes_of({xn, wn, yn}), bytes_of({yn, wn, xn}), bytes_of({xn, yn, wn})};
+  const double bytes = bytes_of({&x, &w, &y});  // each direction reads two of them and writes the third
   std::vector<OpTiming> out;
   for (size_t k = 0; k < 3; ++k) {
     OpTiming t = entry(op, classes[k], backend);
     t.flops = flops;
-    t.bytes = bytes[k];
+    t.bytes = bytes;
     t.seconds = median_seconds(o, calls[k]);
     out.push_back(t);
   }
@@ -85,13 +91,14 @@ std::vector<OpTiming> time_conv(const OpCase& op, ops::Backend& backend, const T
   auto conv = backend.make_conv(g, &why);
   if (!conv) return declined(op, backend.name(), why);
   const float w_scale = 1.0f / std::sqrt(static_cast<float>(g.kernel_volume() * g.in_channels));
-  Tensor x = random_tensor(g.input_shape(), 1.0f, 1), w = random_tensor(g.weight_shape(), w_scale, 2);
-  Tensor b = random_tensor(Shape{g.out_channels}, 0.1f, 3), y(g.output_shape());
-  Tensor dy = random_tensor(g.output_shape(), 1.0f, 4), dx(g.input_shape()), dw(g.weight_shape()),
+  const ElementType type = g.type;
+  Tensor x = random_tensor(g.input_shape(), 1.0f, 1, type), w = random_tensor(g.weight_shape(), w_scale, 2);
+  Tensor b = random_tensor(Shape{g.out_channels}, 0.1f, 3), y(g.output_shape(), type);
+  Tensor dy = random_tensor(g.output_shape(), 1.0f, 4, type), dx(g.input_shape(), type), dw(g.weight_shape()),
          db(Shape{g.out_channels});
   const std::function<void()> calls[] = {[&] { conv->forward(x, w, b, y); }, [&] { conv->backward_data(dy, w, dx); },
                                          [&] { conv->backward_weights(x, dy, dw, db); }};
-  return time_three_directions(op, backend.name(), calls, g.forward_flops(), x.numel(), w.numel(), y.numel(), o);
+  return time_three_directions(op, backend.name(), calls, g.forward_flops(), x, w, y, o);
 }
 
 std::vector<OpTiming> time_pool(const OpCase& op, ops::Backend& backend, const TimingOptions& o) {
@@ -99,17 +106,17 @@ std::vector<OpTiming> time_pool(const OpCase& op, ops::Backend& backend, const T
   std::string why;
   auto pool = backend.make_pool(g, &why);
   if (!pool) return declined(op, backend.name(), why);
-  Tensor x = random_tensor(g.input_shape(), 1.0f, 1), y(g.output_shape());
-  Tensor dy = random_tensor(g.output_shape(), 1.0f, 4), dx(g.input_shape());
+  Tensor x = random_tensor(g.input_shape(), 1.0f, 1, g.type), y(g.output_shape(), g.type);
+  Tensor dy = random_tensor(g.output_shape(), 1.0f, 4, g.type), dx(g.input_shape(), g.type);
   const double window = static_cast<double>(g.kernel[0] * g.kernel[1] * g.kernel[2]);
   const auto classes = op_classes(op);
   OpTiming f = entry(op, classes[0], backend.name()), b = entry(op, classes[1], backend.name());
   f.flops = window * static_cast<double>(y.numel());
-  f.bytes = bytes_of({x.numel(), y.numel()});
+  f.bytes = bytes_of({&x, &y});
   f.seconds = median_seconds(o, [&] { pool->forward(x, y); });
   // Backward needs the forward's record (argmax) on the same instance: the forward above left it.
   b.flops = static_cast<double>(x.numel());
-  b.bytes = bytes_of({dy.numel(), dx.numel()});
+  b.bytes = bytes_of({&dy, &dx});
   b.seconds = median_seconds(o, [&] { pool->backward(x, dy, dx); });
   return {f, b};
 }
@@ -119,15 +126,16 @@ std::vector<OpTiming> time_eltwise(const OpCase& op, ops::Backend& backend, cons
   auto act = backend.make_eltwise(op.eltwise, &why);
   if (!act) return declined(op, backend.name(), why);
   const Shape s{op.eltwise_elements};
-  Tensor x = random_tensor(s, 1.0f, 1), y(s), dy = random_tensor(s, 1.0f, 4), dx(s);
+  const ElementType type = op.eltwise.type;
+  Tensor x = random_tensor(s, 1.0f, 1, type), y(s, type), dy = random_tensor(s, 1.0f, 4, type), dx(s, type);
   const int64_t n = op.eltwise_elements;
   const auto classes = op_classes(op);
   OpTiming f = entry(op, classes[0], backend.name()), b = entry(op, classes[1], backend.name());
   f.flops = static_cast<double>(n);
-  f.bytes = bytes_of({n, n});
+  f.bytes = bytes_of({&x, &y});
   f.seconds = median_seconds(o, [&] { act->forward(x, y); });
   b.flops = static_cast<double>(n);
-  b.bytes = bytes_of({n, n, n});
+  b.bytes = bytes_of({&x, &dy, &dx});
   b.seconds = median_seconds(o, [&] { act->backward(x, dy, dx); });
   return {f, b};
 }
@@ -138,7 +146,7 @@ std::vector<OpTiming> time_batch_norm(const OpCase& op, ops::Backend& backend, c
   auto bn = backend.make_batch_norm(g, &why);
   if (!bn) return declined(op, backend.name(), why);
   const Shape s{g.rows, g.channels}, c{g.channels}, c2{2 * g.channels};
-  Tensor x = random_tensor(s, 1.0f, 1), y(s), dy = random_tensor(s, 1.0f, 4), dx(s);
+  Tensor x = random_tensor(s, 1.0f, 1, g.type), y(s, g.type), dy = random_tensor(s, 1.0f, 4, g.type), dx(s, g.type);
   Tensor sums(c2), grad_sums(c2), mean = random_tensor(c, 0.1f, 5), invstd(c), gamma(c),
                                   beta = random_tensor(c, 0.1f, 6);
   invstd.fill(1.0f);
@@ -148,14 +156,14 @@ std::vector<OpTiming> time_batch_norm(const OpCase& op, ops::Backend& backend, c
   OpTiming f = entry(op, classes[0], backend.name()), b = entry(op, classes[1], backend.name());
   // Forward: statistics (x, x², two sums) then normalise (subtract, scale, shift).
   f.flops = 7.0 * static_cast<double>(n);
-  f.bytes = bytes_of({n, n, n});
+  f.bytes = bytes_of({&x, &x, &y});
   f.seconds = median_seconds(o, [&] {
     bn->statistics(x, sums);
     bn->normalize(x, mean, invstd, gamma, beta, y);
   });
   // Backward: two sums over dy and x̂, then dx from both.
   b.flops = 11.0 * static_cast<double>(n);
-  b.bytes = bytes_of({n, n, n, n, n});
+  b.bytes = bytes_of({&x, &dy, &x, &dy, &dx});
   b.seconds = median_seconds(o, [&] {
     bn->backward_statistics(x, dy, mean, invstd, grad_sums);
     bn->backward_data(x, dy, mean, invstd, gamma, grad_sums, static_cast<double>(g.rows), true, dx);
@@ -169,15 +177,15 @@ std::vector<OpTiming> time_inner_product(const OpCase& op, ops::Backend& backend
   auto ip = backend.make_inner_product(g, &why);
   if (!ip) return declined(op, backend.name(), why);
   const float w_scale = 1.0f / std::sqrt(static_cast<float>(g.in_features));
-  Tensor x = random_tensor(Shape{g.batch, g.in_features}, 1.0f, 1);
+  Tensor x = random_tensor(Shape{g.batch, g.in_features}, 1.0f, 1, g.type);
   Tensor w = random_tensor(Shape{g.out_features, g.in_features}, w_scale, 2);
-  Tensor b = random_tensor(Shape{g.out_features}, 0.1f, 3), y(Shape{g.batch, g.out_features});
-  Tensor dy = random_tensor(y.shape(), 1.0f, 4), dx(x.shape()), dw(w.shape()), db(b.shape());
+  Tensor b = random_tensor(Shape{g.out_features}, 0.1f, 3), y(Shape{g.batch, g.out_features}, g.type);
+  Tensor dy = random_tensor(y.shape(), 1.0f, 4, g.type), dx(x.shape(), g.type), dw(w.shape()), db(b.shape());
   const std::function<void()> calls[] = {[&] { ip->forward(x, w, b, y); }, [&] { ip->backward_data(dy, w, dx); },
                                          [&] { ip->backward_weights(x, dy, dw, db); }};
   const double flops =
       2.0 * static_cast<double>(g.batch) * static_cast<double>(g.in_features) * static_cast<double>(g.out_features);
-  return time_three_directions(op, backend.name(), calls, flops, x.numel(), w.numel(), y.numel(), o);
+  return time_three_directions(op, backend.name(), calls, flops, x, w, y, o);
 }
 
 /// A transposed convolution runs the adjoint convolution's op (op.conv) with the directions
@@ -191,9 +199,10 @@ std::vector<OpTiming> time_conv_transpose(const OpCase& op, ops::Backend& backen
   if (!conv) return declined(op, backend.name(), why);
   const float w_scale = 1.0f / std::sqrt(static_cast<float>(g.kernel_volume() * g.out_channels));
   // Layer-side names: x [adjoint output shape], y and dy [adjoint input shape].
-  Tensor x = random_tensor(g.output_shape(), 1.0f, 1), w = random_tensor(g.weight_shape(), w_scale, 2);
-  Tensor b = random_tensor(Shape{g.in_channels}, 0.1f, 3), y(g.input_shape());
-  Tensor dy = random_tensor(g.input_shape(), 1.0f, 4), dx(g.output_shape()), dw(g.weight_shape()),
+  const ElementType type = g.type;
+  Tensor x = random_tensor(g.output_shape(), 1.0f, 1, type), w = random_tensor(g.weight_shape(), w_scale, 2);
+  Tensor b = random_tensor(Shape{g.in_channels}, 0.1f, 3), y(g.input_shape(), type);
+  Tensor dy = random_tensor(g.input_shape(), 1.0f, 4, type), dx(g.output_shape(), type), dw(g.weight_shape()),
          db(Shape{g.in_channels});
   kokkos_backend::ConvWorkspace<float> bias_workspace;
   const std::function<void()> calls[] = {[&] {
@@ -205,7 +214,7 @@ std::vector<OpTiming> time_conv_transpose(const OpCase& op, ops::Backend& backen
                                            conv->backward_weights(dy, x, dw, Tensor());
                                            if (op.bias) kokkos_backend::sum_channels(dy, db, bias_workspace);
                                          }};
-  return time_three_directions(op, backend.name(), calls, g.forward_flops(), x.numel(), w.numel(), y.numel(), o);
+  return time_three_directions(op, backend.name(), calls, g.forward_flops(), x, w, y, o);
 }
 
 /// Nominal arithmetic of a layer that runs its own kernels: copies (flatten, concat) do
@@ -233,26 +242,29 @@ std::vector<OpTiming> time_layer(const OpCase& op, ops::Backend& backend, const 
   model::ParameterStore params;
   layer->setup(op.inputs, context, params);
   params.finalize(context.seed);
+  // The layer's tensors in its precision (a layer of a 16-bit run that computes only in fp32
+  // runs in fp32, as in training).
+  const ElementType type = context.precision;
   std::vector<Tensor> inputs, grads;
-  int64_t in_elements = 0, grad_elements = 0;
+  double in_bytes = 0, grad_bytes = 0;
   for (size_t k = 0; k < op.inputs.size(); ++k) {
-    inputs.push_back(random_tensor(op.inputs[k], 1.0f, 1 + k));
-    in_elements += op.inputs[k].numel();
+    inputs.push_back(random_tensor(op.inputs[k], 1.0f, 1 + k, type));
+    in_bytes += static_cast<double>(inputs.back().bytes());
     const bool grad = k < op.input_grads.size() && op.input_grads[k];
-    grads.push_back(grad ? Tensor(op.inputs[k]) : Tensor());
-    if (grad) grad_elements += op.inputs[k].numel();
+    grads.push_back(grad ? Tensor(op.inputs[k], type) : Tensor());
+    if (grad) grad_bytes += static_cast<double>(grads.back().bytes());
   }
-  Tensor y(op.output), dy = random_tensor(op.output, 1.0f, 100);
+  Tensor y(op.output, type), dy = random_tensor(op.output, 1.0f, 100, type);
   layers::StepInfo step;
   step.mode = layers::Mode::training;
   step.batch = op.batch;
   const auto classes = op_classes(op);
   OpTiming f = entry(op, classes[0], backend.name()), b = entry(op, classes[1], backend.name());
   f.flops = layer_flops(op, false);
-  f.bytes = bytes_of({in_elements, y.numel()});
+  f.bytes = in_bytes + static_cast<double>(y.bytes());
   f.seconds = median_seconds(o, [&] { layer->forward(inputs, y, step); });
   b.flops = layer_flops(op, true);
-  b.bytes = bytes_of({dy.numel(), grad_elements});
+  b.bytes = static_cast<double>(dy.bytes()) + grad_bytes;
   b.seconds = median_seconds(o, [&] { layer->backward(inputs, y, dy, grads, step); });
   return {f, b};
 }

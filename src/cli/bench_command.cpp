@@ -161,7 +161,8 @@ int run_ops_command(const BenchArgs& a) {
   const auto backends = chosen_backends(a, false);
   const nlohmann::json scaled = bench::benchmark_config(a.config, a.size, a.batch_size);
   apply_cudnn_settings(scaled, a);
-  const auto cases = bench::model_op_cases(scaled.at("model"), bench::config_batch(scaled));
+  const auto cases =
+      bench::model_op_cases(scaled.at("model"), bench::config_batch(scaled), bench::config_precision(scaled));
   nlohmann::json config;
   bench::BenchResult r = start_model_result(a, "ops", config);
   bench::TimingOptions timing;

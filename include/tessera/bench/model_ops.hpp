@@ -48,7 +48,10 @@ struct OpCase : layers::LayerOp {
 /// own (flatten, concat, add, dropout, global average pooling). Redistributions between
 /// layers are communication and not listed. The graph passes run as in training (activations
 /// move after max pools) except the fusion of convolution and max pool, whose layer runs the
-/// same two ops in slabs. Throws ConfigError naming the JSON path for a bad spec.
-std::vector<OpCase> model_op_cases(const nlohmann::json& model_section, int64_t batch);
+/// same two ops in slabs. Each layer's ops are of the type it computes in when the run's
+/// precision is `precision` (as training builds them). Throws ConfigError naming the JSON path
+/// for a bad spec.
+std::vector<OpCase> model_op_cases(const nlohmann::json& model_section, int64_t batch,
+                                   ElementType precision = ElementType::fp32);
 
 }  // namespace tessera::bench
