@@ -16,9 +16,10 @@ class AlignedOperand {
  public:
   static constexpr std::uintptr_t alignment = 16;
 
-  AlignedOperand(Shape shape, std::string label) : shape_(std::move(shape)), label_(std::move(label)) {}
+  AlignedOperand(Shape shape, std::string label, ElementType type = ElementType::fp32)
+      : shape_(std::move(shape)), label_(std::move(label)), type_(type) {}
 
-  static bool aligned(const Tensor& t) { return reinterpret_cast<std::uintptr_t>(t.data()) % alignment == 0; }
+  static bool aligned(const Tensor& t) { return reinterpret_cast<std::uintptr_t>(t.raw_data()) % alignment == 0; }
 
   /// What cuDNN reads for `t`: `t` itself, or a copy of it when `t` is misaligned.
   const Tensor& read(const Tensor& t) {
@@ -35,12 +36,13 @@ class AlignedOperand {
 
  private:
   const Tensor& copy() {
-    if (copy_.empty()) copy_ = Tensor(shape_, label_);
+    if (copy_.empty()) copy_ = Tensor(shape_, type_, label_);
     return copy_;
   }
 
   Shape shape_;
   std::string label_;
+  ElementType type_;
   Tensor copy_;
 };
 

@@ -37,6 +37,12 @@ class CudnnBackend final : public ops::Backend {
     if (!tensors_on_device) return decline(why);
     return cudnn_backend::make_pool(g, why);
   }
+  // Convolutions and pooling take bf16 and fp16 (tensor-core math, fp32 sums); batch norm and
+  // activations are the Kokkos backend's in every type.
+  std::string lacks_precision(ops::OpKind kind, ElementType type) const override {
+    if (kind == ops::OpKind::conv || kind == ops::OpKind::pool) return {};
+    return ops::Backend::lacks_precision(kind, type);
+  }
   std::string lacks(ops::OpKind kind) const override {
     switch (kind) {
       // cudnnBatchNormalizationForwardTraining / Backward compute the batch statistics and the

@@ -21,10 +21,19 @@ std::vector<int> spatial(const std::array<int64_t, 3>& extents, int spatial_rank
   return s;
 }
 
+cudnnDataType_t data_type_of(ElementType type) {
+  switch (type) {
+    case ElementType::bf16: return CUDNN_DATA_BFLOAT16;
+    case ElementType::fp16: return CUDNN_DATA_HALF;
+    case ElementType::fp32: break;
+  }
+  return CUDNN_DATA_FLOAT;
+}
+
 bool fits_in_int(int64_t elements) { return elements >= 1 && elements <= std::numeric_limits<int>::max(); }
 
 void set_channels_last(const TensorDesc& d, int64_t n, int64_t c, const std::vector<int>& spatial,
-                       const std::string& what) {
+                       const std::string& what, ElementType type) {
   std::vector<int> dims{as_int(n, "batch", what), as_int(c, "channels", what)};
   dims.insert(dims.end(), spatial.begin(), spatial.end());
   // Row-major [N, spatial..., C]: channels innermost, then W, H, (D), and the sample outermost.
@@ -36,22 +45,22 @@ void set_channels_last(const TensorDesc& d, int64_t n, int64_t c, const std::vec
   }
   strides[1] = 1;
   strides[0] = as_int(stride, "sample stride", what);
-  check(cudnnSetTensorNdDescriptor(d.get(), CUDNN_DATA_FLOAT, static_cast<int>(dims.size()), dims.data(),
+  check(cudnnSetTensorNdDescriptor(d.get(), data_type_of(type), static_cast<int>(dims.size()), dims.data(),
                                    strides.data()),
         "cudnnSetTensorNdDescriptor", what);
 }
 
 void set_channels_last_filter(const FilterDesc& d, int64_t k, int64_t c, const std::vector<int>& kernel,
-                              const std::string& what) {
+                              const std::string& what, ElementType type) {
   std::vector<int> dims{as_int(k, "output channels", what), as_int(c, "input channels", what)};
   dims.insert(dims.end(), kernel.begin(), kernel.end());
-  check(cudnnSetFilterNdDescriptor(d.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, static_cast<int>(dims.size()),
+  check(cudnnSetFilterNdDescriptor(d.get(), data_type_of(type), CUDNN_TENSOR_NHWC, static_cast<int>(dims.size()),
                                    dims.data()),
         "cudnnSetFilterNdDescriptor", what);
 }
 
 void set_channels_first(const TensorDesc& d, int64_t n, int64_t c, const std::vector<int>& spatial,
-                        const std::string& what) {
+                        const std::string& what, ElementType type) {
   std::vector<int> dims{as_int(n, "batch", what), as_int(c, "channels", what)};
   dims.insert(dims.end(), spatial.begin(), spatial.end());
   std::vector<int> strides(dims.size());
@@ -60,16 +69,16 @@ void set_channels_first(const TensorDesc& d, int64_t n, int64_t c, const std::ve
     strides[i] = as_int(stride, "stride", what);
     stride *= dims[i];
   }
-  check(cudnnSetTensorNdDescriptor(d.get(), CUDNN_DATA_FLOAT, static_cast<int>(dims.size()), dims.data(),
+  check(cudnnSetTensorNdDescriptor(d.get(), data_type_of(type), static_cast<int>(dims.size()), dims.data(),
                                    strides.data()),
         "cudnnSetTensorNdDescriptor", what);
 }
 
 void set_channels_first_filter(const FilterDesc& d, int64_t k, int64_t c, const std::vector<int>& kernel,
-                               const std::string& what) {
+                               const std::string& what, ElementType type) {
   std::vector<int> dims{as_int(k, "output channels", what), as_int(c, "input channels", what)};
   dims.insert(dims.end(), kernel.begin(), kernel.end());
-  check(cudnnSetFilterNdDescriptor(d.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(dims.size()),
+  check(cudnnSetFilterNdDescriptor(d.get(), data_type_of(type), CUDNN_TENSOR_NCHW, static_cast<int>(dims.size()),
                                    dims.data()),
         "cudnnSetFilterNdDescriptor", what);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "context.hpp"
+#include "tessera/core/element_type.hpp"
 
 namespace tessera::cudnn_backend {
 
@@ -55,21 +56,24 @@ std::vector<int> spatial(const std::array<int64_t, 3>& extents, int spatial_rank
 /// strides are 32-bit ints.
 bool fits_in_int(int64_t elements);
 
+/// cuDNN's name of a Tensor's element type: FLOAT, BFLOAT16 or HALF.
+cudnnDataType_t data_type_of(ElementType type);
+
 /// [N, C, spatial...] dims with the strides of the channels-last (NHWC / NDHWC) layout.
 void set_channels_last(const TensorDesc& d, int64_t n, int64_t c, const std::vector<int>& spatial,
-                       const std::string& what);
+                       const std::string& what, ElementType type = ElementType::fp32);
 
 /// Weights [K, spatial..., C] (ODHWI): cuDNN's KRSC, given as KCRS dims in the NHWC filter format.
 void set_channels_last_filter(const FilterDesc& d, int64_t k, int64_t c, const std::vector<int>& kernel,
-                              const std::string& what);
+                              const std::string& what, ElementType type = ElementType::fp32);
 
 /// [N, C, spatial...] dims, packed channels-first (NCHW / NCDHW): the layout of the copies the
 /// weight gradient may run on (conv_op.cpp).
 void set_channels_first(const TensorDesc& d, int64_t n, int64_t c, const std::vector<int>& spatial,
-                        const std::string& what);
+                        const std::string& what, ElementType type = ElementType::fp32);
 
 /// Weights [K, C, spatial...] (KCRS) in the NCHW filter format.
 void set_channels_first_filter(const FilterDesc& d, int64_t k, int64_t c, const std::vector<int>& kernel,
-                               const std::string& what);
+                               const std::string& what, ElementType type = ElementType::fp32);
 
 }  // namespace tessera::cudnn_backend

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "descriptors.hpp"
+#include "tessera/core/half_float.hpp"
 #include "tessera/core/kokkos_compat.hpp"
 
 // Unrolled loops keep the taps' sums in registers; the host pass knows no such pragma.
@@ -33,11 +34,16 @@ Sizes sizes_of(const ops::ConvGeometry& g) {
           i(g.dilation[0]), i(g.dilation[1]), i(g.dilation[2])};
 }
 
+// x and dy are read as floats, or as 16-bit patterns of `type` widened exactly; the sums are fp32.
+KOKKOS_INLINE_FUNCTION float load(float v, ElementType) { return v; }
+KOKKOS_INLINE_FUNCTION float load(uint16_t v, ElementType type) { return half_float::from_half(v, type); }
+
 /// Each team's partial sums over its range of output rows (sample, depth, height), KD x KH x
 /// KW taps, KPT output channels per thread (reusing each x value KPT times). Per row the
 /// taps' x row offsets are found once; along the row only the width is checked.
-template <int KD, int KH, int KW, int KPT>
-void partial_sums(const Sizes s, int teams, int team_size, const float* x, const float* dy, float* partials) {
+template <int KD, int KH, int KW, int KPT, class E>
+void partial_sums(const Sizes s, int teams, int team_size, const E* x, const E* dy, ElementType type,
+                  float* partials) {
   constexpr int taps = KD * KH * KW;
   const int rows = s.n * s.od * s.oh;
   const int per_team = (rows + teams - 1) / teams;
@@ -69,10 +75,10 @@ void partial_sums(const Sizes s, int teams, int team_size, const float* x, const
             }
           }
           for (int ow = 0; ow < s.ow; ++ow) {
-            const float* g = dy + (static_cast<int64_t>(row) * s.ow + ow) * s.k + k;
+            const E* g = dy + (static_cast<int64_t>(row) * s.ow + ow) * s.k + k;
             float gk[KPT];
             TESSERA_UNROLL
-            for (int j = 0; j < KPT; ++j) gk[j] = g[j];
+            for (int j = 0; j < KPT; ++j) gk[j] = load(g[j], type);
             TESSERA_UNROLL
             for (int e = 0; e < KW; ++e) {
               const int w = ow * s.sw - s.pw + e * s.dw;
@@ -80,7 +86,7 @@ void partial_sums(const Sizes s, int teams, int team_size, const float* x, const
               TESSERA_UNROLL
               for (int ab = 0; ab < KD * KH; ++ab) {
                 if (base[ab] < 0) continue;
-                const float v = x[(base[ab] + w) * s.c + c];
+                const float v = load(x[(base[ab] + w) * s.c + c], type);
                 TESSERA_UNROLL
                 for (int j = 0; j < KPT; ++j) sum[j][ab * KW + e] += gk[j] * v;
               }
@@ -113,18 +119,29 @@ FewChannelWeightGradient::FewChannelWeightGradient(const ops::ConvGeometry& g)
       team_size_(static_cast<int>((g.out_channels / (g.out_channels % 2 == 0 ? 2 : 1) * g.in_channels + 31) / 32 * 32)),
       partials_(Shape{teams_, g.weight_shape().numel()}, "tessera::cudnn_weight_gradient_partials") {}
 
-void FewChannelWeightGradient::run(const Tensor& x, const Tensor& dy, const Tensor& dw) const {
-  const Sizes s = sizes_of(g_);
-  float* partials = partials_.data();
+/// The kernel for the geometry's shape, on x and dy of element type E.
+template <class E>
+void partial_sums_of(const ops::ConvGeometry& g, int teams, int team_size, const E* x, const E* dy,
+                     float* partials) {
+  const Sizes s = sizes_of(g);
   const bool pairs = s.k % 2 == 0;  // two output channels per thread where they pair up
-  if (g_.spatial_rank == 3 && pairs)
-    partial_sums<3, 3, 3, 2>(s, teams_, team_size_, x.data(), dy.data(), partials);
-  else if (g_.spatial_rank == 3)
-    partial_sums<3, 3, 3, 1>(s, teams_, team_size_, x.data(), dy.data(), partials);
+  const ElementType type = g.type;
+  if (g.spatial_rank == 3 && pairs)
+    partial_sums<3, 3, 3, 2>(s, teams, team_size, x, dy, type, partials);
+  else if (g.spatial_rank == 3)
+    partial_sums<3, 3, 3, 1>(s, teams, team_size, x, dy, type, partials);
   else if (pairs)
-    partial_sums<1, 3, 3, 2>(s, teams_, team_size_, x.data(), dy.data(), partials);
+    partial_sums<1, 3, 3, 2>(s, teams, team_size, x, dy, type, partials);
   else
-    partial_sums<1, 3, 3, 1>(s, teams_, team_size_, x.data(), dy.data(), partials);
+    partial_sums<1, 3, 3, 1>(s, teams, team_size, x, dy, type, partials);
+}
+
+void FewChannelWeightGradient::run(const Tensor& x, const Tensor& dy, const Tensor& dw) const {
+  float* partials = partials_.data();
+  if (g_.type == ElementType::fp32)
+    partial_sums_of(g_, teams_, team_size_, x.data(), dy.data(), partials);
+  else
+    partial_sums_of(g_, teams_, team_size_, x.half_view().data(), dy.half_view().data(), partials);
   // The teams' sums added in team order: the same result every run.
   const int teams = teams_;
   const int64_t n = dw.numel();

@@ -23,7 +23,8 @@ class FewChannelWeightGradient {
 
   explicit FewChannelWeightGradient(const ops::ConvGeometry& g);
 
-  /// dw = the weight gradient of x and dy (overwrites dw, ODHWI).
+  /// dw = the weight gradient of x and dy (overwrites dw, ODHWI). x and dy are of the
+  /// geometry's type (fp32, bf16 or fp16); dw is fp32, summed in fp32 whatever their type.
   void run(const Tensor& x, const Tensor& dy, const Tensor& dw) const;
 
  private:

@@ -2,6 +2,10 @@
 // channels-last tensors, described like the convolution's (Nd descriptors with NDHWC strides,
 // 4D for 2D). Max pooling uses CUDNN_POOLING_MAX_DETERMINISTIC; average pooling divides by the
 // in-bounds elements (CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING), as the Kokkos kernels do.
+// Max pooling's backward is Tessera's own gather (kokkos_backend::max_pool_backward_gather): cuDNN's took a quarter
+// of a bf16 cosmoflow step.
+// bf16 and fp16 tensors are described in their type; cuDNN computes in float and rounds each
+// output once.
 #include <memory>
 #include <string>
 #include <utility>
@@ -10,6 +14,7 @@
 #include "context.hpp"
 #include "cudnn_ops.hpp"
 #include "descriptors.hpp"
+#include "tessera/backends/kokkos/max_pool_gather_kernels.hpp"
 
 namespace tessera::cudnn_backend {
 namespace {
@@ -27,8 +32,8 @@ class CudnnPoolOp final : public ops::PoolOp {
     const std::string w = what();
     const int rank = g.spatial_rank;
     const auto out = g.out_size();
-    set_channels_last(x_, g.batch, g.channels, spatial(g.in_size, rank), w);
-    set_channels_last(y_, g.batch, g.channels, spatial(out, rank), w);
+    set_channels_last(x_, g.batch, g.channels, spatial(g.in_size, rank), w, g.type);
+    set_channels_last(y_, g.batch, g.channels, spatial(out, rank), w, g.type);
     const std::vector<int> window = spatial(g.kernel, rank), padding = spatial(g.padding, rank),
                            stride = spatial(g.stride, rank);
     check(cudnnSetPoolingNdDescriptor(pool_.get(), max() ? CUDNN_POOLING_MAX_DETERMINISTIC
@@ -52,14 +57,22 @@ class CudnnPoolOp final : public ops::PoolOp {
     require_elements(y, g_.output_shape(), what(), "output");
     Context& ctx = Context::get();
     const auto lock = ctx.lock();
-    check(cudnnPoolingForward(ctx.handle(), pool_.get(), &one, x_.get(), x.data(), &zero, y_.get(), y.data()),
+    check(cudnnPoolingForward(ctx.handle(), pool_.get(), &one, x_.get(), x.raw_data(), &zero, y_.get(), y.raw_data()),
           "cudnnPoolingForward", what());
     if (!max()) return;
     const auto n = static_cast<size_t>(y.numel());
-    if (saved_y_.extent(0) != n)
-      saved_y_ = DeviceView<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::cudnn_pool_output"), n);
+    const std::pair<size_t, size_t> all(0, n);
     // On the Kokkos stream, which is cuDNN's: ordered after the pooling, no fence.
-    Kokkos::deep_copy(ExecSpace(), saved_y_, Kokkos::subview(y.view(), std::pair<size_t, size_t>(0, n)));
+    if (g_.type == ElementType::fp32) {
+      if (saved_y_.extent(0) != n)
+        saved_y_ = DeviceView<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::cudnn_pool_output"), n);
+      Kokkos::deep_copy(ExecSpace(), saved_y_, Kokkos::subview(y.view(), all));
+    } else {
+      if (saved_y_half_.extent(0) != n)
+        saved_y_half_ =
+            DeviceView<uint16_t>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::cudnn_pool_output"), n);
+      Kokkos::deep_copy(ExecSpace(), saved_y_half_, Kokkos::subview(y.half_view(), all));
+    }
     have_saved_y_ = true;
   }
 
@@ -68,12 +81,18 @@ class CudnnPoolOp final : public ops::PoolOp {
     require_elements(dy, g_.output_shape(), what(), "output gradient");
     require_elements(dx, g_.input_shape(), what(), "input gradient");
     if (max() && !have_saved_y_) throw Error("cudnn " + what() + ": backward called before forward");
+    if (max()) {
+      // On the Kokkos stream, after the forward's copy of y.
+      const Tensor y = g_.type == ElementType::fp32 ? Tensor(g_.output_shape(), saved_y_)
+                                                    : Tensor(g_.output_shape(), saved_y_half_, g_.type);
+      return kokkos_backend::max_pool_backward_gather(g_, x, y, dy, dx);
+    }
     Context& ctx = Context::get();
     const auto lock = ctx.lock();
     // Average pooling's gradient does not depend on y; cuDNN still takes a pointer of y's shape.
-    const void* y = max() ? static_cast<const void*>(saved_y_.data()) : static_cast<const void*>(dy.data());
-    check(cudnnPoolingBackward(ctx.handle(), pool_.get(), &one, y_.get(), y, y_.get(), dy.data(), x_.get(), x.data(),
-                               &zero, x_.get(), dx.data()),
+    const void* y = dy.raw_data();
+    check(cudnnPoolingBackward(ctx.handle(), pool_.get(), &one, y_.get(), y, y_.get(), dy.raw_data(), x_.get(),
+                               x.raw_data(), &zero, x_.get(), dx.raw_data()),
           "cudnnPoolingBackward", what());
   }
 
@@ -84,7 +103,8 @@ class CudnnPoolOp final : public ops::PoolOp {
   ops::PoolGeometry g_;
   TensorDesc x_, y_;
   PoolDesc pool_;
-  DeviceView<float> saved_y_;
+  DeviceView<float> saved_y_;          // fp32 layers
+  DeviceView<uint16_t> saved_y_half_;  // bf16 and fp16 layers
   bool have_saved_y_ = false;
 };
 

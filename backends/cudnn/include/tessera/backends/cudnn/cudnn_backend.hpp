@@ -1,8 +1,10 @@
 #pragma once
 // The cuDNN GPU backend. Convolutions (and through them transposed convolutions) and pooling
 // run through cuDNN on plain channels-last tensors in device memory (NDHWC activations, ODHWI =
-// KRSC weights), on the Kokkos CUDA stream. Batch norm, activations and inner products return
-// nullptr, so the registry runs them as Kokkos CUDA kernels (see cudnn_backend.cpp for why).
+// KRSC weights), on the Kokkos CUDA stream, in fp32, bf16 or fp16 (16-bit data on tensor cores
+// with fp32 sums; each pass through the legacy calls or a graph of the graph API, whichever
+// serves it better). Batch norm, activations and inner products return nullptr, so the registry
+// runs them as Kokkos CUDA kernels (see cudnn_backend.cpp for why).
 #include <cstddef>
 #include <memory>
 #include <string>
