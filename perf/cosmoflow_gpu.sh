@@ -3,8 +3,10 @@
 # against PyTorch eager with cuDNN on the same GPU (perf/torch_cosmoflow_gpu.py, the network
 # of perf/torch_cosmoflow.py on a CUDA device), both in this run, same precision;
 # protocol of docs/benchmarks.md (2 warm-up steps, median of the timed steps).
-# Usage: perf/cosmoflow_gpu.sh [--steps N] [--size S] [--batch B] [--tf32] [--algo heuristic|benchmark]
-#                              [--deterministic] [--build DIR | --tessera PATH]
+# Usage: perf/cosmoflow_gpu.sh [--steps N] [--size S] [--batch B] [--precision fp32|tf32|bf16|fp16]
+#          [--tf32] [--algo heuristic|benchmark] [--deterministic] [--build DIR | --tessera PATH]
+#   --precision: Tessera's training.precision; PyTorch: TF32 allowed for tf32, autocast to bf16 or
+#     fp16 (with its GradScaler) for bf16, fp16; --tf32 is --precision tf32
 #   --tessera: time this tessera (a GPU bundle's, scripts/gpu_bundle.sh) instead of building one
 # Defaults: S=128, batch 4, FP32 (no TF32 on either side), Tessera with timed algorithm choice
 # (--cudnn-algorithms benchmark) among all of cuDNN's algorithms, the non-deterministic too, as
@@ -19,16 +21,20 @@ while [[ $# -gt 0 ]]; do
     --steps) steps=$2; shift ;;
     --size) size=$2; shift ;;
     --batch) batch=$2; shift ;;
+    --precision) precision=$2; shift ;;
     --tf32) precision=tf32 ;;
     --deterministic) deterministic=1 ;;
     --algo) algo=$2; shift ;;
     --build) build=$2; shift ;;
     --tessera) tessera=$2; shift ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "cosmoflow_gpu.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
 done
+# Checked before the GPU is looked for, so that a mistyped precision is named as such.
+[[ $precision =~ ^(fp32|tf32|bf16|fp16)$ ]] ||
+  { echo "cosmoflow_gpu.sh: --precision takes fp32, tf32, bf16 or fp16, not '$precision'" >&2; exit 2; }
 python=${TESSERA_PEER_PYTHON:-python3}
 nvidia-smi -L >/dev/null 2>&1 || { echo "cosmoflow_gpu.sh: no GPU visible (nvidia-smi -L failed)" >&2; exit 1; }
 "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' ||
@@ -45,14 +51,14 @@ if [[ -z $tessera ]]; then
 fi
 
 # The cuDNN settings travel as flags (no environment variable configures Tessera).
-# TF32 is the config's "precision", which train and bench ops both read.
+# The precision is the config's training.precision (absent: fp32), which train and bench ops both read.
 cudnn_flags=(--cudnn-algorithms "$algo" --cudnn-deterministic "$([[ $deterministic == 1 ]] && echo true || echo false)")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$python" perf/cosmoflow_run.py config "$size" "$batch" "$((steps + 2))" "$work/run.json"
-if [[ $precision == tf32 ]]; then
-  "$python" -c 'import json, sys; c = json.load(open(sys.argv[1])); c["training"]["precision"] = "tf32"
-json.dump(c, open(sys.argv[1], "w"))' "$work/run.json"
+if [[ $precision != fp32 ]]; then
+  "$python" -c 'import json, sys; c = json.load(open(sys.argv[1])); c["training"]["precision"] = sys.argv[2]
+json.dump(c, open(sys.argv[1], "w"))' "$work/run.json" "$precision"
 fi
 
 "$tessera" info --kokkos-disable-warnings | grep -E "^(tessera|kokkos:|cudnn:)" || true

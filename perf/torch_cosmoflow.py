@@ -59,19 +59,24 @@ def conv_forward_flop(size):
 
 
 def autocast(device, precision):
-    """The forward pass's context: autocast to bf16 on DEVICE for precision bf16, nothing for
-    fp32 (the step is then exactly the fp32 step)."""
+    """The forward pass's context: autocast to bf16 or fp16 on DEVICE for precision bf16 or fp16,
+    nothing for fp32 (the step is then exactly the fp32 step). fp16 is for a GPU only: CPU
+    autocast to fp16 is not what any benchmark compares (the CPU peers compare bf16)."""
+    device_type = torch.device(device).type
     if precision == "fp32":
         return contextlib.nullcontext()
-    if precision != "bf16":
-        raise ValueError(f"precision must be fp32 or bf16, not {precision}")
-    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16)
+    if precision not in ("bf16", "fp16"):
+        raise ValueError(f"precision must be fp32, bf16 or fp16, not {precision}")
+    if precision == "fp16" and device_type == "cpu":
+        raise ValueError("precision fp16 runs on a GPU only (CUDA autocast with loss scaling); use bf16 on the CPU")
+    return torch.autocast(device_type, dtype=torch.bfloat16 if precision == "bf16" else torch.float16)
 
 
 def training_step(size, batch, channels_last, device="cpu", precision="fp32"):
     """One SGD step of cosmoflow-small on a fixed random batch, as a function returning the
-    loss; the model and input in channels_last_3d if asked, the forward pass under bf16
-    autocast for precision bf16. On a GPU the step ends when the device is done."""
+    loss; the model and input in channels_last_3d if asked, the forward pass under autocast for
+    precision bf16 or fp16 (fp16 on a GPU only, with dynamic loss scaling; see
+    `optimizer_step`). On a GPU the step ends when the device is done."""
     torch.manual_seed(0)
     model = cosmoflow_small(size).to(device)
     x = torch.randn(batch, CHANNELS[0], size, size, size, device=device)
@@ -86,16 +91,26 @@ def training_step(size, batch, channels_last, device="cpu", precision="fp32"):
 
 def optimizer_step(model, x, loss_of, optimizer, device, precision):
     """One optimizer step on input X as a function returning the loss: the forward pass under
-    `autocast` for PRECISION, LOSS_OF applied to the output in fp32. On a GPU the step ends when
-    the device is done."""
+    `autocast` for PRECISION, LOSS_OF applied to the output in fp32. fp16 adds PyTorch's standard
+    dynamic loss scaling (torch.amp.GradScaler), as fp16 training needs it and Tessera's fp16 runs
+    it too; fp32 and bf16 (fp32's exponent range) step unscaled. On a GPU the step ends when the
+    device is done."""
+    autocast(device, precision)  # a wrong precision (or fp16 on the CPU) fails here, before any step
+    # One scaler for all steps: its scale adapts from step to step, as in a training run.
+    scaler = torch.amp.GradScaler(torch.device(device).type) if precision == "fp16" else None
 
     def step():
         optimizer.zero_grad()
         with autocast(device, precision):
             out = model(x)
         loss = loss_of(out.float())
-        loss.backward()
-        optimizer.step()
+        if scaler is None:
+            loss.backward()
+            optimizer.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)  # unscales the gradients; skips the update if they overflowed
+            scaler.update()
         if x.is_cuda:
             torch.cuda.synchronize()
         return loss.item()  # waits for the step, and would expose a diverging run

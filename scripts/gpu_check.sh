@@ -8,6 +8,9 @@
 #             every layer type against the CPU build, a GPU checkpoint resumed on the CPU,
 #             2 ranks sharing the GPU under a depth split against 1 rank
 #   fp32, tf32  perf/cosmoflow_gpu.sh (128^3, batch 4) against this machine's PyTorch
+#   bf16, fp16  (only when named) the same in mixed precision (--precision bf16, fp16)
+#   mixed     (only when named) cosmoflow-small, 32^3, batch 4, 40 steps, trained in fp32, bf16
+#             and fp16: each one's first and last loss (fp16: its loss scale and skipped steps)
 #   peak      `tessera bench peak`: the device's FMA rate and triad bandwidth
 #   jit       the PTX compilation of all of tessera's kernels at once (CUDA_MODULE_LOADING=EAGER),
 #             from an empty cache and then cached
@@ -16,9 +19,10 @@
 # Each step has its own time limit inside an overall budget (TESSERA_CHECK_SECONDS, default
 # 480): a step that would start too late is skipped and says so. Writes gpu_check.log and
 # results.txt (name.status, name.seconds, figures) to $OUT (else build/gpu-check).
-# Usage: scripts/gpu_check.sh [STEP ...]   (default: all, in the order above; info always runs)
+# Usage: scripts/gpu_check.sh [STEP ...]   (default: all but those only when named, in the order
+# above; info always runs)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 out=${OUT:-$root/build/gpu-check}
 mkdir -p "$out"
@@ -116,12 +120,60 @@ profile() {
     -o "$work/ops.json" 2>&1 | grep -vE '^==PROF==' | tail -n 120
 }
 
-cosmoflow() {  # cosmoflow PRECISION_FLAG...
+cosmoflow() {  # cosmoflow [--precision P] ...: perf/cosmoflow_gpu.sh's flags
   perf/cosmoflow_gpu.sh --tessera "$B/cuda/bin/tessera" "$@"
 }
 
+# Whether the mixed-precision runs learn as the fp32 run does, not how fast they are:
+# cosmoflow-small, 32^3, batch 4, 40 steps, trained in fp32, bf16 and fp16; each one's first and
+# last loss, fp16's loss scale and skipped steps. The metrics logs are kept in $out as mixed_P.jsonl.
+mixed_precision_runs() {
+  local work p last rc=0
+  work=$(mktemp -d)
+  python3 perf/cosmoflow_run.py config 32 4 40 "$work/run.json" || return 1
+  for p in fp32 bf16 fp16; do
+    python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["training"]["precision"] = sys.argv[2]
+json.dump(c, open(sys.argv[1], "w"))' "$work/run.json" "$p" || return 1
+    echo "== tessera train, precision $p"
+    tessera train "$work/run.json" --metrics "$work/m_$p.jsonl" --kokkos-disable-warnings | tail -n 5
+    ((PIPESTATUS[0] == 0)) || { echo "mixed: tessera train in $p failed"; rc=1; }
+    [[ -f $work/m_$p.jsonl ]] && cp "$work/m_$p.jsonl" "$out/mixed_$p.jsonl"
+  done
+  for p in fp32 bf16 fp16; do
+    # The summary line goes to stderr (the log): stdout is the last loss, for record.
+    last=$(python3 - "$work/m_$p.jsonl" "$p" <<'PY'
+import json, os, sys
+path, p = sys.argv[1:3]
+if not os.path.exists(path):
+    print(f"mixed_{p}: no metrics log (the run failed before its first step)", file=sys.stderr)
+    sys.exit(1)
+events = [json.loads(line) for line in open(path) if line.strip()]
+train = [e for e in events if e.get("event") == "train"]
+if not train:
+    print(f"mixed_{p}: no train record; the log has:", file=sys.stderr)
+    for e in events:
+        print(f"  {json.dumps(e)}", file=sys.stderr)
+    sys.exit(1)
+ran = next((e["precision"] for e in events if "precision" in e), p)
+if ran != p:  # a run that fell back to another precision would compare nothing
+    print(f"mixed_{p}: tessera trained in {ran}, not {p}", file=sys.stderr)
+    sys.exit(1)
+fmt = lambda v: f"{v:.6g}" if isinstance(v, (int, float)) else str(v)  # a non-finite loss is null in JSON
+last = train[-1]
+extra = "".join(f" {k}={fmt(last[k])}" for k in ("loss_scale", "skipped_steps") if last.get(k) is not None)
+print(f"mixed_{p}: first_loss={fmt(train[0].get('loss'))} last_loss={fmt(last.get('loss'))}{extra}",
+      file=sys.stderr)
+print(fmt(last.get("loss")))
+PY
+    ) || { rc=1; continue; }
+    record "mixed_${p}_last_loss" "$last"
+  done
+  rm -rf "$work"
+  return "$rc"
+}
+
 export root out B pack results
-export -f record machine unpack_and_info jit gpu_tests peak profile cosmoflow
+export -f record machine unpack_and_info jit gpu_tests peak profile cosmoflow mixed_precision_runs
 echo "== gpu_check.sh $(date -u +%FT%TZ), budget ${budget}s, steps: ${steps[*]}"
 [[ -f $pack ]] || { echo "gpu_check.sh: no bundle at $pack (scripts/gpu_bundle.sh makes it; carry build/bundle/pack)"; exit 1; }
 for s in "${steps[@]}"; do [[ $s == machine ]] && run_step machine 60 machine; done
@@ -134,10 +186,13 @@ for s in "${steps[@]}"; do
     tests) run_step tests 180 gpu_tests ;;
     peak) run_step peak 40 peak ;;
     fp32) run_step cosmoflow_fp32 130 cosmoflow ;;
-    tf32) run_step cosmoflow_tf32 120 cosmoflow --tf32 ;;
+    tf32) run_step cosmoflow_tf32 120 cosmoflow --precision tf32 ;;
+    bf16) run_step cosmoflow_bf16 110 cosmoflow --precision bf16 ;;
+    fp16) run_step cosmoflow_fp16 110 cosmoflow --precision fp16 ;;
+    mixed) run_step mixed 150 mixed_precision_runs ;;
     jit) run_step jit 60 jit ;;
     profile) run_step profile 90 profile ;;
-    *) echo "gpu_check.sh: unknown step '$s' (machine, tests, peak, fp32, tf32, jit, profile)"; exit 2 ;;
+    *) echo "gpu_check.sh: unknown step '$s' (machine, tests, peak, fp32, tf32, bf16, fp16, mixed, jit, profile)"; exit 2 ;;
   esac
 done
 echo "== summary (${SECONDS}s)"
