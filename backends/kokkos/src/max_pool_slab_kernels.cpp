@@ -30,15 +30,27 @@ KOKKOS_INLINE_FUNCTION uint16_t gradient_if(bool keep, const uint16_t* value) {
 }
 
 // The kernels read and write fp32 tensors as floats and bf16/fp16 tensors as their bit
-// patterns (`type` says which); the maxima are compared as floats, and a 16-bit maximum is
-// stored back exactly.
-KOKKOS_INLINE_FUNCTION float load(const float* p, ElementType) { return *p; }
-KOKKOS_INLINE_FUNCTION float load(const uint16_t* p, ElementType type) { return half_float::from_half(*p, type); }
-KOKKOS_INLINE_FUNCTION void store(float* p, float v, ElementType) { *p = v; }
-KOKKOS_INLINE_FUNCTION void store(uint16_t* p, float v, ElementType type) { *p = half_float::to_half(v, type); }
+// patterns (Type says which, at compile time: the channel loop stays vectorised); the maxima
+// are compared as floats, and a 16-bit maximum is stored back exactly.
+template <ElementType Type>
+KOKKOS_INLINE_FUNCTION float load(const float* p) {
+  return *p;
+}
+template <ElementType Type>
+KOKKOS_INLINE_FUNCTION float load(const uint16_t* p) {
+  return Type == ElementType::fp16 ? half_float::from_fp16(*p) : half_float::from_bf16(*p);
+}
+template <ElementType Type>
+KOKKOS_INLINE_FUNCTION void store(float* p, float v) {
+  *p = v;
+}
+template <ElementType Type>
+KOKKOS_INLINE_FUNCTION void store(uint16_t* p, float v) {
+  *p = Type == ElementType::fp16 ? half_float::to_fp16(v) : half_float::to_bf16(v);
+}
 
-template <class T>
-void pool_slab(const T* slab, T* y, uint8_t* argmax, const MaxPoolSlabLayout& s, ElementType type) {
+template <class T, ElementType Type>
+void pool_slab(const T* slab, T* y, uint8_t* argmax, const MaxPoolSlabLayout& s) {
   Kokkos::parallel_for(
       "tessera::conv_max_pool::pool", RangePolicy(0, s.pooled_rows * s.ph), KOKKOS_LAMBDA(const int64_t line) {
         const int64_t pr = line / s.ph, ph = line % s.ph;
@@ -59,7 +71,7 @@ void pool_slab(const T* slab, T* y, uint8_t* argmax, const MaxPoolSlabLayout& s,
                 for (int64_t ww = 0; ww < s.kw; ++ww, ++a) {
                   const int64_t in = (in_line + pw * s.kw + ww) * s.c + c0;
                   for (int64_t j = 0; j < n; ++j) {
-                    const float v = load(slab + in + j, type);
+                    const float v = load<Type>(slab + in + j);
                     const bool larger = v > best[j] || a == 0;
                     best[j] = larger ? v : best[j];
                     at[j] = larger ? a : at[j];
@@ -67,7 +79,7 @@ void pool_slab(const T* slab, T* y, uint8_t* argmax, const MaxPoolSlabLayout& s,
                 }
               }
             for (int64_t j = 0; j < n; ++j) {
-              store(y + out + c0 + j, best[j], type);
+              store<Type>(y + out + c0 + j, best[j]);
               argmax[out + c0 + j] = at[j];
             }
           }
@@ -133,7 +145,12 @@ void on_storage(const char* what, std::initializer_list<const Tensor*> tensors, 
 void max_pool_slab_forward(const Tensor& slab, const Tensor& y, const SlabArgmax& argmax, const MaxPoolSlabLayout& s) {
   on_storage("max_pool_slab_forward", {&slab, &y}, [&](auto element) {
     using T = decltype(element);
-    pool_slab<T>(storage<T>(slab), storage<T>(y), argmax.data(), s, slab.type());
+    if (slab.type() == ElementType::fp16)
+      pool_slab<T, ElementType::fp16>(storage<T>(slab), storage<T>(y), argmax.data(), s);
+    else if (slab.type() == ElementType::bf16)
+      pool_slab<T, ElementType::bf16>(storage<T>(slab), storage<T>(y), argmax.data(), s);
+    else
+      pool_slab<T, ElementType::fp32>(storage<T>(slab), storage<T>(y), argmax.data(), s);
   });
 }
 
