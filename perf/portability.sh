@@ -5,7 +5,9 @@
 # CPU: Kokkos on one thread (its OpenMP execution space on one thread, standing in for Kokkos
 # Serial: the kernels run in the default execution space only), Kokkos on all threads and
 # oneDNN on all threads (oneDNN's model step runs "auto": oneDNN where it has the op, Kokkos
-# for the rest, such as batch norm).
+# for the rest, such as batch norm), and, on a CPU with bf16 instructions, oneDNN in bf16 on
+# all threads: a fourth platform whose efficiencies are against the bf16 peak and whose
+# application efficiency is compared with bf16 runs only (docs/benchmarks.md).
 # Three backends of one CPU are not three architectures: the PP figures say how evenly the
 # backends use this machine, not how portable the code is across hardware
 # (docs/benchmarks.md). Results, plots and the report go to --out.
@@ -48,6 +50,9 @@ if [[ -n $peak ]]; then
 else
   "$tessera" bench peak -o "$out/peak.json" --no-progress --kokkos-threads="$threads" "${k[@]}"
 fi
+bf16=0
+"$tessera" info "${k[@]}" | grep -q '^onednn isa:.*bf16 instructions: yes' && bf16=1
+[[ $bf16 == 1 ]] || echo "== no bf16 instructions on this CPU: no bf16 platform"
 for model in cosmoflow_small unet3d_small; do
   config=examples/$model.json
   echo "== $model at S=$size: ops, $threads thread(s)"
@@ -63,6 +68,22 @@ for model in cosmoflow_small unet3d_small; do
   "$tessera" bench model "$config" --size "$size" --steps "$steps" --warmup 1 --backend kokkos \
     --ops "$out/${model}_ops_1t.json" --peak "$out/peak.json" -o "$out/${model}_model_1t.json" --no-progress \
     --kokkos-threads=1 "${k[@]}" | grep -E '^kokkos'
+  if [[ $bf16 == 1 ]]; then
+    # The step also runs what oneDNN lacks in bf16 (batch norm) on Kokkos: bench model needs
+    # those timings too, which stay out of the report (bf16/): the platform is oneDNN's.
+    echo "== $model at S=$size: ops and training steps in bf16, $threads thread(s)"
+    mkdir -p "$out/bf16"
+    for b in onednn kokkos; do
+      "$tessera" bench ops "$config" --size "$size" --reps "$reps" --backend "$b" --precision bf16 \
+        --platform "$b=onednn-bf16@${threads}t" --peak "$out/peak.json" -o "$out/bf16/${model}_ops_$b.json" \
+        --no-progress --kokkos-threads="$threads" "${k[@]}" >/dev/null
+    done
+    cp "$out/bf16/${model}_ops_onednn.json" "$out/${model}_ops_bf16.json"
+    "$tessera" bench model "$config" --size "$size" --steps "$steps" --warmup 1 --backend auto --precision bf16 \
+      --platform "auto=onednn-bf16@${threads}t" --ops "$out/bf16/${model}_ops_onednn.json" \
+      --ops "$out/bf16/${model}_ops_kokkos.json" --peak "$out/peak.json" -o "$out/${model}_model_bf16.json" \
+      --no-progress --kokkos-threads="$threads" "${k[@]}" | grep -E '^(platform|onednn)'
+  fi
 done
 echo "== load after: $(uptime)"
 echo "== report"

@@ -24,6 +24,7 @@ nlohmann::json op_json(const OpResult& r) {
   nlohmann::json j = {{"layer", t.layer},       {"op_class", t.op_class},   {"shape", t.shape}, {"backend", t.backend},
                       {"platform", r.platform}, {"supported", t.supported}, {"why", t.why},     {"seconds", t.seconds},
                       {"flops", t.flops},       {"bytes", t.bytes}};
+  j["precision"] = element_type_name(t.type);
   j["gflops"] = t.seconds > 0 ? t.flops / t.seconds / 1e9 : 0.0;
   j["gbs"] = t.seconds > 0 ? t.bytes / t.seconds / 1e9 : 0.0;
   j["memory_bound"] = r.memory_bound;
@@ -39,6 +40,7 @@ OpResult read_op(ConfigObject cfg) {
   t.op_class = cfg.string("op_class");
   t.shape = cfg.string("shape");
   t.backend = cfg.string("backend");
+  t.type = *parse_element_type(cfg.choice("precision", {"fp32", "bf16", "fp16"}, "fp32"));
   r.platform = cfg.string("platform");
   t.supported = cfg.boolean("supported", true);
   t.why = cfg.string("why", "");
@@ -59,6 +61,7 @@ OpResult read_op(ConfigObject cfg) {
 nlohmann::json model_json(const ModelResult& m) {
   return {{"backend", m.backend},
           {"platform", m.platform},
+          {"precision", element_type_name(m.precision)},
           {"supported", m.supported},
           {"why", m.why},
           {"steps", m.steps},
@@ -77,6 +80,7 @@ ModelResult read_model(ConfigObject cfg) {
   ModelResult m;
   m.backend = cfg.string("backend");
   m.platform = cfg.string("platform");
+  m.precision = *parse_element_type(cfg.choice("precision", {"fp32", "bf16", "fp16"}, "fp32"));
   m.supported = cfg.boolean("supported", true);
   m.why = cfg.string("why", "");
   m.steps = cfg.integer("steps");
@@ -150,32 +154,36 @@ void BenchResult::write(const std::string& file) const {
 
 void derive_op_efficiencies(BenchResult& result) {
   const int64_t threads = result.machine.threads;
-  const double gflops = result.peak.gflops(threads), gbs = result.peak.gbs(threads);
-  // The fastest supported time of each op direction (layer, class, shape) over the backends.
-  std::map<std::tuple<std::string, std::string, std::string>, double> best;
+  const double gbs = result.peak.gbs(threads);
+  // The fastest supported time of each op direction (layer, class, shape, type) over the
+  // backends: a bf16 op is compared with bf16 ops only.
+  using Key = std::tuple<std::string, std::string, std::string, ElementType>;
+  std::map<Key, double> best;
   for (const auto& o : result.ops) {
     if (!o.timing.supported) continue;
-    auto key = std::make_tuple(o.timing.layer, o.timing.op_class, o.timing.shape);
+    const Key key{o.timing.layer, o.timing.op_class, o.timing.shape, o.timing.type};
     auto it = best.find(key);
     if (it == best.end() || o.timing.seconds < it->second) best[key] = o.timing.seconds;
   }
   for (auto& o : result.ops) {
     const OpTiming& t = o.timing;
+    const double gflops = result.peak.gflops(threads, t.type);
     o.memory_bound = memory_bound(t.flops, t.bytes, gflops, gbs);
     if (!t.supported) {
       o.arch_efficiency = o.app_efficiency = 0;
       continue;
     }
     o.arch_efficiency = architectural_efficiency(t.seconds, t.flops, t.bytes, gflops, gbs);
-    o.app_efficiency = best.at(std::make_tuple(t.layer, t.op_class, t.shape)) / t.seconds;
+    o.app_efficiency = best.at(Key{t.layer, t.op_class, t.shape, t.type}) / t.seconds;
   }
 }
 
 void derive_model_efficiencies(BenchResult& result) {
-  double best = 0;
+  std::map<ElementType, double> best;
   for (const auto& m : result.models)
-    if (m.supported && (best == 0 || m.step_seconds < best)) best = m.step_seconds;
-  for (auto& m : result.models) m.app_efficiency = m.supported ? best / m.step_seconds : 0.0;
+    if (m.supported && (!best.count(m.precision) || m.step_seconds < best[m.precision]))
+      best[m.precision] = m.step_seconds;
+  for (auto& m : result.models) m.app_efficiency = m.supported ? best.at(m.precision) / m.step_seconds : 0.0;
 }
 
 }  // namespace tessera::bench

@@ -89,8 +89,9 @@ std::optional<ChosenOps> choose_backends(const nlohmann::json& config, int64_t b
 }
 
 /// Adds each chosen op's measured time, split by what bounds it, and its roofline bound to `m`.
-void add_op_bounds(const ChosenOps& chosen, const std::vector<OpResult>& ops, double gflops, double gbs,
-                   ModelResult& m) {
+void add_op_bounds(const ChosenOps& chosen, const std::vector<OpResult>& ops, const PeakFigures& peak,
+                   int64_t threads, ModelResult& m) {
+  const double gbs = peak.gbs(threads);
   std::map<std::tuple<std::string, std::string>, const OpResult*> timed;  // (layer@backend, class)
   for (const OpResult& o : ops)
     if (o.timing.supported) timed[{o.timing.layer + "@" + o.timing.backend, o.timing.op_class}] = &o;
@@ -105,6 +106,11 @@ void add_op_bounds(const ChosenOps& chosen, const std::vector<OpResult>& ops, do
         throw Error("the ops result has no " + c + " of layer '" + op.layer + "' on backend " + b +
                     " (run `tessera bench ops` for the same config, size and batch with that backend)");
       const OpTiming& t = it->second->timing;
+      if (t.type != case_type(op))
+        throw Error("the ops result timed layer '" + op.layer + "' in " + element_type_name(t.type) + "; this run " +
+                    "computes it in " + element_type_name(case_type(op)) +
+                    " (run `tessera bench ops` with the same training.precision or --precision)");
+      const double gflops = peak.gflops(threads, t.type);
       (memory_bound(t.flops, t.bytes, gflops, gbs) ? m.memory_bound_seconds : m.compute_bound_seconds) += t.seconds;
       m.roofline_seconds += roofline_seconds(t.flops, t.bytes, gflops, gbs);
     }
@@ -151,6 +157,7 @@ ModelResult benchmark_model(const nlohmann::json& config, const ModelBenchOption
   ModelResult m;
   m.backend = options.backend;
   m.platform = options.platform;
+  m.precision = config_precision(config);
   const int64_t batch = config_batch(config);
   std::string why;
   const auto chosen = choose_backends(config, batch, options.backend, why);
@@ -159,7 +166,7 @@ ModelResult benchmark_model(const nlohmann::json& config, const ModelBenchOption
     m.why = why;
     return m;
   }
-  add_op_bounds(*chosen, ops, peak.gflops(threads), peak.gbs(threads), m);
+  add_op_bounds(*chosen, ops, peak, threads, m);
   time_steps(config, options, batch, m);
   m.other_seconds = m.step_seconds - m.compute_bound_seconds - m.memory_bound_seconds - m.communication_seconds;
   m.arch_efficiency = m.roofline_seconds / m.step_seconds;

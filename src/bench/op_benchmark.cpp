@@ -48,6 +48,7 @@ double bytes_of(std::initializer_list<const Tensor*> tensors) {
 
 OpTiming entry(const OpCase& op, const std::string& op_class, const std::string& backend) {
   OpTiming t;
+  t.type = case_type(op);
   t.layer = op.layer;
   t.op_class = op_class;
   t.shape = op.shape();
@@ -270,6 +271,20 @@ std::vector<OpTiming> time_layer(const OpCase& op, ops::Backend& backend, const 
 }
 
 }  // namespace
+
+ElementType case_type(const OpCase& op) {
+  if (op.runner == CaseRunner::layer) return op.context.precision;
+  if (op.runner == CaseRunner::conv_transpose) return op.conv.type;
+  switch (op.kind) {
+    case ops::OpKind::conv: return op.conv.type;
+    case ops::OpKind::pool: return op.pool.type;
+    case ops::OpKind::eltwise: return op.eltwise.type;
+    case ops::OpKind::batch_norm: return op.batch_norm.type;
+    case ops::OpKind::inner_product: return op.inner_product.type;
+  }
+  return ElementType::fp32;
+}
+
 
 std::vector<std::string> op_classes(const OpCase& op) {
   if (op.runner == CaseRunner::conv_transpose)

@@ -29,7 +29,8 @@ void finish_row(PortabilityRow& row) {
 }
 
 /// `value` appended to `list` unless it is there already: first-seen order.
-void add_once(std::vector<std::string>& list, const std::string& value) {
+template <class T>
+void add_once(std::vector<T>& list, const T& value) {
   if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
 }
 
@@ -50,8 +51,11 @@ class PortabilityReport::Builder {
       r_.roofs_.push_back({roof_label, res.peak.gflops(res.machine.threads), res.peak.gbs(res.machine.threads)});
     if (res.kind == "peak") return;
     check_setup(file, res);
-    for (const OpResult& o : res.ops) note_platform(platform_id(res, o.platform), o.timing.backend, res.machine);
-    for (const ModelResult& m : res.models) note_platform(platform_id(res, m.platform), m.backend, res.machine);
+    for (const OpResult& o : res.ops)
+      note_platform(platform_id(res, o.platform), o.timing.backend, o.timing.type, res.machine);
+    for (const ModelResult& m : res.models)
+      note_platform(platform_id(res, m.platform), m.backend, m.precision, res.machine);
+    add_bf16_roof(res);
     for (size_t i = 0; i < res.ops.size(); ++i) add_op(file, res, i);
     for (size_t i = 0; i < res.models.size(); ++i) add_model(file, res, i);
   }
@@ -71,6 +75,9 @@ class PortabilityReport::Builder {
     std::string platform, machine, model;
     ModelResult m;
   };
+  static std::string step_key(const ModelEntry& e) {
+    return e.machine + "|" + e.model + "|" + element_type_name(e.m.precision);
+  }
   /// What a model was measured at, and by which file first.
   struct Seen {
     std::string file;
@@ -80,7 +87,9 @@ class PortabilityReport::Builder {
   std::string platform_id(const BenchResult& res, const std::string& label) const {
     return hosts_.size() > 1 ? res.machine.hostname + ":" + label : label;
   }
-  static std::string op_key(const Op& o) { return o.machine + "|" + o.model + "|" + o.layer + "|" + o.op_class; }
+  static std::string op_key(const Op& o) {
+    return o.machine + "|" + o.model + "|" + o.layer + "|" + o.op_class + "|" + element_type_name(o.precision);
+  }
   size_t index_of(const std::string& platform) const {
     return static_cast<size_t>(std::find(r_.platforms_.begin(), r_.platforms_.end(), platform) - r_.platforms_.begin());
   }
@@ -103,9 +112,22 @@ class PortabilityReport::Builder {
                                               seen->second.file + ": results of one model must match");
   }
 
-  /// What a platform label stands for: its backend, execution space and threads.
-  void note_platform(const std::string& platform, const std::string& backend, const MachineDescription& m) {
+  /// The bf16 roof of a machine whose result has bf16 ops and a measured bf16 peak.
+  void add_bf16_roof(const BenchResult& res) {
+    const bool bf16 = std::any_of(res.ops.begin(), res.ops.end(),
+                                  [](const OpResult& o) { return o.timing.type == ElementType::bf16; });
+    const int64_t threads = res.machine.threads;
+    if (!bf16 || res.peak.gflops(threads, ElementType::bf16) == res.peak.gflops(threads)) return;
+    const std::string label = res.machine.key() + ", " + std::to_string(threads) + " thread(s), bf16";
+    if (roof_seen_.insert(label).second)
+      r_.roofs_.push_back({label, res.peak.gflops(threads, ElementType::bf16), res.peak.gbs(threads)});
+  }
+
+  /// What a platform label stands for: its backend, precision, execution space and threads.
+  void note_platform(const std::string& platform, const std::string& backend, ElementType precision,
+                     const MachineDescription& m) {
     std::string note = (backend == "auto" ? "auto (each op on the first backend that takes it)" : backend) +
+                       (precision == ElementType::fp32 ? "" : std::string(" in ") + element_type_name(precision)) +
                        ", Kokkos " + m.execution_space + " on " + std::to_string(m.threads) + " thread(s)";
     // Kokkos' kernels run in the default execution space only: one thread of OpenMP is what
     // this build has of a serial run.
@@ -119,7 +141,7 @@ class PortabilityReport::Builder {
   void add_op(const std::string& file, const BenchResult& res, size_t i) {
     const OpResult& o = res.ops[i];
     const std::string at = file + ": $.ops[" + std::to_string(i) + "]";
-    const auto key = std::make_tuple(res.model, o.timing.layer, o.timing.op_class);
+    const auto key = std::make_tuple(res.model, o.timing.layer, o.timing.op_class, o.timing.type);
     auto shape = op_shape_.find(key);
     if (shape == op_shape_.end())
       op_shape_[key] = {o.timing.shape, file};
@@ -133,11 +155,12 @@ class PortabilityReport::Builder {
     op.layer = o.timing.layer;
     op.op_class = o.timing.op_class;
     op.shape = o.timing.shape;
+    op.precision = o.timing.type;
     op.supported = o.timing.supported;
     op.seconds = o.timing.seconds;
     op.flops = o.timing.flops;
     op.bytes = o.timing.bytes;
-    op.gflops = res.peak.gflops(res.machine.threads);
+    op.gflops = res.peak.gflops(res.machine.threads, op.precision);
     op.gbs = res.peak.gbs(res.machine.threads);
     op.roofline = roofline_seconds(op.flops, op.bytes, op.gflops, op.gbs);
     op.memory_bound = memory_bound(op.flops, op.bytes, op.gflops, op.gbs);
@@ -159,7 +182,7 @@ class PortabilityReport::Builder {
     model_entries_.push_back({pid, res.machine.key(), res.model, m});
   }
 
-  /// Application efficiency against the fastest platform of the same machine.
+  /// Application efficiency against the fastest platform of the same machine and precision.
   void application_efficiencies() {
     for (const Op& o : r_.ops_)
       if (o.supported) {
@@ -169,25 +192,31 @@ class PortabilityReport::Builder {
     for (Op& o : r_.ops_) o.app = o.supported ? best_[op_key(o)] / o.seconds : 0.0;
     for (const auto& e : model_entries_)
       if (e.m.supported) {
-        const std::string k = e.machine + "|" + e.model;
+        const std::string k = step_key(e);
         auto it = best_step_.find(k);
         if (it == best_step_.end() || e.m.step_seconds < it->second) best_step_[k] = e.m.step_seconds;
       }
   }
 
+  /// A model or op class trained in another precision is another application: its PP is over
+  /// the platforms that ran it in that precision ("cosmoflow-small/bf16").
+  static std::string application(const std::string& base, ElementType precision) {
+    return precision == ElementType::fp32 ? base : base + "/" + element_type_name(precision);
+  }
+
   void model_rows() {
-    std::vector<std::string> model_names;
-    for (const auto& e : model_entries_) add_once(model_names, e.model);
-    for (const auto& name : model_names) {
+    std::vector<std::pair<std::string, ElementType>> models;
+    for (const auto& e : model_entries_) add_once(models, std::make_pair(e.model, e.m.precision));
+    for (const auto& [name, precision] : models) {
       PortabilityRow row;
-      row.application = "model " + name;
+      row.application = "model " + application(name, precision);
       row.cells.resize(r_.platforms_.size());
       for (const auto& e : model_entries_) {
-        if (e.model != name) continue;
+        if (e.model != name || e.m.precision != precision) continue;
         PlatformCell& c = row.cells[index_of(e.platform)];
         c.measured = true;
         c.arch = e.m.supported ? e.m.arch_efficiency : 0.0;
-        c.app = e.m.supported ? best_step_[e.machine + "|" + e.model] / e.m.step_seconds : 0.0;
+        c.app = e.m.supported ? best_step_[step_key(e)] / e.m.step_seconds : 0.0;
       }
       finish_row(row);
       r_.models_.push_back(row);
@@ -195,22 +224,22 @@ class PortabilityReport::Builder {
   }
 
   void class_rows() {
-    std::vector<std::string> classes;
-    for (const Op& o : r_.ops_) add_once(classes, o.op_class);
-    for (const auto& cls : classes) r_.op_classes_.push_back(class_row(cls));
+    std::vector<std::pair<std::string, ElementType>> classes;
+    for (const Op& o : r_.ops_) add_once(classes, std::make_pair(o.op_class, o.precision));
+    for (const auto& [cls, precision] : classes) r_.op_classes_.push_back(class_row(cls, precision));
   }
 
   /// Op class `cls` over every model: time-weighted efficiencies (Σ bound / Σ time); a
   /// platform that cannot run one op of the class cannot run the class.
-  PortabilityRow class_row(const std::string& cls) {
+  PortabilityRow class_row(const std::string& cls, ElementType precision) {
     const size_t platforms = r_.platforms_.size();
     PortabilityRow row;
-    row.application = cls;
+    row.application = application(cls, precision);
     row.cells.resize(platforms);
     std::vector<double> time(platforms), bound(platforms), fastest(platforms);
     std::vector<bool> unsupported(platforms);
     for (const Op& o : r_.ops_) {
-      if (o.op_class != cls) continue;
+      if (o.op_class != cls || o.precision != precision) continue;
       const size_t p = index_of(o.platform);
       row.cells[p].measured = true;
       if (!o.supported) {
@@ -257,7 +286,8 @@ class PortabilityReport::Builder {
   PortabilityReport r_;
   std::set<std::string> hosts_, roof_seen_;
   std::map<std::string, Seen> model_setup_;
-  std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::string, std::string>> op_shape_;
+  std::map<std::tuple<std::string, std::string, std::string, ElementType>, std::pair<std::string, std::string>>
+      op_shape_;
   std::map<std::string, std::string> measured_;  // platform|model|layer|class → file
   std::vector<ModelEntry> model_entries_;
   std::map<std::string, double> best_, best_step_;  // fastest op time per op_key, step per machine|model
@@ -303,13 +333,13 @@ namespace {
 std::string rows_table(const std::string& title, const std::vector<PortabilityRow>& rows,
                        const std::vector<std::string>& platforms) {
   if (rows.empty()) return "";
-  std::string s = title + "\n" + format("%-32s", "application");
+  std::string s = title + "\n" + format("%-37s", "application");
   for (const auto& p : platforms) s += format(" %19s", p.substr(0, 19).c_str());
-  s += "   PP_arch  PP_app\n" + format("%-32s", "");
+  s += "   PP_arch  PP_app\n" + format("%-37s", "");
   for (size_t i = 0; i < platforms.size(); ++i) s += "      arch      app";
   s += "\n";
   for (const auto& row : rows) {
-    s += format("%-32s", row.application.substr(0, 32).c_str());
+    s += format("%-37s", row.application.substr(0, 37).c_str());
     for (const auto& c : row.cells) {
       if (!c.measured)
         s += format(" %19s", "-");
@@ -339,8 +369,11 @@ std::string PortabilityReport::platforms_section() const {
     s += "\n";
   }
   s += "machine limits (measured):\n";
-  for (const auto& roof : roofs_)
-    s += "  " + roof.label + ": " + fixed(roof.gflops, 1) + " GFLOP/s FMA, " + fixed(roof.gbs, 1) + " GB/s triad\n";
+  for (const auto& roof : roofs_) {
+    const bool bf16 = roof.label.size() > 4 && roof.label.compare(roof.label.size() - 4, 4, "bf16") == 0;
+    s += "  " + roof.label + ": " + fixed(roof.gflops, 1) + (bf16 ? " GFLOP/s bf16 dot products, " : " GFLOP/s FMA, ") +
+         fixed(roof.gbs, 1) + " GB/s triad\n";
+  }
   return s + "\n";
 }
 

@@ -132,8 +132,17 @@ int run_peak_command(const BenchArgs& a) {
   return 0;
 }
 
+/// The config as the benchmark runs it: --size and --batch-size applied, and --precision as
+/// its training.precision (ops are timed, and the model trained, in that type).
+nlohmann::json scaled_config(const BenchArgs& a) {
+  nlohmann::json c = bench::benchmark_config(a.config, a.size, a.batch_size);
+  if (!a.precision.empty()) c["training"]["precision"] = a.precision;
+  return c;
+}
+
+
 bench::BenchResult start_model_result(const BenchArgs& a, const std::string& kind, nlohmann::json& config) {
-  config = bench::benchmark_config(a.config, a.size, a.batch_size);
+  config = scaled_config(a);
   bench::BenchResult r;
   r.kind = kind;
   r.model = bench::model_name(config, a.config);
@@ -159,7 +168,7 @@ void apply_cudnn_settings(const nlohmann::json& config, const BenchArgs& a) {
 int run_ops_command(const BenchArgs& a) {
   // Flags and config first: a mistake is reported before anything is measured.
   const auto backends = chosen_backends(a, false);
-  const nlohmann::json scaled = bench::benchmark_config(a.config, a.size, a.batch_size);
+  const nlohmann::json scaled = scaled_config(a);
   apply_cudnn_settings(scaled, a);
   const auto cases =
       bench::model_op_cases(scaled.at("model"), bench::config_batch(scaled), bench::config_precision(scaled));
@@ -200,28 +209,38 @@ int run_ops_command(const BenchArgs& a) {
   return 0;
 }
 
+/// The op timings of the --ops results, each checked to be `tessera bench ops` of this model,
+/// batch, size, machine and threads.
+std::vector<bench::OpResult> ops_of(const BenchArgs& a, const std::string& name, const bench::BenchResult& r) {
+  std::vector<bench::OpResult> all;
+  for (const std::string& file : a.ops_files) {
+    const bench::BenchResult ops = bench::BenchResult::read(file);
+    const std::string where = "--ops " + file + ": $";
+    if (ops.kind != "ops") throw ConfigError(where + ".kind", "expected a `tessera bench ops` result");
+    if (ops.model != name) throw ConfigError(where + ".model", "model '" + ops.model + "', not '" + name + "'");
+    if (ops.batch != r.batch || ops.size != r.size)
+      throw ConfigError(where + ".batch", "measured at batch " + std::to_string(ops.batch) + " size " +
+                                              std::to_string(ops.size) + "; this run has batch " +
+                                              std::to_string(r.batch) + " size " + std::to_string(r.size));
+    if (ops.machine.key() != r.machine.key())
+      throw ConfigError(where + ".machine", "measured on " + ops.machine.key() + ", not here");
+    if (ops.machine.threads != r.machine.threads)
+      throw ConfigError(where + ".machine.threads", "measured on " + std::to_string(ops.machine.threads) +
+                                                        " thread(s); this run has " + std::to_string(r.machine.threads));
+    all.insert(all.end(), ops.ops.begin(), ops.ops.end());
+  }
+  return all;
+}
+
 int run_model_command(const BenchArgs& a) {
-  // The ops result first: a wrong one is refused before anything is measured.
-  if (a.ops_file.empty()) throw ConfigError("--ops", "needs the `tessera bench ops` result of the same config");
-  const bench::BenchResult ops = bench::BenchResult::read(a.ops_file);
-  const std::string where = "--ops " + a.ops_file + ": $";
-  if (ops.kind != "ops") throw ConfigError(where + ".kind", "expected a `tessera bench ops` result");
-  const nlohmann::json scaled = bench::benchmark_config(a.config, a.size, a.batch_size);
+  // The ops results first: a wrong one is refused before anything is measured.
+  const nlohmann::json scaled = scaled_config(a);
   const std::string name = bench::model_name(scaled, a.config);
   apply_cudnn_settings(scaled, a);
-  if (ops.model != name) throw ConfigError(where + ".model", "model '" + ops.model + "', not '" + name + "'");
   const auto backends = chosen_backends(a, true);
   nlohmann::json config;
   bench::BenchResult r = start_model_result(a, "model", config);
-  if (ops.batch != r.batch || ops.size != r.size)
-    throw ConfigError(where + ".batch", "measured at batch " + std::to_string(ops.batch) + " size " +
-                                            std::to_string(ops.size) + "; this run has batch " +
-                                            std::to_string(r.batch) + " size " + std::to_string(r.size));
-  if (ops.machine.key() != r.machine.key())
-    throw ConfigError(where + ".machine", "measured on " + ops.machine.key() + ", not here");
-  if (ops.machine.threads != r.machine.threads)
-    throw ConfigError(where + ".machine.threads", "measured on " + std::to_string(ops.machine.threads) +
-                                                      " thread(s); this run has " + std::to_string(r.machine.threads));
+  const std::vector<bench::OpResult> ops = ops_of(a, name, r);
   for (const auto& b : backends) {
     bench::ModelBenchOptions o;
     o.backend = b;
@@ -229,7 +248,7 @@ int run_model_command(const BenchArgs& a) {
     o.warmup_steps = a.warmup;
     o.steps = a.steps;
     o.progress = !a.no_progress;
-    r.models.push_back(bench::benchmark_model(config, o, ops.ops, r.peak, run_threads()));
+    r.models.push_back(bench::benchmark_model(config, o, ops, r.peak, run_threads()));
   }
   bench::derive_model_efficiencies(r);
   log::info(r.model + " at batch " + std::to_string(r.batch) + ", " + std::to_string(run_threads()) +
@@ -278,6 +297,10 @@ void add_model_flags(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("config", a.config, "Run config (JSON) whose model is measured")
       ->required()
       ->check(CLI::ExistingFile);
+  cmd->add_option("--precision", a.precision,
+                  "Replace training.precision: time the ops (and train the model) in fp32, bf16, fp16 or tf32; "
+                  "results keep precisions apart (docs/benchmarks.md)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16", "tf32"}));
   cmd->add_option("--size", a.size, "Replace the sample size (model input and data, cubic)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--batch-size", a.batch_size, "Replace the global batch")
@@ -330,7 +353,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
 
   auto* model = bench->add_subcommand("model", "Time training steps per backend choice, split by the ops' bounds");
   add_model_flags(model, a);
-  model->add_option("--ops", a.ops_file, "The `tessera bench ops` result of the same config on this machine")
+  model->add_option("--ops", a.ops_files,
+                    "The `tessera bench ops` result of the same config on this machine (repeatable: results of "
+                    "several backends, e.g. the ops a backend lacks in bf16 timed on Kokkos)")
       ->required();
   model->add_option("--steps", a.steps, "Timed steps (the median is kept)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000}))

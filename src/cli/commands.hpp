@@ -63,7 +63,9 @@ struct PlanArgs {
 /// The flags of `tessera bench peak|ops|model|report`.
 struct BenchArgs {
   std::string command;  // the subcommand given
-  std::string config, output, peak_file, ops_file, cascade, roofline;
+  std::string precision;  // --precision: replaces training.precision (ops, model)
+  std::string config, output, peak_file, cascade, roofline;
+  std::vector<std::string> ops_files;  // bench model --ops (repeatable)
   std::vector<std::string> backends, platforms, results;
   int64_t size = 0, batch_size = 0, reps = 5, warmup = 1, steps = 5, triad_mb = 384;
   std::optional<std::string> cudnn_algorithms;  // overrides of the config's "cudnn" section

@@ -2,7 +2,8 @@
 # Usage: check_bench_commands.sh TESSERA CONFIG UNET_CONFIG WORKDIR — the `tessera bench` chain
 # on a tiny model: peak, ops on every compiled backend, model, and a report over them, each
 # result checked for what it must hold; then ops and model of a tiny U-Net, whose transposed
-# convolutions and concatenations must be timed and counted in the step's split.
+# convolutions and concatenations must be timed and counted in the step's split; and ops timed
+# in another precision (--precision).
 set -euo pipefail
 tessera=$1 config=$2 unet=$3 work=$4
 mkdir -p "$work"; rm -f "$work"/*.json "$work"/*.svg
@@ -60,5 +61,18 @@ m = json.load(open(work + "/unet_model.json"))["models"][0]
 split = m["compute_bound_seconds"] + m["memory_bound_seconds"]
 assert abs(split - counted) <= 1e-9 * max(1.0, counted), (split, counted)
 print("U-Net ops ok:", len(ops), "op timings, split", split, "s")
+PY
+# --precision: the Kokkos backend times its 16-bit activations and inner products in fp16 and
+# declines 16-bit convolutions, saying so; every timing records its precision.
+"$tessera" bench ops "$config" --precision fp16 --backend kokkos --reps 1 --warmup 0 --peak "$work/peak.json" \
+  -o "$work/ops_fp16.json" --no-progress --kokkos-threads=2 >/dev/null
+/usr/bin/python3 - "$work" <<'PY'
+import json, sys
+ops = json.load(open(sys.argv[1] + "/ops_fp16.json"))["ops"]
+convs = [o for o in ops if o["op_class"].startswith("conv_")]
+assert convs and all(not o["supported"] and "no fp16 convolution" in o["why"] for o in convs), convs
+acts = [o for o in ops if o["op_class"].startswith("activation_")]
+assert acts and all(o["supported"] and o["precision"] == "fp16" for o in acts), acts
+print("fp16 ops ok:", len(acts), "activation timings in fp16,", len(convs), "convolutions declined")
 PY
 test -z "$(ls "$work" | grep '\.tmp\.' || true)"

@@ -47,6 +47,13 @@ BenchResult model_result(const std::string& platform, double step_seconds, doubl
   return r;
 }
 
+/// `r` with the machine fields a result file must have.
+BenchResult round_trippable(BenchResult r) {
+  r.machine.cores = r.machine.numa_domains = 1;
+  r.machine.execution_space = "OpenMP";
+  return r;
+}
+
 std::string build_error(const std::vector<std::pair<std::string, BenchResult>>& results) {
   try {
     PortabilityReport::build(results);
@@ -142,4 +149,60 @@ TEST_CASE("the report says what each platform ran on and keeps transposed convol
   // The copy has no arithmetic intensity: it is in the table, not on the roofline.
   CHECK(report.roofline_svg().find("skip1") == std::string::npos);
   CHECK(report.roofline_svg().find("up1") != std::string::npos);
+}
+
+TEST_CASE("a bf16 platform stands beside the fp32 ones: against the bf16 peak, compared with bf16 ops only",
+          "[bench][precision]") {
+  // "b16" ran conv1 in bf16 twice as fast as "a" in fp32, on a CPU whose bf16 peak is twice its
+  // fp32 peak: the same architectural efficiency, and application efficiencies that do not
+  // compare the two types.
+  BenchResult fp32 = ops_result("a", 0.02, 0.02);
+  BenchResult bf16 = ops_result("b16", 0.01, 0.01);
+  for (BenchResult* r : {&fp32, &bf16}) r->peak.bf16_gflops_one_core = r->peak.bf16_gflops_all_cores = 200;
+  for (OpResult& o : bf16.ops) {
+    o.timing.type = tessera::ElementType::bf16;
+    o.timing.shape = "bf16 " + o.timing.shape;
+  }
+  derive_op_efficiencies(bf16);
+  CHECK(bf16.ops[0].arch_efficiency == Approx(0.5));  // 1 GFLOP in 10 ms at 200 GFLOP/s
+  CHECK(bf16.ops[0].app_efficiency == Approx(1.0));
+  CHECK(BenchResult::from_json(round_trippable(bf16).to_json(), "b16.json").ops[0].timing.type ==
+        tessera::ElementType::bf16);
+
+  BenchResult mixed = fp32;  // one result holding both types: each op its own type's best
+  mixed.ops.push_back(bf16.ops[0]);
+  derive_op_efficiencies(mixed);
+  CHECK(mixed.ops[0].app_efficiency == Approx(1.0));
+  CHECK(mixed.ops[2].app_efficiency == Approx(1.0));
+
+  const auto report = PortabilityReport::build({{"a.json", fp32}, {"b16.json", bf16}});
+  REQUIRE(report.platforms() == std::vector<std::string>{"a", "b16"});
+  // Each precision is an application of its own: conv_forward over the fp32 platform, and
+  // conv_forward/bf16 over the bf16 one.
+  REQUIRE(report.op_classes().size() == 4);
+  const PortabilityRow& conv = report.op_classes()[0];
+  const PortabilityRow& conv16 = report.op_classes()[2];
+  CHECK(conv.application == "conv_forward");
+  CHECK(conv16.application == "conv_forward/bf16");
+  CHECK(conv.cells[0].arch == Approx(0.5));
+  CHECK_FALSE(conv.cells[1].measured);
+  CHECK(conv16.cells[1].arch == Approx(0.5));  // against the bf16 peak
+  CHECK(conv16.cells[1].app == Approx(1.0));   // the fastest bf16 platform
+  CHECK(conv16.pp_arch == Approx(0.5));
+  CHECK_THAT(report.table(), Catch::Contains("in bf16"));
+  CHECK_THAT(report.roofline_svg(), Catch::Contains("bf16"));
+}
+
+TEST_CASE("model results keep precisions apart in their application efficiency", "[bench][precision]") {
+  BenchResult r = model_result("a", 0.2, 0.05);
+  ModelResult half = r.models[0];
+  half.platform = "a16";
+  half.precision = tessera::ElementType::bf16;
+  half.step_seconds = 0.1;
+  r.models.push_back(half);
+  derive_model_efficiencies(r);
+  CHECK(r.models[0].app_efficiency == Approx(1.0));
+  CHECK(r.models[1].app_efficiency == Approx(1.0));
+  CHECK(BenchResult::from_json(round_trippable(r).to_json(), "m.json").models[1].precision ==
+        tessera::ElementType::bf16);
 }

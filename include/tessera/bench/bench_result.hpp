@@ -23,6 +23,7 @@ struct OpResult {
 /// The end-to-end training step of one backend choice, and where its time goes.
 struct ModelResult {
   std::string backend, platform;
+  ElementType precision = ElementType::fp32;  // the run's training.precision (tf32 counts as fp32)
   bool supported = true;
   std::string why;
   int64_t steps = 0;        // timed steps (after the warm-up)
@@ -62,10 +63,11 @@ struct BenchResult {
 };
 
 /// Fills the architectural efficiency and the roofline side of every op of `result` from its
-/// peak, and the application efficiency against the fastest supported backend of `result`.
+/// peak (the bf16 peak for a bf16 op, where measured), and the application efficiency against
+/// the fastest supported backend of `result` in the op's type.
 void derive_op_efficiencies(BenchResult& result);
 /// Fills the application efficiency of every model result: the fastest supported step of
-/// `result` over each one's.
+/// `result` in its precision over each one's.
 void derive_model_efficiencies(BenchResult& result);
 
 }  // namespace tessera::bench

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/element_type.hpp"
 #include "tessera/bench/model_ops.hpp"
 #include "tessera/ops/backend.hpp"
 
@@ -16,6 +17,7 @@ struct OpTiming {
   double seconds = 0;  // median of the timed repetitions
   double flops = 0;    // arithmetic of the op (nominal for the memory-bound kinds)
   double bytes = 0;    // the tensors the op must read and write once each
+  ElementType type = ElementType::fp32;  // of the op's activations
 };
 
 /// How ops are timed: `warmup` untimed calls (primitive creation, workspaces, caches), then
@@ -24,6 +26,9 @@ struct TimingOptions {
   int warmup = 1;
   int reps = 5;
 };
+
+/// The type of a case's activations (its geometry's, or its layer's precision).
+ElementType case_type(const OpCase& op);
 
 /// The op classes of an op kind, in the order time_op_case returns them.
 std::vector<std::string> op_classes(ops::OpKind kind);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/core/element_type.hpp"
 #include "tessera/bench/device_peak.hpp"
 #include "tessera/core/config.hpp"
 
@@ -29,6 +30,13 @@ struct PeakFigures {
   /// there), else one core's for 1 thread and all cores' for more.
   double gflops(int64_t run_threads) const {
     return device ? device->fma_gflops : run_threads <= 1 ? fma_gflops_one_core : fma_gflops_all_cores;
+  }
+  /// The arithmetic limit of ops computing in `type`: the bf16 dot-product rate for bf16 on a
+  /// CPU where it was measured, else gflops().
+  double gflops(int64_t run_threads, ElementType type) const {
+    if (type == ElementType::bf16 && !device && bf16_gflops_one_core && bf16_gflops_all_cores)
+      return run_threads <= 1 ? *bf16_gflops_one_core : *bf16_gflops_all_cores;
+    return gflops(run_threads);
   }
   double gbs(int64_t run_threads) const {
     return device ? device->triad_gbs : run_threads <= 1 ? triad_gbs_one_core : triad_gbs_all_cores;

@@ -73,6 +73,7 @@ class PortabilityReport {
  private:
   struct Op {
     std::string platform, machine, model, layer, op_class, shape;
+    ElementType precision = ElementType::fp32;  // ops of other types are not compared with it
     bool supported = false;
     double seconds = 0, flops = 0, bytes = 0, roofline = 0, arch = 0, app = 0;
     double gflops = 0, gbs = 0;  // the limits of its run
