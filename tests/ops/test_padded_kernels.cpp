@@ -22,16 +22,7 @@ namespace {
 
 ops::PoolGeometry max_pool(int rank, std::array<int64_t, 3> in, std::array<int64_t, 3> k, std::array<int64_t, 3> s,
                            std::array<int64_t, 3> p) {
-  ops::PoolGeometry g;
-  g.spatial_rank = rank;
-  g.batch = 2;
-  g.channels = 5;
-  g.in_size = in;
-  g.kernel = k;
-  g.stride = s;
-  g.padding = p;
-  g.validate("test");
-  return g;
+  return testing::pool_geometry(ops::PoolKind::max, rank, 2, 5, in, k, s, p);
 }
 
 /// The gather's gradient against the Kokkos op's, both from the same x (values `type` holds).

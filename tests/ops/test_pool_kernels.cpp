@@ -9,6 +9,7 @@
 #include <numeric>
 #include <vector>
 
+#include "support/conv_geometry.hpp"
 #include "support/gradient_check.hpp"
 #include "tessera/backends/kokkos/kokkos_backend.hpp"
 #include "tessera/backends/kokkos/pool_kernels.hpp"
@@ -35,17 +36,7 @@ Vec to_host(const DeviceView<double>& d) {
 
 PoolGeometry geometry(PoolKind kind, int rank, int64_t n, int64_t c, std::array<int64_t, 3> in,
                       std::array<int64_t, 3> k, std::array<int64_t, 3> s, std::array<int64_t, 3> p) {
-  PoolGeometry g;
-  g.kind = kind;
-  g.spatial_rank = rank;
-  g.batch = n;
-  g.channels = c;
-  g.in_size = in;
-  g.kernel = k;
-  g.stride = s;
-  g.padding = p;
-  g.validate("test");
-  return g;
+  return tessera::testing::pool_geometry(kind, rank, n, c, in, k, s, p);
 }
 
 /// Direct definition: max, or mean over the in-bounds elements, of each window.
