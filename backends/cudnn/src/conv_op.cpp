@@ -158,15 +158,12 @@ struct FilterPass {
   }
 };
 
-/// What an algorithm search may take. Tensor-core math: for fp32 data only with the `tf32`
-/// option (TF32 products); for bf16 and fp16 data always, since tensor cores are why a layer
-/// runs in 16 bits.
-struct Search {
-  bool tensor_ops = false;
-  bool deterministic = true;
-};
-
-Search search_of(const Options& o, ElementType type) { return {o.tf32 || type != ElementType::fp32, o.deterministic}; }
+/// The search the options allow for data of `type`. Tensor-core math: for fp32 data only with
+/// the `tf32` option (TF32 products); for bf16 and fp16 data always, since tensor cores are why
+/// a layer runs in 16 bits.
+AlgorithmSearch search_of(const Options& o, ElementType type) {
+  return {o.tf32 || type != ElementType::fp32, o.deterministic};
+}
 
 /// The math type queries run under: FMA only, unless tensor ops are allowed (default math lets
 /// cuDNN use tensor cores: TF32 for float data, native for 16-bit data).
@@ -176,7 +173,7 @@ cudnnMathType_t query_math(bool tensor_ops) { return tensor_ops ? CUDNN_DEFAULT_
 /// allowed: never a conversion of the data to another type, and without tensor ops no
 /// tensor-op math (such a result was rated for TF32).
 template <class Perf>
-bool usable(const Perf& r, const Search& s) {
+bool usable(const Perf& r, const AlgorithmSearch& s) {
   return r.status == CUDNN_STATUS_SUCCESS && (!s.deterministic || r.determinism == CUDNN_DETERMINISTIC) &&
          r.mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION &&
          (s.tensor_ops || r.mathType == CUDNN_FMA_MATH || r.mathType == CUDNN_DEFAULT_MATH);
@@ -190,7 +187,7 @@ size_t workspace_limit(const Context& ctx) { return ctx.workspace_capacity() + C
 /// Sets the pass's descriptor to the math of each result it tries.
 template <class Pass>
 bool take_first(cudnnHandle_t h, const ConvDescs& d, const std::vector<typename Pass::Perf>& results, int count,
-                const Search& s, size_t limit, Choice<typename Pass::Algo>& out, const std::string& what) {
+                const AlgorithmSearch& s, size_t limit, Choice<typename Pass::Algo>& out, const std::string& what) {
   for (int i = 0; i < count; ++i) {
     const auto& r = results[static_cast<size_t>(i)];
     if (!usable(r, s)) continue;
@@ -220,7 +217,7 @@ std::vector<typename Pass::Perf> ranked(cudnnHandle_t h, const ConvDescs& d, boo
 }
 
 template <class Pass>
-bool choose_by_heuristics(Context& ctx, const ConvDescs& d, const Search& s, Choice<typename Pass::Algo>& out,
+bool choose_by_heuristics(Context& ctx, const ConvDescs& d, const AlgorithmSearch& s, Choice<typename Pass::Algo>& out,
                           const std::string& what) {
   int count = 0;
   const auto results = ranked<Pass>(ctx.handle(), d, s.tensor_ops, count, what);
@@ -230,7 +227,7 @@ bool choose_by_heuristics(Context& ctx, const ConvDescs& d, const Search& s, Cho
 /// Times the pass's candidates on the call's own tensors (the output is overwritten, as the
 /// call itself will) and keeps the fastest usable one; the heuristic choice stays if none is.
 template <class Pass>
-bool choose_by_timing(Context& ctx, const ConvDescs& d, const Search& s, const Buffers& b,
+bool choose_by_timing(Context& ctx, const ConvDescs& d, const AlgorithmSearch& s, const Buffers& b,
                       Choice<typename Pass::Algo>& inout, const std::string& what) {
   const bool tensor_ops = s.tensor_ops;
   const cudnnHandle_t h = ctx.handle();
@@ -487,8 +484,7 @@ class CudnnConvOp final : public ops::ConvOp {
     if (!graph_[pass] && !graph_refused_[pass]) {
       static constexpr GraphPass passes[] = {GraphPass::forward, GraphPass::data, GraphPass::filter};
       try {
-        graph_[pass] = std::make_unique<GraphConv>(ctx.handle(), g_, passes[pass],
-                                                   GraphSearch{search_.tensor_ops, search_.deterministic});
+        graph_[pass] = std::make_unique<GraphConv>(ctx.handle(), g_, passes[pass], search_);
       } catch (const Error&) {
         graph_refused_[pass] = true;
       }
@@ -613,7 +609,7 @@ class CudnnConvOp final : public ops::ConvOp {
 
   ops::ConvGeometry g_;
   Options options_;
-  Search search_;
+  AlgorithmSearch search_;
   ConvDescs d_;
   // Aligned copies of misaligned operands, by position: input and input gradient, output
   // and output gradient, weight and weight gradient, bias and bias gradient (aligned_operand.hpp).

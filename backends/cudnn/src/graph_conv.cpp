@@ -131,7 +131,7 @@ const char* pass_name(GraphPass pass) {
 }
 
 /// Whether an engine with these numerical notes computes what the search allows.
-bool allowed(const std::vector<cudnnBackendNumericalNote_t>& notes, const GraphSearch& s) {
+bool allowed(const std::vector<cudnnBackendNumericalNote_t>& notes, const AlgorithmSearch& s) {
   for (const cudnnBackendNumericalNote_t n : notes) {
     if (n == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION) return false;  // sums below fp32
     if (s.deterministic && n == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) return false;
@@ -171,7 +171,7 @@ struct GraphConv::Candidate {
   bool allowed = false;
 };
 
-GraphConv::GraphConv(cudnnHandle_t handle, const ops::ConvGeometry& g, GraphPass pass, const GraphSearch& search)
+GraphConv::GraphConv(cudnnHandle_t handle, const ops::ConvGeometry& g, GraphPass pass, const AlgorithmSearch& search)
     : handle_(handle),
       what_(std::string("convolution ") + g.str() + " " + pass_name(pass) + " (graph API)"),
       uids_(buffer_uids(pass)),
@@ -290,28 +290,24 @@ float GraphConv::plan_fastest(Context& ctx, const void* a, const void* b, void* 
   float best = -1.0f;
   int tried = 0;
   for (const Candidate& c : candidates_) {
-    if (!c.allowed || tried >= at_most) continue;
+    if (tried >= at_most) break;
+    if (!c.allowed) continue;
     size_t bytes = 0;
     auto plan = build_plan(c, limit, bytes);
     if (!plan) continue;
     ++tried;
-    std::swap(plan, plan_);
-    std::swap(bytes, workspace_);
-    const int64_t engine = engine_;
-    engine_ = c.engine;
-    bool ran = true;
     try {
-      run(ctx, a, b, out);  // warm-up: the first run of an engine may load or compile its kernels
+      execute(ctx, *plan, bytes, c.engine, a, b, out);  // warm-up: the first run may load or compile kernels
     } catch (const Error&) {
-      ran = false;
+      continue;
     }
-    const float ms = ran ? static_cast<float>(1e3 * fenced_seconds([&] { run(ctx, a, b, out); })) : -1.0f;
-    if (ran && (best < 0.0f || ms < best)) {
+    const float ms =
+        static_cast<float>(1e3 * fenced_seconds([&] { execute(ctx, *plan, bytes, c.engine, a, b, out); }));
+    if (best < 0.0f || ms < best) {
       best = ms;
-    } else {  // keep the faster plan that was there
-      std::swap(plan, plan_);
-      std::swap(bytes, workspace_);
-      engine_ = engine;
+      plan_ = std::move(plan);
+      workspace_ = bytes;
+      engine_ = c.engine;
     }
   }
   return best;
@@ -319,18 +315,21 @@ float GraphConv::plan_fastest(Context& ctx, const void* a, const void* b, void* 
 
 void GraphConv::run(Context& ctx, const void* a, const void* b, void* out) const {
   if (!plan_) throw Error("cudnn " + what_ + ": run before a plan was chosen (internal error)");
+  execute(ctx, *plan_, workspace_, engine_, a, b, out);
+}
+
+void GraphConv::execute(Context& ctx, const BackendDescriptor& plan, size_t workspace_bytes, int64_t engine,
+                        const void* a, const void* b, void* out) const {
   BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack");
   std::array<void*, 3> pointers{const_cast<void*>(a), const_cast<void*>(b), out};
-  void* workspace = ctx.workspace(workspace_);
+  void* workspace = ctx.workspace(workspace_bytes);
   set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids_.data(), what_);
   set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers.data(), what_);
   set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace, what_);
   finalize(pack, "variant pack", what_);
-  check(cudnnBackendExecute(handle_, plan_->get(), pack.get()), "cudnnBackendExecute", what_ + ", " + plan_name());
+  check(cudnnBackendExecute(handle_, plan.get(), pack.get()), "cudnnBackendExecute",
+        what_ + ", engine " + std::to_string(engine) + ", workspace " + std::to_string(workspace_bytes) + " bytes");
 }
 
-std::string GraphConv::plan_name() const {
-  return "engine " + std::to_string(engine_) + ", workspace " + std::to_string(workspace_) + " bytes";
-}
 
 }  // namespace tessera::cudnn_backend

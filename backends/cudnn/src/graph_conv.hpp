@@ -39,9 +39,9 @@ class BackendDescriptor {
 /// take them: forward (x, w -> y), data (dy, w -> dx), filter (x, dy -> dw).
 enum class GraphPass { forward, data, filter };
 
-/// What a graph's engines may do: tensor-core math (for fp32 data: TF32), and non-deterministic
-/// sums. Engines that reduce in less than fp32 are never taken.
-struct GraphSearch {
+/// What an algorithm search (the legacy calls' or a graph's engines) may take: tensor-core math
+/// (for fp32 data: TF32), and non-deterministic sums. Nothing that reduces in less than fp32.
+struct AlgorithmSearch {
   bool tensor_ops = false;
   bool deterministic = true;
 };
@@ -51,7 +51,7 @@ class GraphConv {
   /// Builds the operation graph of `pass` for `g` (channels-last tensors of g.type, fp32
   /// accumulation) and asks cuDNN's heuristics for its engine configurations. Throws Error when
   /// cuDNN refuses the graph.
-  GraphConv(cudnnHandle_t handle, const ops::ConvGeometry& g, GraphPass pass, const GraphSearch& search);
+  GraphConv(cudnnHandle_t handle, const ops::ConvGeometry& g, GraphPass pass, const AlgorithmSearch& search);
   ~GraphConv();
   GraphConv(const GraphConv&) = delete;
   GraphConv& operator=(const GraphConv&) = delete;
@@ -66,21 +66,19 @@ class GraphConv {
   /// Runs the chosen plan: out = pass(a, b). plan_first or plan_fastest must have succeeded.
   void run(Context& ctx, const void* a, const void* b, void* out) const;
 
-  bool planned() const { return plan_ != nullptr; }
-  size_t workspace() const { return workspace_; }
-  /// "engine 12 (knobs 3), workspace 1048576 bytes", for errors and `tessera info`.
-  std::string plan_name() const;
-
  private:
   struct Candidate;
   void find_candidates();
   void inspect(Candidate& c) const;
   std::unique_ptr<BackendDescriptor> build_plan(const Candidate& c, size_t limit, size_t& workspace) const;
+  /// out = pass(a, b) with `plan` (whose workspace is `workspace_bytes`, from `engine`).
+  void execute(Context& ctx, const BackendDescriptor& plan, size_t workspace_bytes, int64_t engine, const void* a,
+               const void* b, void* out) const;
 
   cudnnHandle_t handle_;
   std::string what_;
   std::array<int64_t, 3> uids_;  // of the buffers a call takes, in its order
-  GraphSearch search_;
+  AlgorithmSearch search_;
   std::vector<std::unique_ptr<BackendDescriptor>> tensors_;  // x, w, y
   std::unique_ptr<BackendDescriptor> conv_, op_, graph_;
   std::vector<Candidate> candidates_;
