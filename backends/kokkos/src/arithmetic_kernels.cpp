@@ -89,10 +89,7 @@ int64_t count_nonfinite(const Tensor& x) {
       "tessera::count_nonfinite", RangePolicy(0, x.numel()),
       KOKKOS_LAMBDA(const int64_t i, int64_t& acc) {
         // Exponent bits all ones: inf or NaN (no std::isfinite in device code under fast math).
-        uint32_t bits;
-        const float v = xv(i);
-        memcpy(&bits, &v, sizeof bits);
-        acc += (bits & 0x7f800000u) == 0x7f800000u ? 1 : 0;
+        acc += (half_float::bits_of(xv(i)) & 0x7f800000u) == 0x7f800000u ? 1 : 0;
       },
       n);
   return n;

@@ -19,7 +19,7 @@ class KokkosInnerProduct final : public ops::InnerProductOp {
 
   void forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) override {
     check(x, g_.batch, g_.in_features, "x");
-    check(w, g_.out_features, g_.in_features, "w");
+    check(w, g_.out_features, g_.in_features, "w", true);
     check(y, g_.batch, g_.out_features, "y");
     if (!bias.empty()) check_bias(bias);
     const Tensor& ya = half() ? staged(y_, y) : y;
@@ -31,7 +31,7 @@ class KokkosInnerProduct final : public ops::InnerProductOp {
 
   void backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx) override {
     check(dy, g_.batch, g_.out_features, "dy");
-    check(w, g_.out_features, g_.in_features, "w");
+    check(w, g_.out_features, g_.in_features, "w", true);
     check(dx, g_.batch, g_.in_features, "dx");
     const Tensor& dxa = half() ? staged(x_, dx) : dx;
     inner_product_backward_data<float>(matrix(widened(y_, dy), g_.batch, g_.out_features),
@@ -43,7 +43,7 @@ class KokkosInnerProduct final : public ops::InnerProductOp {
   void backward_weights(const Tensor& x, const Tensor& dy, const Tensor& dw, const Tensor& dbias) override {
     check(x, g_.batch, g_.in_features, "x");
     check(dy, g_.batch, g_.out_features, "dy");
-    check(dw, g_.out_features, g_.in_features, "dw");
+    check(dw, g_.out_features, g_.in_features, "dw", true);
     if (!dbias.empty()) check_bias(dbias);
     inner_product_backward_weights<float>(matrix(widened(x_, x), g_.batch, g_.in_features),
                                           matrix(widened(y_, dy), g_.batch, g_.out_features),
@@ -80,10 +80,9 @@ class KokkosInnerProduct final : public ops::InnerProductOp {
     return t.empty() ? UnmanagedDeviceView<float>()
                      : UnmanagedDeviceView<float>(t.data(), static_cast<size_t>(t.numel()));
   }
-  void check(const Tensor& t, int64_t rows, int64_t cols, const char* what) const {
-    // Weights, bias and their gradients are fp32 (master weights); activations the layer's type.
-    const std::string name(what);
-    const bool parameter = name == "w" || name == "dw" || name == "bias";
+  /// Activations (x, y and their gradients) are of the layer's type, `parameter`s (weights,
+  /// bias and their gradients) fp32: the master weights.
+  void check(const Tensor& t, int64_t rows, int64_t cols, const char* what, bool parameter = false) const {
     const ElementType expected = parameter ? ElementType::fp32 : g_.type;
     if (t.type() != expected)
       throw Error(std::string("kokkos inner product: ") + what + " is " + element_type_name(t.type()) + ", expected " +
@@ -93,7 +92,7 @@ class KokkosInnerProduct final : public ops::InnerProductOp {
                                                 t.shape().str() + " is not " + std::to_string(rows) + "x" +
                                                 std::to_string(cols));
   }
-  void check_bias(const Tensor& b) const { check(b, 1, g_.out_features, "bias"); }
+  void check_bias(const Tensor& b) const { check(b, 1, g_.out_features, "bias", true); }
 
   ops::InnerProductGeometry g_;
   // fp32 copies of a 16-bit layer's activations: x or dx, y or dy; its rounded weights.
