@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/activation_blocks.hpp"
@@ -24,7 +26,6 @@
 using namespace tessera;
 using nlohmann::json;
 using testing::block_of;
-using testing::value_at;
 
 namespace {
 
@@ -42,7 +43,10 @@ void track(double& diff, double& scale, float got, float want) {
 /// spatial parts folded into samples (features cannot split in space), "@samples" for
 /// {sample: ranks}; layers without one run under the model's own distribution, the tested
 /// one with its channel parts folded into samples (model inputs keep whole channels).
-Outcome compare(const json& input, json layers, const json& split, int64_t batch, const parallel::Communicator& world) {
+/// The model under `split` (channel/filter split layers, "@dense" for the head's layout,
+/// "@samples" for {sample: ranks}), and the same model on one rank.
+std::pair<std::unique_ptr<model::Model>, std::unique_ptr<model::Model>> build_models(
+    const json& input, json layers, const json& split, const parallel::Communicator& world) {
   const int parts = split.value("channel", 1) * split.value("filter", 1);
   const int spatial = split.value("depth", 1) * split.value("height", 1) * split.value("width", 1);
   json model_distribution = split, dense = split;
@@ -68,12 +72,14 @@ Outcome compare(const json& input, json layers, const json& split, int64_t batch
   po.group = world;
   so.group = parallel::Communicator::self();
   ConfigObject pc(parallel_spec, "$.model"), sc(serial_spec, "$.model");
-  auto parallel = model::Model::from_json(pc, po);
-  auto serial = model::Model::from_json(sc, so);
+  return {model::Model::from_json(pc, po), model::Model::from_json(sc, so)};
+}
 
-  Outcome o;
-  for (const auto& p : parallel->parameters().all()) {
-    const auto* s = serial->parameters().find(p->name);
+/// Each parameter's initial values (a shard's, against its part of the whole) and how many are
+/// sharded.
+void compare_initial_values(const model::Model& parallel, const model::Model& serial, Outcome& o) {
+  for (const auto& p : parallel.parameters().all()) {
+    const auto* s = serial.parameters().find(p->name);
     if (s == nullptr) throw Error("parameter '" + p->name + "' exists only in the split model");
     o.shards += p->shard.split() ? 1 : 0;
     const auto got = p->value.to_host(), want = s->value.to_host();
@@ -81,12 +87,31 @@ Outcome compare(const json& input, json layers, const json& split, int64_t batch
     for (size_t i = 0; i < got.size(); ++i)
       track(o.value_diff, unused, got[i], want[static_cast<size_t>(p->shard.whole_index(static_cast<int64_t>(i)))]);
   }
+}
 
-  std::vector<int64_t> dims{batch};
-  for (auto d : serial->sample_shape().dims()) dims.push_back(d);
-  const Shape in_shape(dims);
-  std::vector<float> x(static_cast<size_t>(in_shape.numel()));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = value_at(static_cast<int64_t>(i), 1);
+/// Each parameter's gradient (a shard's summed over its replicas, the others over the world)
+/// against the 1-rank model's.
+void compare_gradients(const model::Model& parallel, const model::Model& serial, const parallel::Communicator& world,
+                       Outcome& o) {
+  for (const auto& p : parallel.parameters().all()) {
+    if (!p->trainable) continue;
+    Tensor g = p->grad.clone();
+    (p->shard.split() ? p->shard.replicas : world).allreduce_sum(g);
+    const auto got = g.to_host(), want = serial.parameters().find(p->name)->grad.to_host();
+    for (size_t i = 0; i < got.size(); ++i)
+      track(o.grad_diff, o.grad_scale, got[i],
+            want[static_cast<size_t>(p->shard.whole_index(static_cast<int64_t>(i)))]);
+  }
+}
+
+Outcome compare(const json& input, const json& layers, const json& split, int64_t batch,
+                const parallel::Communicator& world) {
+  const auto [parallel, serial] = build_models(input, layers, split, world);
+  Outcome o;
+  compare_initial_values(*parallel, *serial, o);
+
+  const Shape in_shape = testing::batched(batch, serial->sample_shape());
+  const std::vector<float> x = testing::global_values(in_shape, 1);
   Tensor xs(in_shape), xp(parallel->input_grid().local_shape(in_shape, "test"));
   xs.copy_from_host(x);
   xp.copy_from_host(block_of(x, in_shape, parallel->input_grid()));
@@ -100,8 +125,7 @@ Outcome compare(const json& input, json layers, const json& split, int64_t batch
   if (ys_block.size() != yp.size()) throw Error("output block sizes differ");
   for (size_t i = 0; i < yp.size(); ++i) track(o.output_diff, o.output_scale, yp[i], ys_block[i]);
 
-  std::vector<float> dy(static_cast<size_t>(out_shape.numel()));
-  for (size_t i = 0; i < dy.size(); ++i) dy[i] = value_at(static_cast<int64_t>(i), 2) / static_cast<float>(batch);
+  const std::vector<float> dy = testing::global_values(out_shape, 2, 1.0f / static_cast<float>(batch));
   Tensor dys(out_shape), dyp(yp_t.shape());
   dys.copy_from_host(dy);
   auto dy_block = block_of(dy, out_shape, parallel->output_grid());
@@ -110,16 +134,52 @@ Outcome compare(const json& input, json layers, const json& split, int64_t batch
   dyp.copy_from_host(dy_block);
   serial->backward(dys, step);
   parallel->backward(dyp, step);
-  for (const auto& p : parallel->parameters().all()) {
-    if (!p->trainable) continue;
-    Tensor g = p->grad.clone();
-    (p->shard.split() ? p->shard.replicas : world).allreduce_sum(g);
-    const auto got = g.to_host(), want = serial->parameters().find(p->name)->grad.to_host();
-    for (size_t i = 0; i < got.size(); ++i)
-      track(o.grad_diff, o.grad_scale, got[i],
-            want[static_cast<size_t>(p->shard.whole_index(static_cast<int64_t>(i)))]);
-  }
+  compare_gradients(*parallel, *serial, world, o);
   return o;
+}
+
+/// The 3D model: split convolutions, batch norm, pooling, dropout, a transposed convolution, add
+/// and concat, then a dense head in its own layout.
+json layers_3d() {
+  return json::parse(R"([
+    {"name": "c1", "type": "conv3d", "filters": 8, "padding": 1, "distribution": "@split"},
+    {"name": "bn1", "type": "batch_norm", "distribution": "@split"},
+    {"name": "act1", "type": "leaky_relu", "distribution": "@split"},
+    {"name": "p1", "type": "max_pool3d", "distribution": "@split"},
+    {"name": "c2", "type": "conv3d", "filters": 4, "padding": 1, "distribution": "@split"},
+    {"name": "drop", "type": "dropout", "rate": 0.3, "distribution": "@split"},
+    {"name": "up", "type": "conv_transpose3d", "filters": 4, "distribution": "@split"},
+    {"name": "c3", "type": "conv3d", "filters": 4, "padding": 1, "stride": 2, "bias": false,
+     "distribution": "@split"},
+    {"name": "sum", "type": "add", "inputs": ["c3", "c2"], "distribution": "@split"},
+    {"name": "cat", "type": "concat", "inputs": ["sum", "c2"], "distribution": "@split"},
+    {"name": "ap", "type": "avg_pool3d", "distribution": "@split"},
+    {"name": "c4", "type": "conv3d", "filters": 4, "padding": 1},
+    {"name": "flat", "type": "flatten", "distribution": "@samples"},
+    {"name": "fc1", "type": "dense", "units": 8, "distribution": "@dense"},
+    {"name": "bnf", "type": "batch_norm", "distribution": "@dense"},
+    {"name": "act2", "type": "relu", "distribution": "@dense"},
+    {"name": "fdrop", "type": "dropout", "rate": 0.2, "distribution": "@dense"},
+    {"name": "fc2", "type": "dense", "units": 8, "distribution": "@dense"},
+    {"name": "out", "type": "dense", "units": 3, "distribution": "@samples"}
+  ])");
+}
+
+/// The 2D model: split convolutions, a transposed convolution, global average pooling, dense head.
+json layers_2d() {
+  return json::parse(R"([
+    {"name": "c1", "type": "conv2d", "filters": 8, "padding": 1, "distribution": "@split"},
+    {"name": "bn", "type": "batch_norm", "distribution": "@split"},
+    {"name": "act", "type": "elu", "distribution": "@split"},
+    {"name": "p1", "type": "max_pool2d", "distribution": "@split"},
+    {"name": "c2", "type": "conv2d", "filters": 4, "padding": 1, "stride": 2, "distribution": "@split"},
+    {"name": "up", "type": "conv_transpose2d", "filters": 4, "kernel": 3, "stride": 2, "padding": 1,
+     "output_padding": 1, "distribution": "@split"},
+    {"name": "c3", "type": "conv2d", "filters": 4, "kernel": 1, "distribution": "@split"},
+    {"name": "gap", "type": "global_avg_pool2d", "distribution": "@dense"},
+    {"name": "fc", "type": "dense", "units": 4, "distribution": "@dense"},
+    {"name": "out", "type": "dense", "units": 3, "distribution": "@samples"}
+  ])");
 }
 
 }  // namespace
@@ -136,43 +196,10 @@ int main(int argc, char* argv[]) {
     json input, layers;
     if (!two_d) {
       input = {{"channels", 4}, {"size", {8, 8, 8}}};
-      layers = json::parse(R"([
-        {"name": "c1", "type": "conv3d", "filters": 8, "padding": 1, "distribution": "@split"},
-        {"name": "bn1", "type": "batch_norm", "distribution": "@split"},
-        {"name": "act1", "type": "leaky_relu", "distribution": "@split"},
-        {"name": "p1", "type": "max_pool3d", "distribution": "@split"},
-        {"name": "c2", "type": "conv3d", "filters": 4, "padding": 1, "distribution": "@split"},
-        {"name": "drop", "type": "dropout", "rate": 0.3, "distribution": "@split"},
-        {"name": "up", "type": "conv_transpose3d", "filters": 4, "distribution": "@split"},
-        {"name": "c3", "type": "conv3d", "filters": 4, "padding": 1, "stride": 2, "bias": false,
-         "distribution": "@split"},
-        {"name": "sum", "type": "add", "inputs": ["c3", "c2"], "distribution": "@split"},
-        {"name": "cat", "type": "concat", "inputs": ["sum", "c2"], "distribution": "@split"},
-        {"name": "ap", "type": "avg_pool3d", "distribution": "@split"},
-        {"name": "c4", "type": "conv3d", "filters": 4, "padding": 1},
-        {"name": "flat", "type": "flatten", "distribution": "@samples"},
-        {"name": "fc1", "type": "dense", "units": 8, "distribution": "@dense"},
-        {"name": "bnf", "type": "batch_norm", "distribution": "@dense"},
-        {"name": "act2", "type": "relu", "distribution": "@dense"},
-        {"name": "fdrop", "type": "dropout", "rate": 0.2, "distribution": "@dense"},
-        {"name": "fc2", "type": "dense", "units": 8, "distribution": "@dense"},
-        {"name": "out", "type": "dense", "units": 3, "distribution": "@samples"}
-      ])");
+      layers = layers_3d();
     } else {
       input = {{"channels", 4}, {"size", {8, 8}}};
-      layers = json::parse(R"([
-        {"name": "c1", "type": "conv2d", "filters": 8, "padding": 1, "distribution": "@split"},
-        {"name": "bn", "type": "batch_norm", "distribution": "@split"},
-        {"name": "act", "type": "elu", "distribution": "@split"},
-        {"name": "p1", "type": "max_pool2d", "distribution": "@split"},
-        {"name": "c2", "type": "conv2d", "filters": 4, "padding": 1, "stride": 2, "distribution": "@split"},
-        {"name": "up", "type": "conv_transpose2d", "filters": 4, "kernel": 3, "stride": 2, "padding": 1,
-         "output_padding": 1, "distribution": "@split"},
-        {"name": "c3", "type": "conv2d", "filters": 4, "kernel": 1, "distribution": "@split"},
-        {"name": "gap", "type": "global_avg_pool2d", "distribution": "@dense"},
-        {"name": "fc", "type": "dense", "units": 4, "distribution": "@dense"},
-        {"name": "out", "type": "dense", "units": 3, "distribution": "@samples"}
-      ])");
+      layers = layers_2d();
     }
     const Outcome o = compare(input, layers, split, batch, world);
     const bool ok = o.output_diff <= 1e-5 * std::max(1.0, o.output_scale) && o.value_diff == 0.0 &&

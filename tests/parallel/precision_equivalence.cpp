@@ -31,7 +31,6 @@
 using namespace tessera;
 using nlohmann::json;
 using testing::block_of;
-using testing::value_at;
 
 namespace {
 
@@ -99,11 +98,8 @@ Run run(const json& distribution, ElementType precision, const parallel::Communi
   ConfigObject cfg(spec, "$.model");
   auto m = model::Model::from_json(cfg, options);
 
-  std::vector<int64_t> dims{batch};
-  for (auto d : m->sample_shape().dims()) dims.push_back(d);
-  const Shape in_shape(dims);
-  std::vector<float> x(static_cast<size_t>(in_shape.numel()));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = value_at(static_cast<int64_t>(i), 1);
+  const Shape in_shape = testing::batched(batch, m->sample_shape());
+  const std::vector<float> x = testing::global_values(in_shape, 1);
   Tensor xt(m->input_grid().local_shape(in_shape, "test"));
   xt.copy_from_host(block_of(x, in_shape, m->input_grid()));
   const layers::StepInfo step{layers::Mode::training, 3, batch};
@@ -112,8 +108,7 @@ Run run(const json& distribution, ElementType precision, const parallel::Communi
   const Tensor& y = m->forward(xt, step);
   r.output = y.to_host();
   const Shape out_shape = m->output_shape(batch);
-  std::vector<float> dy(static_cast<size_t>(out_shape.numel()));
-  for (size_t i = 0; i < dy.size(); ++i) dy[i] = value_at(static_cast<int64_t>(i), 2) / static_cast<float>(batch);
+  const std::vector<float> dy = testing::global_values(out_shape, 2, 1.0f / static_cast<float>(batch));
   Tensor dyt(y.shape());
   dyt.copy_from_host(block_of(dy, out_shape, m->output_grid()));
   m->backward(dyt, step);

@@ -18,6 +18,21 @@ inline float value_at(int64_t i, uint64_t salt) {
   return static_cast<float>((h >> 40) % 2001) / 1000.0f - 1.0f;
 }
 
+/// value_at(i, salt)·scale for every element of a global tensor of `shape`: the equivalence
+/// programs' model input (salt 1) and output gradient (salt 2, scaled by 1/batch).
+inline std::vector<float> global_values(const Shape& shape, uint64_t salt, float scale = 1.0f) {
+  std::vector<float> v(static_cast<size_t>(shape.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = value_at(static_cast<int64_t>(i), salt) * scale;
+  return v;
+}
+
+/// [batch, the sample's dims...]: a model's global input shape.
+inline Shape batched(int64_t batch, const Shape& sample) {
+  std::vector<int64_t> dims{batch};
+  for (const int64_t d : sample.dims()) dims.push_back(d);
+  return Shape(dims);
+}
+
 inline std::vector<float> block_of(const std::vector<float>& global, const Shape& global_shape,
                                    const parallel::ProcessGrid& grid) {
   const ActivationDims g = ActivationDims::of(global_shape);
