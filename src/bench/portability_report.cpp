@@ -8,11 +8,12 @@
 
 #include "tessera/bench/portability_metric.hpp"
 #include "tessera/bench/roofline.hpp"
-#include "tessera/bench/svg_plot.hpp"
+#include "tessera/plot/svg_plot.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 
 namespace tessera::bench {
+using plot::SvgPlot;
 namespace {
 
 /// PP over the platforms that measured the application.

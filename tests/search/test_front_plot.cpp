@@ -35,7 +35,7 @@ TEST_CASE("The front's SVG shows every finished candidate, the front ringed", "[
   CHECK(svg.rfind("<svg", 0) == 0);
   CHECK(svg.find("</svg>") != std::string::npos);
   CHECK(count(svg, "<title>") == 3);  // the failed candidate is left out
-  CHECK(count(svg, "r=\"7\"") == 3);  // three rings
+  CHECK(count(svg, "r=\"7.0\"") == 3);  // three rings
   CHECK(svg.find("<title>g1c1") == std::string::npos);
   CHECK(svg.find("parameters") != std::string::npos);
   CHECK(svg.find("generation 1") != std::string::npos);
