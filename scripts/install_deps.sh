@@ -3,23 +3,26 @@
 #  * Debian packages (compilers, MPI, HDF5, oneDNN, Catch2, JSON, CLI11, ...);
 #  * Kokkos + Kokkos Kernels 3.4.1 (Serial + OpenMP, or CUDA with --cuda), built from Debian's
 #    Trilinos 13.2 *source* package
-#    into a fixed prefix outside the repository (default /opt/tessera-deps/<variant>).
+#    into a fixed prefix outside the repository (default /opt/tessera-deps/<variant>);
+#  * with --for-tests, what only the tests use (Chromium, which renders `tessera report` pages).
 # Idempotent: a second run finds the stamp files and returns in seconds.
 #
-# Usage: scripts/install_deps.sh [--cuda] [--prefix DIR] [--jobs N] [--no-apt]
+# Usage: scripts/install_deps.sh [--cuda] [--for-tests] [--prefix DIR] [--jobs N] [--no-apt]
 set -euo pipefail
 
 variant=openmp
 prefix_root=${TESSERA_DEPS_ROOT:-/opt/tessera-deps}
 jobs=$(nproc)
 do_apt=1
+for_tests=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cuda) variant=cuda ;;
     --prefix) prefix_root=$2; shift ;;
     --jobs) jobs=$2; shift ;;
     --no-apt) do_apt=0 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --for-tests) for_tests=1 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install_deps.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -44,6 +47,9 @@ apt_packages=(
   # the images of examples/resnet, imported by `tessera datagen fashion-mnist`
   dataset-fashion-mnist
 )
+# Headless Chromium renders `tessera report` pages in the report tests (about 20 s to install);
+# the quick start does not need it.
+test_packages=(chromium fonts-dejavu-core)
 
 # deb-src entries mirror the machine's own apt sources (deb822 *.sources and one-line
 # sources.list), so no host is ever written down here.
@@ -71,6 +77,7 @@ write_deb_src() {
 
 if [[ $do_apt -eq 1 ]]; then
   missing=()
+  [[ $for_tests -eq 1 ]] && apt_packages+=("${test_packages[@]}")
   for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done

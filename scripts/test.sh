@@ -10,11 +10,11 @@
 # Extra arguments go to ctest (e.g. -L unit, -R conv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install_deps.sh
+scripts/install_deps.sh --for-tests
 scripts/build.sh default
 # What this script's own install guarantees: a test case that skips itself for want of one of
 # these fails instead (tests/support/skip.hpp), so a green run means they all ran.
-require=hwloc,host-build
+require=hwloc,host-build,chromium
 [[ -z ${OPENBLAS_NUM_THREADS:-} ]] && require+=,openblas
 # Whether the multi-node tests (ctest -L cluster) can make their emulated nodes here; where they
 # cannot, they skip with this reason (docs/cluster.md).

@@ -74,6 +74,12 @@ struct BenchArgs {
   bool no_progress = false;
 };
 
+/// The flags of `tessera report`.
+struct ReportArgs {
+  std::vector<std::string> logs;
+  std::string output, title = "Tessera run report";
+};
+
 /// The flags of `tessera calibrate`.
 struct CalibrateArgs {
   std::string output, name;
@@ -102,5 +108,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args);
 int run_bench(BenchArgs& args);
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args);
 int run_calibrate(CalibrateArgs& args);
+CLI::App* add_report_command(CLI::App& app, ReportArgs& args);
+int run_report(const ReportArgs& args);
 
 }  // namespace tessera::cli

@@ -243,11 +243,8 @@ std::string Model::precision_summary() const {
          std::to_string(graph_.nodes.size()) + " layers; the others fp32)";
 }
 
-std::string Model::summary() const {
-  std::string out =
-      format("%-18s %-18s %-24s %12s  %s\n", "layer", "type", "output (N,D,H,W,C)", "parameters", "backend");
-  std::string declined;  // the op choices for which a backend declined, with its reason
-  std::string notes;     // what split layers decided (e.g. halo overlap)
+std::vector<Model::LayerRow> Model::layer_rows() const {
+  std::vector<LayerRow> rows;
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const GraphNode& node = graph_.nodes[i];
     const layers::Layer& layer = *node.layer;
@@ -255,15 +252,29 @@ std::string Model::summary() const {
     for (const auto& p : params_.all())
       if (p->trainable && p->name.rfind(layer.name() + ".", 0) == 0) count += p->shape.numel();
     const parallel::Distribution& d = node.grid().distribution();
-    out += format("%-18s %-18s %-24s %12lld  %s\n", layer.name().c_str(), layer.type().c_str(),
-                  state_[i].global_output.str().c_str(), static_cast<long long>(count),
-                  (layer.backend() +
-                   (node.context.precision == ElementType::fp32 ? "" : " " + std::string(element_type_name(node.context.precision))) +
-                   (d.is_serial() ? "" : "  " + d.str()))
-                      .c_str());
+    rows.push_back({layer.name(), layer.type(), state_[i].global_output, count, layer.backend(),
+                    element_type_name(node.context.precision), d.is_serial() ? "" : d.str()});
+  }
+  return rows;
+}
+
+std::string Model::summary() const {
+  std::string out =
+      format("%-18s %-18s %-24s %12s  %s\n", "layer", "type", "output (N,D,H,W,C)", "parameters", "backend");
+  std::string declined;  // the op choices for which a backend declined, with its reason
+  std::string notes;     // what split layers decided (e.g. halo overlap)
+  const auto rows = layer_rows();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const LayerRow& r = rows[i];
+    const std::string backend = r.backend + (r.precision == "fp32" ? "" : " " + r.precision) +
+                                (r.distribution.empty() ? "" : "  " + r.distribution);
+    out += format("%-18s %-18s %-24s %12lld  %s\n", r.name.c_str(), r.type.c_str(), r.output.str().c_str(),
+                  static_cast<long long>(r.parameters), backend.c_str());
+    const layers::Layer& layer = *graph_.nodes[i].layer;
     if (const std::string note = layer.distribution_note(); !note.empty()) notes += layer.name() + ": " + note + "\n";
-    if (node.context.ops == nullptr) continue;
-    for (const auto& choice : node.context.ops->choices_for(layer.name()))
+    const auto& ops = graph_.nodes[i].context.ops;
+    if (ops == nullptr) continue;
+    for (const auto& choice : ops->choices_for(layer.name()))
       if (!choice.declined.empty()) declined += layer.name() + ": " + choice.op + ": " + choice.str() + "\n";
   }
   return out + format("total trainable parameters: %lld\n", static_cast<long long>(params_.trainable_count())) + notes +

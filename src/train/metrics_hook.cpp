@@ -1,6 +1,7 @@
 #include "tessera/train/metrics_hook.hpp"
 
 #include "tessera/core/stop_request.hpp"
+#include "tessera/parallel/rank_placement.hpp"
 #include "tessera/parallel/traffic_counter.hpp"
 #include "tessera/train/trainer.hpp"
 
@@ -28,6 +29,31 @@ nlohmann::json parameter_record(const model::ParameterStore& params, optim::Opti
           {"optimizer_state_per_rank", state}};
 }
 
+/// Every layer as the run header shows it: what `tessera report` draws the layout from.
+nlohmann::json layers_record(const model::Model& model) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& r : model.layer_rows()) {
+    const std::vector<int64_t> dims = r.output.dims();
+    nlohmann::json layer{{"name", r.name},
+                         {"type", r.type},
+                         {"output_per_sample", std::vector<int64_t>(dims.begin() + 1, dims.end())},
+                         {"parameters", r.parameters},
+                         {"backend", r.backend},
+                         {"precision", r.precision}};
+    if (!r.distribution.empty()) layer["distribution"] = r.distribution;
+    layers.push_back(std::move(layer));
+  }
+  return layers;
+}
+
+/// Where each rank of the trainer runs. Collective over the trainer's ranks.
+nlohmann::json placement_record(const parallel::Communicator& group) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& p : parallel::gather_rank_placements(group))
+    ranks.push_back({{"rank", p.rank}, {"node", p.node}, {"host", p.host}, {"cpus", p.cpus}, {"numa", p.numa}});
+  return ranks;
+}
+
 }  // namespace
 
 void MetricsHook::on_run_start(Trainer& trainer, const RunStart& start) {
@@ -42,7 +68,10 @@ void MetricsHook::on_run_start(Trainer& trainer, const RunStart& start) {
                            {"lr_factor", trainer.lr_factor()},
                            {"threads", ExecSpace().concurrency()},
                            {"precision", element_type_name(trainer.options().precision)},
-                           {"parameters", parameter_record(trainer.model().parameters(), trainer.optimizer())}});
+                           {"parameters", parameter_record(trainer.model().parameters(), trainer.optimizer())},
+                           {"ranks", trainer.group().size()},
+                           {"layers", layers_record(trainer.model())},
+                           {"placement", placement_record(trainer.group())}});
   for (int k = 0; k < parallel::TrafficCounter::kinds; ++k)
     sent_at_start_[static_cast<size_t>(k)] =
         parallel::TrafficCounter::bytes(static_cast<parallel::TrafficCounter::Kind>(k));

@@ -57,8 +57,18 @@ class Model {
   const ParameterStore& parameters() const { return params_; }
   size_t num_layers() const { return graph_.nodes.size(); }
   const layers::Layer& layer(size_t i) const { return *graph_.nodes[i].layer; }
-  /// A table: layer, type, output shape, parameters, backend; then, for each op for which a
-  /// backend declined, the layer, the op and why.
+  /// One layer as the run header and the metrics log show it.
+  struct LayerRow {
+    std::string name, type;
+    Shape output;  // the whole output for the current batch
+    int64_t parameters = 0;
+    std::string backend, precision;
+    std::string distribution;  // "" when the layer is not split
+  };
+  /// Every layer, in graph order.
+  std::vector<LayerRow> layer_rows() const;
+  /// A table of layer_rows(); then, for each op for which a backend declined, the layer, the
+  /// op and why.
   std::string summary() const;
   /// Forward FLOPs per sample of the compute-bound layers.
   double forward_flops_per_sample() const;
