@@ -63,10 +63,21 @@ int64_t ConfigObject::integer(const std::string& key) {
 
 int64_t ConfigObject::integer(const std::string& key, int64_t fallback) { return has(key) ? integer(key) : fallback; }
 
+namespace {
+std::string outside(int64_t v, int64_t lo, int64_t hi) {
+  return "value " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+}
+}  // namespace
+
 int64_t ConfigObject::integer_in(const std::string& key, int64_t lo, int64_t hi, int64_t fallback) {
   const int64_t v = integer(key, fallback);
-  if (v < lo || v > hi)
-    fail(key, "value " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  if (v < lo || v > hi) fail(key, outside(v, lo, hi));
+  return v;
+}
+
+int64_t ConfigObject::integer_in(const std::string& key, int64_t lo, int64_t hi) {
+  const int64_t v = integer(key);
+  if (v < lo || v > hi) fail(key, outside(v, lo, hi));
   return v;
 }
 

@@ -6,6 +6,7 @@
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/layers/conv_max_pool.hpp"
+#include "tessera/ops/size_limits.hpp"
 
 namespace tessera::layers {
 
@@ -16,8 +17,7 @@ std::unique_ptr<Layer> Conv::from_json(const std::string& name, ConfigObject& cf
     throw ConfigError(cfg.path(), "a convolution is 2D or 3D, got spatial rank " + std::to_string(spatial_rank));
   ConvOptions o;
   o.spatial_rank = spatial_rank;
-  o.filters = cfg.integer("filters");
-  if (o.filters < 1) throw ConfigError(cfg.path_of("filters"), "must be at least 1, got " + std::to_string(o.filters));
+  o.filters = cfg.integer_in("filters", 1, ops::kMaxExtent);
   o.kernel = cfg.spatial("kernel", spatial_rank, 3, 1, 1);
   o.stride = cfg.spatial("stride", spatial_rank, 1, 1, 1);
   o.padding = cfg.spatial("padding", spatial_rank, 0, 0, 0);

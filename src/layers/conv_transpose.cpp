@@ -4,6 +4,7 @@
 
 #include "tessera/backends/kokkos/conv_kernels.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/ops/size_limits.hpp"
 
 namespace tessera::layers {
 ConvTranspose::ConvTranspose(std::string name, const ConvTransposeOptions& options)
@@ -15,8 +16,7 @@ std::unique_ptr<Layer> ConvTranspose::from_json(const std::string& name, ConfigO
                       "a transposed convolution is 2D or 3D, got spatial rank " + std::to_string(spatial_rank));
   ConvTransposeOptions o;
   o.spatial_rank = spatial_rank;
-  o.filters = cfg.integer("filters");
-  if (o.filters < 1) throw ConfigError(cfg.path_of("filters"), "must be at least 1, got " + std::to_string(o.filters));
+  o.filters = cfg.integer_in("filters", 1, ops::kMaxExtent);
   o.kernel = cfg.spatial("kernel", spatial_rank, 2, 1, 1);
   o.stride = cfg.spatial("stride", spatial_rank, 2, 1, 1);
   o.padding = cfg.spatial("padding", spatial_rank, 0, 0, 0);
@@ -49,7 +49,7 @@ ops::ConvGeometry ConvTranspose::adjoint_geometry(const Shape& input) const {
                                          " must be in [0, stride " + std::to_string(s) + ")");
     // The bounds ConvGeometry::validate sets, checked before they size the output: from a
     // config, larger values overflow int64 here.
-    constexpr int64_t kMaxExtent = int64_t{1} << 20, kMaxSize = int64_t{1} << 31;
+    using ops::kMaxExtent, ops::kMaxSize;
     require_shape(
         in[i] <= kMaxSize && s <= kMaxExtent && options_.kernel[i] <= kMaxExtent && options_.padding[i] <= kMaxExtent,
         where() + ": input " + axis[i] + " " + std::to_string(in[i]) + " (at most " + std::to_string(kMaxSize) +

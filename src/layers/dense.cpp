@@ -1,14 +1,14 @@
 #include "tessera/layers/dense.hpp"
 
 #include "tessera/core/error.hpp"
+#include "tessera/ops/size_limits.hpp"
 
 namespace tessera::layers {
 
 Dense::Dense(std::string name, int64_t units, bool bias) : Layer(std::move(name)), units_(units), bias_enabled_(bias) {}
 
 std::unique_ptr<Layer> Dense::from_json(const std::string& name, ConfigObject& cfg, int /*spatial_rank*/) {
-  const int64_t units = cfg.integer("units");
-  if (units < 1) throw ConfigError(cfg.path_of("units"), "must be at least 1, got " + std::to_string(units));
+  const int64_t units = cfg.integer_in("units", 1, ops::kMaxExtent);
   const bool bias = cfg.boolean("bias", true);
   return std::make_unique<Dense>(name, units, bias);
 }

@@ -91,6 +91,11 @@ int Builder::add(GraphNode node, const std::string& where) {
   try {
     for (size_t k = 0; k < n.inputs.size(); ++k) globals.push_back(g_.global_input(index, k, 1));
     n.global_output = n.layer->output_shape(globals);
+    // The layer's own output must split under its grid too: checked here, so that a window or
+    // stride that leaves too few planes for the ranks is blamed on its layer, not on the next.
+    Shape output = n.global_output;
+    output[0] = g_.batch_multiple;
+    n.grid().local_shape(output, "layer '" + n.layer->name() + "' (" + n.layer->type() + "): its output " + output.str());
     // Blocks of a small batch only to declare parameters; the model sets the real ones.
     for (size_t k = 0; k < globals.size(); ++k) {
       const int in = n.inputs[k];  // its producer holds it under its own grid

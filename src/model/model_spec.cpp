@@ -4,12 +4,12 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/model/layer_registry.hpp"
+#include "tessera/ops/size_limits.hpp"
 
 namespace tessera::model {
 namespace {
 
-/// The largest channel count and spatial size of a model input.
-constexpr int64_t kMaxExtent = int64_t{1} << 20;
+using ops::kMaxExtent;  // the largest channel count and spatial size of a model input
 
 Shape read_sample_shape(ConfigObject input) {
   const int64_t channels = input.integer_in("channels", 1, kMaxExtent, 1);

@@ -3,6 +3,7 @@
 #include "spatial_extents.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/ops/conv.hpp"
+#include "tessera/ops/size_limits.hpp"
 
 namespace tessera::ops {
 using detail::all_extents;
@@ -53,9 +54,6 @@ void ConvGeometry::validate(const std::string& where) const {
          std::to_string(in_channels) + "->" + std::to_string(out_channels) + ")");
   // Bounds far beyond any real network keep every size, reach and weight count below computed
   // here and by the layers (taps * channels) within int64: they come from configs.
-  constexpr int64_t kMaxExtent = int64_t{1} << 20;  // channels, kernel, stride, dilation, padding
-  constexpr int64_t kMaxSize = int64_t{1} << 31;    // batch, input size
-  constexpr int64_t kMaxWeights = int64_t{1} << 40;
   const auto at_most = [&](const std::string& what, int64_t value, int64_t bound) {
     if (value > bound) fail(what + " must be at most " + std::to_string(bound) + ", got " + std::to_string(value));
   };

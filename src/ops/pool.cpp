@@ -3,6 +3,7 @@
 #include "spatial_extents.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/ops/pool.hpp"
+#include "tessera/ops/size_limits.hpp"
 
 namespace tessera::ops {
 using detail::all_extents;
@@ -43,8 +44,6 @@ void PoolGeometry::validate(const std::string& where) const {
          std::to_string(channels) + ")");
   // Bounds far beyond any real network (those of ConvGeometry::validate) keep the sizes
   // computed from these within int64: they come from configs.
-  constexpr int64_t kMaxExtent = int64_t{1} << 20;  // channels, kernel, stride, padding
-  constexpr int64_t kMaxSize = int64_t{1} << 31;    // batch, input size
   const auto at_most = [&](const std::string& what, int64_t value, int64_t bound) {
     if (value > bound) fail(what + " must be at most " + std::to_string(bound) + ", got " + std::to_string(value));
   };

@@ -191,6 +191,48 @@ std::vector<size_t> SearchRun::evaluate(const std::vector<Candidate>& candidates
   return indices;
 }
 
+std::vector<Genome> SearchRun::new_candidates(int64_t g) const {
+  const SearchBudget& b = space_.budget();
+  const auto population = static_cast<size_t>(b.population);
+  // Every network the search trained, so that no generation trains one again: a repeat
+  // would spend a candidate's training on a second noisy reading of a known network.
+  std::set<std::string> seen;
+  for (const auto& r : state_.history) seen.insert(space_.network_of(r.genome));
+  auto is_seen = [&](const Genome& genome) { return seen.count(space_.network_of(genome)) > 0; };
+  std::vector<Genome> kept;
+  size_t repeats = 0;
+  // A candidate still not new after the redraws (a small space, a converged population) is
+  // left out rather than trained again.
+  auto keep = [&](Genome genome) {
+    if (is_seen(genome)) return void(++repeats);
+    seen.insert(space_.network_of(genome));
+    kept.push_back(std::move(genome));
+  };
+  if (g == 0) {
+    Draws draws(b.seed, Nsga2::stream(0x7265647261770000ull, g));
+    for (Genome genome : nsga_.initial(population)) keep(is_seen(genome) ? nsga_.random_new(is_seen, draws) : genome);
+  } else if (b.algorithm == "random") {
+    Draws draws(b.seed, Nsga2::stream(0x72616e646f6dull, g));
+    for (size_t i = 0; i < population; ++i) keep(nsga_.random_new(is_seen, draws));
+  } else {
+    std::vector<Genome> parents;
+    std::vector<Objectives> parent_objectives;
+    for (const size_t i : state_.population) {
+      parents.push_back(state_.history[i].genome);
+      parent_objectives.push_back(state_.history[i].objectives);
+    }
+    // Offspring that repeat a trained network (or each other) are mutated until new.
+    Draws draws(b.seed, Nsga2::stream(0x6e6577000000ull, g));
+    for (auto& genome : nsga_.offspring(parents, parent_objectives, population, g))
+      keep(nsga_.made_new(std::move(genome), is_seen, draws));
+  }
+  if (repeats > 0 && !kept.empty() && job_.rank() == 0)
+    log::info("search: generation " + std::to_string(g) + " trains " + std::to_string(kept.size()) +
+              " new network(s); " + std::to_string(repeats) +
+              " candidate(s) found no network not yet trained and are left out");
+  return kept;
+}
+
 SearchState SearchRun::run() {
   const SearchBudget& b = space_.budget();
   const auto population = static_cast<size_t>(b.population);
@@ -201,32 +243,13 @@ SearchState SearchRun::run() {
               " trainer(s) of " + std::to_string(layout_->ranks_per_trainer()) + " rank(s)");
   for (int64_t g = state_.generation + 1; g <= b.generations; ++g) {
     const auto start = std::chrono::steady_clock::now();
-    std::vector<Genome> genomes;
-    std::vector<Objectives> parent_objectives;
-    for (const size_t i : state_.population) parent_objectives.push_back(state_.history[i].objectives);
-    // Every network the search trained, so that no generation trains one again: a repeat
-    // would spend a candidate's training on a second noisy reading of a known network.
-    std::set<std::string> seen;
-    for (const auto& r : state_.history) seen.insert(space_.network_of(r.genome));
-    auto is_seen = [&](const Genome& genome) { return seen.count(space_.network_of(genome)) > 0; };
-    if (g == 0) {
-      genomes = nsga_.initial(population);
-    } else if (b.algorithm == "random") {
-      Draws draws(b.seed, Nsga2::stream(0x72616e646f6dull, g));
-      for (size_t i = 0; i < population; ++i) {
-        genomes.push_back(nsga_.random_new(is_seen, draws));
-        seen.insert(space_.network_of(genomes.back()));
-      }
-    } else {
-      std::vector<Genome> parents;
-      for (const size_t i : state_.population) parents.push_back(state_.history[i].genome);
-      genomes = nsga_.offspring(parents, parent_objectives, population, g);
-      // Offspring that repeat a trained network (or each other) are mutated until new.
-      Draws draws(b.seed, Nsga2::stream(0x6e6577000000ull, g));
-      for (auto& genome : genomes) {
-        genome = nsga_.made_new(std::move(genome), is_seen, draws);
-        seen.insert(space_.network_of(genome));
-      }
+    std::vector<Genome> genomes = new_candidates(g);
+    if (genomes.empty()) {
+      if (job_.rank() == 0)
+        log::info("search: every candidate of generation " + std::to_string(g) +
+                  " would retrain a network already trained (the space has no new network near this "
+                  "population); the search stops after generation " + std::to_string(g - 1));
+      break;
     }
     const std::vector<size_t> trained = evaluate(validated(std::move(genomes), g), g);
     if (stop_signal_ != 0) break;  // the generation is not saved: a resumed search repeats it

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "tessera/core/log.hpp"
+
 namespace tessera::train {
 
 ProgressReporter::ProgressReporter(bool enabled, int64_t every)
@@ -21,7 +23,7 @@ void ProgressReporter::step(int64_t epoch, int64_t epochs, int64_t step_in_epoch
                 static_cast<long long>(epochs), bar.c_str(), static_cast<long long>(step_in_epoch),
                 static_cast<long long>(steps_per_epoch), status.c_str());
     std::fflush(stdout);
-    open_line_ = true;
+    log::set_open_line(true);
   } else if (global_step % every_ == 0 || step_in_epoch == steps_per_epoch) {
     std::printf("epoch %lld/%lld step %lld/%lld (global %lld)  %s\n", static_cast<long long>(epoch + 1),
                 static_cast<long long>(epochs), static_cast<long long>(step_in_epoch),
@@ -30,12 +32,7 @@ void ProgressReporter::step(int64_t epoch, int64_t epochs, int64_t step_in_epoch
   }
 }
 
-void ProgressReporter::finish_line() {
-  if (open_line_) {
-    std::printf("\n");
-    std::fflush(stdout);
-    open_line_ = false;
-  }
-}
+// The open line is the log's to know: a message printed meanwhile may have ended it already.
+void ProgressReporter::finish_line() { log::end_open_line(); }
 
 }  // namespace tessera::train

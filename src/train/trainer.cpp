@@ -248,6 +248,13 @@ void Trainer::check_distributions() const {
   const parallel::ProcessGrid& out_grid = model_.output_grid();
   const Shape out = model_.output_shape(1);
   const bool voxel_targets = batch_shape(1, data_.train->target_shape()).rank() > 2 || out.rank() > 2;
+  // Checked first: a channel split also changes the sample groups, and that message would hide why.
+  const std::string last = "the last layer '" + model_.layer(model_.num_layers() - 1).name() + "'";
+  if (out_grid.distribution().splits_channels())
+    throw ConfigError("$.model.layers", last + " splits the model output's channels (distribution " +
+                                            out_grid.distribution().str() +
+                                            "); the loss needs whole outputs, so give it a distribution without "
+                                            "\"channel\"/\"filter\", e.g. " + in_grid.distribution().str());
   if (!(in_grid.distribution() == out_grid.distribution())) {
     if (voxel_targets)
       throw ConfigError("$.model.layers",
@@ -259,10 +266,6 @@ void Trainer::check_distributions() const {
                                               " splits the batch into fewer sample groups than the input's " +
                                               in_grid.distribution().str() + "; its targets would live on other ranks");
   }
-  if (out_grid.distribution().splits_channels())
-    throw ConfigError("$.model.layers", "the last layer's distribution " + out_grid.distribution().str() +
-                                            " splits the model output's channels; the loss needs whole outputs, so "
-                                            "give the last layer a distribution without \"channel\"/\"filter\"");
   if (options_.gradient_combination == parallel::GradientCombination::adasum && model_.has_spatial_split())
     throw ConfigError("$.training.gradient_combination",
                       "adasum combines whole-sample gradients of sample groups; this model splits samples in space");

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "tessera/layers/halo_overlapped_conv.hpp"
+#include "tessera/registry/op_factory.hpp"
 
 using tessera::layers::HaloOverlappedConv;
 using tessera::ops::ConvGeometry;
@@ -95,4 +96,20 @@ TEST_CASE("A strided convolution's interior starts where its windows leave the h
   const auto v = HaloOverlappedConv::pays_off(c.g, c.halo);
   CHECK(v.pays);
   CHECK(v.reason.find("interior 7x8x8 of 8x8x8") == 0);
+}
+
+TEST_CASE("halo_overlap \"always\" overlaps where buffers are needed, and says so once", "[layers][halo]") {
+  const Case hw = haloed({32, 16, 16}, {false, true, true}, 64);
+  tessera::registry::OpFactory factory("kokkos");
+  HaloOverlappedConv measured, always;
+  measured.reshape(hw.g, hw.halo, false, factory, "conv", "$.model.layers[0]");
+  CHECK_FALSE(measured.verdict().pays);
+  CHECK(measured.verdict().reason.find("(halo_overlap \"always\" overlaps anyway)") != std::string::npos);
+  always.reshape(hw.g, hw.halo, true, factory, "conv", "$.model.layers[0]");
+  CHECK(always.verdict().pays);
+  const std::string& reason = always.verdict().reason;
+  CHECK(reason.find("buffers of about one output block") != std::string::npos);
+  CHECK(reason.find("overlaps anyway") == std::string::npos);
+  CHECK(reason.find("(overlapped anyway: halo_overlap \"always\")") != std::string::npos);
+  CHECK(reason.find("always") == reason.rfind("always"));
 }

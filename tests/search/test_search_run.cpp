@@ -181,3 +181,20 @@ TEST_CASE("A stop request ends the search unsaved after the round; --resume repe
   for (size_t i = 0; i < resumed.history.size(); ++i)
     CHECK(resumed.history[i].objectives == uninterrupted.history[i].objectives);
 }
+
+TEST_CASE("A search of a space with fewer networks than its population trains each once, then stops",
+          "[search][run]") {
+  json space = testing::tiny_search_space();
+  // Two networks: c1's filters, nothing else to choose.
+  space["blocks"] = {{"c1", {{"filters", {2, 4}}}}};
+  space.erase("optimizer");
+  space["budget"]["generations"] = 2;
+  Folder dir;
+  const SearchState s = run_search(space, dir.path);
+  REQUIRE(s.history.size() == 2);
+  std::set<std::vector<int64_t>> genomes;
+  for (const auto& r : s.history) genomes.insert(r.genome);
+  CHECK(genomes.size() == 2);
+  CHECK(s.generation == 0);  // generation 1 had nothing new to train
+  CHECK(s.population.size() == 2);
+}

@@ -28,8 +28,9 @@ class ConfigObject {
   std::string choice(const std::string& key, const std::vector<std::string>& choices, const std::string& fallback);
   int64_t integer(const std::string& key);
   int64_t integer(const std::string& key, int64_t fallback);
-  /// An integer in [lo, hi].
+  /// An integer in [lo, hi]; the second form for a key that must be given.
   int64_t integer_in(const std::string& key, int64_t lo, int64_t hi, int64_t fallback);
+  int64_t integer_in(const std::string& key, int64_t lo, int64_t hi);
   double number(const std::string& key);
   double number(const std::string& key, double fallback);
   double number_in(const std::string& key, double lo, double hi, double fallback);

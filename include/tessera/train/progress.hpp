@@ -16,7 +16,7 @@ class ProgressReporter {
   void finish_line();
 
  private:
-  bool enabled_, tty_, open_line_ = false;
+  bool enabled_, tty_;
   int64_t every_;
 };
 
