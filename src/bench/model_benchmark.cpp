@@ -12,6 +12,7 @@
 #include "tessera/bench/progress_bar.hpp"
 #include "tessera/bench/roofline.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/statistics.hpp"
 #include "tessera/registry/backend_registry.hpp"
 #include "tessera/train/trainer_hook.hpp"
 #include "tessera/train/training_run.hpp"
@@ -38,12 +39,6 @@ class StepTimer final : public train::TrainerHook {
   Clock::time_point start_;
   double last_wait_ = 0;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /// The backend that runs `op` under the choice `backend` ("auto": the first that takes it),
 /// or "" with the reason when none does.

@@ -19,6 +19,7 @@
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/memory_capacity.hpp"
+#include "tessera/core/statistics.hpp"
 #include "tessera/model/model.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/plan/collective_timing.hpp"
@@ -37,12 +38,6 @@ double resident_bytes() {
   while (std::getline(status, line))
     if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) * 1024.0;  // "VmRSS:  123 kB"
   return 0;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /// How long the bandwidth and peak are measured: --quick trades accuracy for a run of seconds.

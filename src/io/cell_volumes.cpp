@@ -11,7 +11,7 @@ namespace {
 constexpr uint64_t kSeedStream = 0x63656c6c73ull;   // "cells"
 constexpr uint64_t kTextureStream = 0x74657874ull;  // "text"
 constexpr uint64_t kOrganelleStream = 0x6f7267ull;  // "org"
-constexpr uint64_t kNoiseStream = 0x636e6f6973ull;  // "cnois"
+constexpr uint64_t kCellNoiseStream = 0x636e6f6973ull;  // "cnois"
 constexpr int kSearch = 2;  // grid cells searched each way: covers the seeds' jitter and weights
 constexpr int kBlurRadius = 2;
 constexpr float kBlurSigma = 0.8f;  // voxels
@@ -124,7 +124,7 @@ void blur_axis(const DeviceView<float>& in, const DeviceView<float>& out, int64_
 
 void add_noise_and_quantise(const DeviceView<float>& in, const Kokkos::View<uint8_t*, MemSpace>& out, int64_t volume,
                             float noise, uint64_t seed, uint64_t index) {
-  const uint64_t stream = kNoiseStream ^ (index << 20);
+  const uint64_t stream = kCellNoiseStream ^ (index << 20);
   Kokkos::parallel_for(
       "tessera::cell_noise", RangePolicy(0, volume), KOKKOS_LAMBDA(const int64_t v) {
         const float x = in(v) + noise * rng::normal(seed, stream, static_cast<uint64_t>(v));

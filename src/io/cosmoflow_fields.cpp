@@ -9,7 +9,7 @@
 namespace tessera::io {
 namespace {
 constexpr uint64_t kParameterStream = 0x636f736d6f70ull;  // "cosmop"
-constexpr uint64_t kNoiseStream = 0x636f736d6f6eull;      // "cosmon"
+constexpr uint64_t kCosmoflowNoiseStream = 0x636f736d6f6eull;      // "cosmon"
 constexpr uint64_t kCountStream = 0x636f736d6f63ull;      // "cosmoc"
 constexpr double kPi = 3.14159265358979323846;
 
@@ -135,7 +135,7 @@ void CosmoFlowFields::gaussian_field(int64_t index, const DeviceView<float>& out
   while ((int64_t{1} << log_s) < s) ++log_s;
   const auto phys = physical(parameters(index));
   const double n = phys[1], f_damp = phys[2];
-  const uint64_t seed = options_.seed, stream = kNoiseStream ^ static_cast<uint64_t>(index);
+  const uint64_t seed = options_.seed, stream = kCosmoflowNoiseStream ^ static_cast<uint64_t>(index);
   auto x = field_;
   Kokkos::parallel_for(
       "tessera::cosmoflow_noise", RangePolicy(0, volume), KOKKOS_LAMBDA(const int64_t i) {

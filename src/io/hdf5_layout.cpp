@@ -31,7 +31,7 @@ std::vector<std::string> expand(const std::string& pattern, const std::string& w
   return paths;  // glob sorts its matches
 }
 
-std::string folder_of(const std::string& path) {
+std::string directory_prefix(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
@@ -99,7 +99,7 @@ Hdf5Layout Hdf5Layout::from_sample_list(const std::string& list, const Names& na
   if (!in) throw IoError(list + ": cannot read the sample list: " + std::strerror(errno));
   Hdf5Layout layout;
   layout.names_ = names;
-  const std::string folder = folder_of(list);
+  const std::string folder = directory_prefix(list);
   std::string line;
   for (int64_t number = 1; std::getline(in, line); ++number) {
     const std::string entry = trimmed(line);

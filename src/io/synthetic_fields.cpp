@@ -10,7 +10,7 @@
 namespace tessera::io {
 namespace {
 constexpr uint64_t kParameterStream = 0x7061726d73ull;     // "parms"
-constexpr uint64_t kNoiseStream = 0x6e6f697365ull;         // "noise"
+constexpr uint64_t kFieldNoiseStream = 0x6e6f697365ull;         // "noise"
 constexpr uint64_t kChannelNoiseStream = 0x63686e6f69ull;  // "chnoi"
 constexpr int kMaxRadius = 12;
 
@@ -168,7 +168,7 @@ void SyntheticFields::generate(int64_t index, int64_t row_index, const Tensor& i
   const uint64_t seed = options_.seed, global = options_.index_offset + static_cast<uint64_t>(index);
   Kokkos::parallel_for(
       "tessera::synthetic_noise", RangePolicy(0, volume), KOKKOS_LAMBDA(const int64_t i) {
-        noise(i) = rng::normal(seed, kNoiseStream ^ global, static_cast<uint64_t>(i));
+        noise(i) = rng::normal(seed, kFieldNoiseStream ^ global, static_cast<uint64_t>(i));
       });
   blur_axis(noise, tmp, s, 0, weights, radius);
   blur_axis(tmp, noise, s, 1, weights, radius);

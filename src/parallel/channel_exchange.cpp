@@ -10,8 +10,6 @@
 namespace tessera::parallel {
 namespace {
 
-constexpr bool host_accessible = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
-
 /// A block as [rows, 1, 1, 1, C]: channel slices are boxes along the last index.
 Array5 as_rows(const Tensor& block, int64_t rows, int64_t channels) {
   Array5 a = Array5::of(block);
@@ -36,7 +34,7 @@ ChannelExchange::ChannelExchange(const ProcessGrid& grid, const Shape& whole, co
   // Room for the P slices in fp32 (the sums) holds them in a 16-bit type too.
   const int64_t parts = grid.channels().size(), count = slice_.numel();
   buffer_ = DeviceView<float>("tessera::channel_exchange", static_cast<size_t>(parts * count));
-  if constexpr (!host_accessible) host_ = Kokkos::create_mirror_view(buffer_);
+  if constexpr (!kHostAccessible) host_ = Kokkos::create_mirror_view(buffer_);
   if (type_ != ElementType::fp32 && parts > 1) {
     send_ = DeviceView<float>("tessera::channel_exchange_send", static_cast<size_t>(words_for(count, type_)));
     sums_ = DeviceView<float>("tessera::channel_exchange_sums", static_cast<size_t>(count));
@@ -69,7 +67,7 @@ void ChannelExchange::gather(const Tensor& slice, const Tensor& whole) {
   Kokkos::fence();
   float* receive = buffer_.data();
   std::vector<float> host_send;
-  if constexpr (!host_accessible) {
+  if constexpr (!kHostAccessible) {
     host_send.resize(static_cast<size_t>(words));
     Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace>(host_send.data(), host_send.size()),
                       DeviceView<float>(const_cast<float*>(send), static_cast<size_t>(words)));
@@ -79,7 +77,7 @@ void ChannelExchange::gather(const Tensor& slice, const Tensor& whole) {
   TrafficCounter::add(TrafficCounter::channel,
                       static_cast<double>(element_size(type_)) * static_cast<double>(count) * (parts - 1));
   collectives_->allgather(send, receive, words);
-  if constexpr (!host_accessible) Kokkos::deep_copy(buffer_, host_);
+  if constexpr (!kHostAccessible) Kokkos::deep_copy(buffer_, host_);
   const Array5 out = as_rows(whole, rows, c * parts);
   for (int p = 0; p < parts; ++p)
     copy_sub_box("tessera::channel_gather_unpack", Array5::in_buffer(buffer_, p * words, rows_box, type_),
@@ -105,7 +103,7 @@ void ChannelExchange::reduce_scatter(const Tensor& whole, const Tensor& slice) {
   Kokkos::fence();
   TrafficCounter::add(TrafficCounter::channel, 4.0 * static_cast<double>(count) * (parts - 1));
   const Tensor sums = type_ == ElementType::fp32 ? slice : Tensor(slice_, sums_);
-  if constexpr (host_accessible) {
+  if constexpr (kHostAccessible) {
     collectives_->reduce_scatter_sum(buffer_.data(), sums.data(), count);
   } else {
     Kokkos::deep_copy(host_, buffer_);

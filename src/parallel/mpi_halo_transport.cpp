@@ -8,7 +8,6 @@
 namespace tessera::parallel {
 namespace {
 
-constexpr bool host_accessible = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 static_assert(HaloTransport::stamp_floats * sizeof(float) == sizeof(double));
 
 }  // namespace
@@ -17,7 +16,7 @@ MpiHaloTransport::MpiHaloTransport(Communicator group, int64_t owned_count, int6
     : group_(std::move(group)), requests_(messages, MPI_REQUEST_NULL), progress_thread_(MpiProgressThread::acquire()) {
   buffers_[index(HaloBuffer::owned)] = DeviceView<float>("tessera::halo_owned", static_cast<size_t>(owned_count));
   buffers_[index(HaloBuffer::halo)] = DeviceView<float>("tessera::halo_regions", static_cast<size_t>(halo_count));
-  if constexpr (!host_accessible)
+  if constexpr (!kHostAccessible)
     for (size_t b = 0; b < 2; ++b) hosts_[b] = Kokkos::create_mirror_view(buffers_[b]);
 }
 
@@ -29,7 +28,7 @@ MpiHaloTransport::~MpiHaloTransport() {
 }
 
 float* MpiHaloTransport::host_data(HaloBuffer which) const {
-  if constexpr (host_accessible) return buffers_[index(which)].data();
+  if constexpr (kHostAccessible) return buffers_[index(which)].data();
   return hosts_[index(which)].data();
 }
 
@@ -42,7 +41,7 @@ double MpiHaloTransport::post(HaloBuffer into, const std::vector<PackedMessage>&
   // The packing kernels must be done before MPI reads the buffers, and the previous exchange's
   // unpacking before MPI overwrites them.
   Kokkos::fence();
-  if constexpr (!host_accessible) Kokkos::deep_copy(hosts_[index(from)], buffers_[index(from)]);
+  if constexpr (!kHostAccessible) Kokkos::deep_copy(hosts_[index(from)], buffers_[index(from)]);
   float* receive = host_data(into);
   float* send = host_data(from);
   size_t r = 0;
@@ -112,7 +111,7 @@ double MpiHaloTransport::sent_at(const PackedMessage& received) const {
 }
 
 void MpiHaloTransport::deliver() {
-  if constexpr (!host_accessible) Kokkos::deep_copy(buffers_[index(into_)], hosts_[index(into_)]);
+  if constexpr (!kHostAccessible) Kokkos::deep_copy(buffers_[index(into_)], hosts_[index(into_)]);
 }
 
 }  // namespace tessera::parallel

@@ -9,8 +9,6 @@
 namespace tessera::parallel {
 namespace {
 
-constexpr bool host_accessible = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
-
 int64_t volume_of(const Index5& e) { return e[0] * e[1] * e[2] * e[3] * e[4]; }
 
 /// Where a block lies in the global activation viewed as [N, D, H, W, C].
@@ -96,7 +94,7 @@ Redistribution::Redistribution(const ProcessGrid& from, const ProcessGrid& to, c
       total += count;
     }
     side.buffer = DeviceView<float>("tessera::redistribution_buffer", static_cast<size_t>(total));
-    if constexpr (!host_accessible) side.host = Kokkos::create_mirror_view(side.buffer);
+    if constexpr (!kHostAccessible) side.host = Kokkos::create_mirror_view(side.buffer);
   };
   plan(from_side_, from_blocks[me], to_blocks);
   plan(to_side_, to_blocks[me], from_blocks);
@@ -135,7 +133,7 @@ void Redistribution::move(const Tensor& src, Side& src_side, const Index5& self_
     TrafficCounter::add(TrafficCounter::redistribution, static_cast<double>(element_size(type_)) * sent);
     float* send = src_side.buffer.data();
     float* receive = dst_side.buffer.data();
-    if constexpr (!host_accessible) {
+    if constexpr (!kHostAccessible) {
       Kokkos::deep_copy(src_side.host, src_side.buffer);
       send = src_side.host.data();
       receive = dst_side.host.data();
@@ -143,7 +141,7 @@ void Redistribution::move(const Tensor& src, Side& src_side, const Index5& self_
     check_mpi(MPI_Alltoallv(send, src_side.counts.data(), src_side.displacements.data(), MPI_FLOAT, receive,
                             dst_side.counts.data(), dst_side.displacements.data(), MPI_FLOAT, group_.handle()),
               "MPI_Alltoallv");
-    if constexpr (!host_accessible) Kokkos::deep_copy(dst_side.buffer, dst_side.host);
+    if constexpr (!kHostAccessible) Kokkos::deep_copy(dst_side.buffer, dst_side.host);
   }
   copy_sub_box("tessera::redistribution_local", in, self_src_offset, out, self_dst_offset, self_extent_);
   for (const auto& p : dst_side.pieces)

@@ -6,10 +6,6 @@
 #include "tessera/core/profiling.hpp"
 
 namespace tessera::parallel {
-namespace {
-constexpr bool host_accessible = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
-}  // namespace
-
 SpatialGather::SpatialGather(const ProcessGrid& grid, const Shape& local, const std::string& where)
     : grid_(grid), local_(local), whole_(grid.global_shape(local)), where_(where) {
   require_shape(local.rank() == 4 || local.rank() == 5,
@@ -21,7 +17,7 @@ SpatialGather::SpatialGather(const ProcessGrid& grid, const Shape& local, const 
   const int parts = grid.spatial().size();
   blocks_ = DeviceView<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, where + ".gathered_blocks"),
                               static_cast<size_t>(count * parts));
-  if constexpr (!host_accessible) {
+  if constexpr (!kHostAccessible) {
     blocks_host_ = Kokkos::create_mirror_view(blocks_);
     block_host_ = DeviceView<float>::HostMirror("tessera::gather_block_host", static_cast<size_t>(count));
   }
@@ -49,7 +45,7 @@ void SpatialGather::forward(const Tensor& block, const Tensor& whole) {
   if (group.is_serial()) {
     Kokkos::deep_copy(Kokkos::subview(blocks_, std::make_pair<size_t, size_t>(0, static_cast<size_t>(count))),
                       block.view());
-  } else if constexpr (host_accessible) {
+  } else if constexpr (kHostAccessible) {
     check_mpi(MPI_Allgather(block.data(), count, MPI_FLOAT, blocks_.data(), count, MPI_FLOAT, group.handle()),
               "MPI_Allgather");
   } else {
@@ -81,7 +77,7 @@ void SpatialGather::backward(const Tensor& grad_whole, const Tensor& grad_block)
   if (group.is_serial()) {
     Kokkos::deep_copy(grad_block.view(),
                       Kokkos::subview(blocks_, std::make_pair<size_t, size_t>(0, static_cast<size_t>(count))));
-  } else if constexpr (host_accessible) {
+  } else if constexpr (kHostAccessible) {
     check_mpi(MPI_Reduce_scatter_block(blocks_.data(), grad_block.data(), count, MPI_FLOAT, MPI_SUM, group.handle()),
               "MPI_Reduce_scatter_block");
   } else {

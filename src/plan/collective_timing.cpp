@@ -3,17 +3,10 @@
 #include <algorithm>
 #include <chrono>
 
+#include "tessera/core/statistics.hpp"
+
 namespace tessera::plan {
 namespace {
-
-constexpr Collective kCollectives[] = {Collective::point_to_point, Collective::allreduce, Collective::allgather,
-                                       Collective::alltoall, Collective::reduce_scatter};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /// Calls of one timing: small messages repeated so that the timer's resolution and the barrier
 /// before them do not decide the figure.
@@ -108,7 +101,7 @@ CollectiveTimings time_collectives(const parallel::Communicator& world, const No
     const bool member = world.rank() < ranks;
     const parallel::Communicator group = world.split(member ? 0 : 1, world.rank());
     if (member)
-      for (Collective c : kCollectives)
+      for (Collective c : kAllCollectives)
         for (const double bytes : effort.sizes) {
           const double t = timer.seconds(c, bytes, group);
           (spans ? timings.across_nodes : timings.within_node)[c].push_back({ranks, sent_bytes(c, bytes, ranks), t});

@@ -9,6 +9,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/core/rng.hpp"
+#include "tessera/core/statistics.hpp"
 #include "tessera/core/tensor.hpp"
 #include "tessera/layers/layer.hpp"
 #include "tessera/layers/overlap_choice.hpp"
@@ -62,11 +63,6 @@ class TimingParameters final : public layers::ParameterRegistry {
  private:
   std::vector<std::unique_ptr<layers::Parameter>> params_;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 /// The spec entry of the layer computing `parts` of its output channels: the key its layer
 /// declares for them divided. Keys that only place the layer (name, inputs, distribution) go.

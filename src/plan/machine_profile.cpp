@@ -12,12 +12,9 @@
 namespace tessera::plan {
 namespace {
 
-constexpr Collective kCollectives[] = {Collective::point_to_point, Collective::allreduce, Collective::allgather,
-                                       Collective::alltoall, Collective::reduce_scatter};
-
 std::string known_collectives() {
   std::string known;
-  for (Collective c : kCollectives) known += (known.empty() ? "" : ", ") + std::string(collective_name(c));
+  for (Collective c : kAllCollectives) known += (known.empty() ? "" : ", ") + std::string(collective_name(c));
   return known;
 }
 
@@ -40,7 +37,7 @@ std::map<Collective, LinkCost> read_links(ConfigObject cfg) {
   std::map<Collective, LinkCost> links;
   for (auto it = cfg.raw().begin(); it != cfg.raw().end(); ++it) {
     const Collective* found = nullptr;
-    for (const Collective& c : kCollectives)
+    for (const Collective& c : kAllCollectives)
       if (it.key() == collective_name(c)) found = &c;
     if (found == nullptr)
       throw ConfigError(cfg.path_of(it.key()), "unknown collective (known: " + known_collectives() + ")");

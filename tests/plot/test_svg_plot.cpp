@@ -5,18 +5,15 @@
 #include <regex>
 #include <string>
 
+#include "support/text_count.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/plot/svg_plot.hpp"
 
 using namespace tessera::plot;
 
-namespace {
+using tessera::testing::count_of;
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+namespace {
 
 /// The pixel coordinates of a polyline's points, in order.
 std::vector<std::pair<double, double>> polyline_points(const std::string& svg) {
@@ -61,14 +58,14 @@ TEST_CASE("A plot's markup names its axes and series for a browser check", "[plo
   svg.legend("validation", SvgPlot::color(1), LegendMark::ring);
   const std::string s = svg.str();
   CHECK(s.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\"", 0) == 0);
-  CHECK(count(s, "<g class=\"axes\">") == 1);
-  CHECK(count(s, "<g class=\"series\"") == 2);
+  CHECK(count_of(s, "<g class=\"axes\">") == 1);
+  CHECK(count_of(s, "<g class=\"series\"") == 2);
   CHECK(s.find("data-name=\"run &lt;a&gt;\"") != std::string::npos);
   CHECK(s.find("Loss &amp; more") != std::string::npos);
   CHECK(s.find("class=\"y-label\"") != std::string::npos);
   CHECK(s.find("loss (log scale)") != std::string::npos);
-  CHECK(count(s, "<title>") == 2);
-  CHECK(count(s, "fill=\"none\" stroke=\"" + SvgPlot::color(1) + "\"") == 3);  // two rings and the legend's
+  CHECK(count_of(s, "<title>") == 2);
+  CHECK(count_of(s, "fill=\"none\" stroke=\"" + SvgPlot::color(1) + "\"") == 3);  // two rings and the legend's
   // Decades on the log axis: 0.01, 0.1, 1, 10.
   for (const char* tick : {">0.01<", ">0.1<", ">1<", ">10<"}) CHECK(s.find(tick) != std::string::npos);
   CHECK_THROWS_AS(svg.markers({{1, 1}}, "#000", {"a", "b"}), tessera::Error);

@@ -2,17 +2,14 @@
 
 #include <string>
 
+#include "support/text_count.hpp"
 #include "tessera/report/run_report.hpp"
 
 using namespace tessera::report;
 
-namespace {
+using tessera::testing::count_of;
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+namespace {
 
 RunLog run(const std::string& label, double final_loss) {
   RunLog r;
@@ -59,7 +56,7 @@ TEST_CASE("A run report overlays its runs and has every section they have data f
   CHECK(page.find("src=") == std::string::npos);
   CHECK(page.find("href=") == std::string::npos);
   // Plots: loss by step and time, IoU, throughput, learning rate.
-  CHECK(count(page, "<svg") == 5);
+  CHECK(count_of(page, "<svg") == 5);
   CHECK(page.find("Validation iou against step") != std::string::npos);
   CHECK(page.find("data-name=\"fp32 &lt;a&gt;\"") != std::string::npos);
   CHECK(page.find("data-name=\"bf16 validation\"") != std::string::npos);
@@ -102,5 +99,5 @@ TEST_CASE("A run without validation or an end record still reports what it has",
   const std::string page = run_report_html({r}, "t");
   CHECK(page.find("no end record (still running, or killed)") != std::string::npos);
   CHECK(page.find("<section id=\"metrics\">") == std::string::npos);
-  CHECK(count(page, "<svg") == 4);
+  CHECK(count_of(page, "<svg") == 4);
 }

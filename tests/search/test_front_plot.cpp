@@ -3,17 +3,14 @@
 #include <limits>
 #include <string>
 
+#include "support/text_count.hpp"
 #include "tessera/search/front_plot.hpp"
 
 using namespace tessera::search;
 
-namespace {
+using tessera::testing::count_of;
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+namespace {
 
 CandidateRecord record(const std::string& id, int64_t generation, double loss, double cost, bool failed = false) {
   CandidateRecord r;
@@ -34,8 +31,8 @@ TEST_CASE("The front's SVG shows every finished candidate, the front ringed", "[
   const std::string svg = front_svg(s, {0, 1, 2}, 1, 0);
   CHECK(svg.rfind("<svg", 0) == 0);
   CHECK(svg.find("</svg>") != std::string::npos);
-  CHECK(count(svg, "<title>") == 3);  // the failed candidate is left out
-  CHECK(count(svg, "r=\"7.0\"") == 3);  // three rings
+  CHECK(count_of(svg, "<title>") == 3);  // the failed candidate is left out
+  CHECK(count_of(svg, "r=\"7.0\"") == 3);  // three rings
   CHECK(svg.find("<title>g1c1") == std::string::npos);
   CHECK(svg.find("parameters") != std::string::npos);
   CHECK(svg.find("generation 1") != std::string::npos);

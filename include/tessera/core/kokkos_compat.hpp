@@ -10,6 +10,8 @@ namespace tessera {
 using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
 using HostSpace = Kokkos::HostSpace;
+/// Whether host code may read tensor memory directly (CPU builds) or must stage it (GPU builds).
+inline constexpr bool kHostAccessible = Kokkos::SpaceAccessibility<HostSpace, MemSpace>::accessible;
 
 /// Flat device buffer: every Tensor's storage.
 template <class T>

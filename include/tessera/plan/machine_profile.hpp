@@ -10,6 +10,10 @@ namespace tessera::plan {
 
 /// The collectives (and point-to-point messages) whose costs a machine profile states.
 enum class Collective { point_to_point, allreduce, allgather, alltoall, reduce_scatter };
+/// Every collective, in the order profiles list them.
+inline constexpr Collective kAllCollectives[] = {Collective::point_to_point, Collective::allreduce,
+                                                 Collective::allgather, Collective::alltoall,
+                                                 Collective::reduce_scatter};
 /// "point_to_point", "allreduce", ... as the profile file names them.
 const char* collective_name(Collective c);
 

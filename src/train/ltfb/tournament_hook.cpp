@@ -9,18 +9,13 @@
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/core/rng.hpp"
+#include "tessera/core/statistics.hpp"
 #include "tessera/parallel/peer_exchange.hpp"
 #include "tessera/train/ltfb/tournament_pairing.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 }  // namespace
 
