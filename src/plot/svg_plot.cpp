@@ -65,7 +65,12 @@ Axis Axis::fitted(std::string label, const std::vector<double>& values, bool all
     if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
   if (!(lo <= hi)) return {std::move(label), 0.0, 1.0, false};
   if (allow_log && lo > 0 && hi / lo > 20) return {std::move(label), lo / 1.15, hi * 1.15, true};
-  if (hi - lo <= 0) return {std::move(label), lo - 0.5, hi + 0.5, false};
+  // One value: a range around it in its own scale (a constant learning rate of 0.001 is not
+  // drawn on -0.5..0.5).
+  if (hi - lo <= 0) {
+    const double half = lo != 0 ? 0.5 * std::abs(lo) : 0.5;
+    return {std::move(label), lo - half, hi + half, false};
+  }
   const double pad = 0.05 * (hi - lo);
   // A range of positive values that starts near zero starts at zero, as readers expect.
   const double bottom = lo >= 0 && lo - pad < 0.25 * (hi - lo) ? 0.0 : lo - pad;

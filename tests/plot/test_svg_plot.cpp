@@ -84,8 +84,11 @@ TEST_CASE("Axes fitted to values pad them, start at zero near it, and go logarit
   CHECK_FALSE(Axis::fitted("loss", {3.0, 0.05}, false).log);
   CHECK_FALSE(Axis::fitted("v", {-1.0, 50.0}, true).log);  // not all positive
   const Axis one = Axis::fitted("v", {2.0, std::numeric_limits<double>::infinity()});
-  CHECK(one.min == Approx(1.5));
-  CHECK(one.max == Approx(2.5));
+  CHECK(one.min == Approx(1.0));
+  CHECK(one.max == Approx(3.0));
+  const Axis lr = Axis::fitted("lr", {0.001, 0.001});
+  CHECK(lr.min == Approx(0.0005));
+  CHECK(lr.max == Approx(0.0015));
   const Axis none = Axis::fitted("v", {});
   CHECK(none.max > none.min);
   CHECK_THROWS_AS(SvgPlot("t", {"x", 1, 1}, {"y", 0, 1}), tessera::Error);

@@ -13,7 +13,7 @@ struct Axis {
 
   /// An axis that holds `values` (non-finite ones ignored) with a little room at both ends;
   /// logarithmic when `allow_log`, every value is positive and they span more than a factor
-  /// of 20. An empty or single-valued set gets a range of one around its value (or 0..1).
+  /// of 20. A single value v gets v ± |v|/2 (± 0.5 for 0); no values, 0..1.
   static Axis fitted(std::string label, const std::vector<double>& values, bool allow_log = false);
 };
 
