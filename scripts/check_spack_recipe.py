@@ -523,6 +523,85 @@ def check_cuda_arch(ctx):
     return f"single-valued, default {v.kwargs.get('default')!r}, Kokkos follows each value"
 
 
+def spec_holds(when, spec):
+    """Whether every word of `when` holds for `spec` (variant name -> value, "target" -> the
+    target's family): +v, ~v, k=v, and target=F: (family F). Other forms are not understood."""
+    for word in (when or "").split():
+        if word[0] in "+~":
+            ok = spec.get(word[1:]) is (word[0] == "+")
+        elif "=" in word:
+            key, value = word.split("=", 1)
+            if key == "target":
+                if not value.endswith(":"):
+                    raise CheckError(f"cannot evaluate '{word}': only target=FAMILY: ranges")
+                ok = spec.get("target") == value[:-1]
+            else:
+                ok = str(spec.get(key)) == value
+        else:
+            raise CheckError(f"cannot evaluate the condition word '{word}'")
+        if not ok:
+            return False
+    return True
+
+
+def default_spec(recipe, target, given):
+    """The variant values of a spec that asks for `given` on `target`: every other variant at
+    its default where its `when` holds (twice, for variants conditional on others)."""
+    spec = dict(given, target=target)
+    for _ in range(2):
+        for d in recipe.calls("variant"):
+            name = d.args[0]
+            if name not in given and spec_holds(d.kwargs.get("when"), spec):
+                spec[name] = d.kwargs.get("default")
+    return spec
+
+
+def active(recipe, directive_name, spec):
+    """The directives of that name whose `when` holds for `spec`."""
+    return [d for d in recipe.calls(directive_name) if spec_holds(d.kwargs.get("when"), spec)]
+
+
+def check_onednn_default(ctx):
+    """the default spec has +onednn where oneDNN runs (x86_64, aarch64, ppc64le)"""
+    recipe, families = ctx["recipe"], ("x86_64", "aarch64", "ppc64le")
+    problems = []
+    for family in families:
+        spec = default_spec(recipe, family, {})
+        if spec.get("onednn") is not True:
+            problems.append(f"on {family} the default is onednn={spec.get('onednn')}")
+        elif not any(dep_name(d) == "onednn" for d in active(recipe, "depends_on", spec)):
+            problems.append(f"+onednn on {family} depends on no onednn")
+    if problems:
+        raise CheckError("; ".join(problems) + ": a default install would train on the portable"
+                         " kernels, several times slower")
+    return "+onednn by default on " + ", ".join(families)
+
+
+def check_gpu_spec(ctx):
+    """+cuda cuda_arch=90 +cudnn: no conflict, no oneDNN, cuDNN and an sm_90 Kokkos"""
+    recipe = ctx["recipe"]
+    given = {"cuda": True, "cuda_arch": "90", "cudnn": True}
+    spec = default_spec(recipe, "x86_64", given)
+    arch = recipe.variant("cuda_arch")
+    values = arch.kwargs.get("values", ()) if arch else ()
+    problems = [] if "90" in values else ["cuda_arch has no value 90"]
+    if spec.get("onednn") is True:
+        problems.append("+onednn is on in a CUDA build, whose tensors oneDNN cannot read")
+    for d in active(recipe, "conflicts", spec):
+        if spec_holds(d.args[0], spec):
+            problems.append(f"conflicts({d.args[0]!r}, when={d.kwargs.get('when')!r}):"
+                            f" {d.kwargs.get('msg', '')}")
+    deps = [d.args[0] for d in active(recipe, "depends_on", spec)]
+    for wanted in ("cudnn", "kokkos+cuda"):
+        if not any(dep.startswith(wanted) for dep in deps):
+            problems.append(f"no {wanted} dependency for this spec")
+    if not any("kokkos+cuda" in dep and "cuda_arch=90" in dep for dep in deps):
+        problems.append("no Kokkos built for cuda_arch=90")
+    if problems:
+        raise CheckError("; ".join(problems))
+    return "conflicts none; brings " + ", ".join(d for d in deps if "cud" in d)
+
+
 def check_flake8(ctx):
     """passes flake8 --max-line-length 99 (Spack's style limit)"""
     if shutil.which("flake8"):
@@ -613,6 +692,8 @@ CHECKS = [
     ("options", check_options),
     ("languages", check_languages),
     ("cuda_arch", check_cuda_arch),
+    ("onednn_default", check_onednn_default),
+    ("gpu_spec", check_gpu_spec),
     ("flake8", check_flake8),
     ("catch2", check_catch2),
     ("environment", check_no_environment),

@@ -117,6 +117,7 @@ int run_info(const InfoArgs& args) {
   Kokkos::print_configuration(k, false);
   s << k.str();
   log::info(s.str());
+  if (const std::string w = registry::portable_only_warning(registry::available_backends()); !w.empty()) log::warn(w);
   return 0;
 }
 

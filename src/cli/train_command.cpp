@@ -12,6 +12,7 @@
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/parallel/placement_check.hpp"
 #include "tessera/parallel/rank_placement.hpp"
+#include "tessera/registry/backend_registry.hpp"
 #include "tessera/train/ltfb/population_run.hpp"
 #include "tessera/train/metrics_log.hpp"
 
@@ -116,6 +117,11 @@ void report_placement(bool quiet) {
   parallel::warn_about_rank_bindings(ranks, world.rank());
 }
 
+/// Beside the run header: a CPU build without oneDNN trains several times slower.
+void warn_if_portable_only() {
+  if (const std::string w = registry::portable_only_warning(registry::available_backends()); !w.empty()) log::warn(w);
+}
+
 int run_population(TrainArgs& a, const nlohmann::json& config) {
   train::PopulationRun population(config, a.overrides, a.trainers);
   if (!a.quiet) {
@@ -123,6 +129,7 @@ int run_population(TrainArgs& a, const nlohmann::json& config) {
     log::info(population.trainer_run().model().summary());
     log::info(population.describe());
   }
+  warn_if_portable_only();
   report_placement(a.quiet);
   const auto report = population.run();
   log::info("trainer 0: " + summary_line(report));
@@ -223,6 +230,7 @@ int run_train(TrainArgs& a) {
     if (run.options().precision != ElementType::fp32) log::info("onednn isa: " + onednn_isa_description());
 #endif
   }
+  warn_if_portable_only();
   report_placement(a.quiet);
   const auto report = run.run();
   log::info(summary_line(report));

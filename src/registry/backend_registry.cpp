@@ -42,6 +42,16 @@ std::vector<std::string> available_backends() {
   return names;
 }
 
+std::string portable_only_warning(const std::vector<std::string>& backends) {
+  for (const auto& name : backends)
+    if (name == "onednn" || name == "cudnn") return "";
+  // Measured on the quick start's example (examples/hdf5/cosmoflow_tiny.json, 2 cores): 67
+  // samples/s on the Kokkos kernels against 368 with oneDNN; larger volumes widen the gap.
+  return "this build has no oneDNN (or cuDNN) backend: convolutions run on the portable Kokkos kernels, "
+         "about 5x slower on the quick start's example and more on larger volumes; rebuild with "
+         "-DTESSERA_ENABLE_ONEDNN=ON (Spack: tessera +onednn)";
+}
+
 ops::Backend& backend(const std::string& name) {
   for (const auto& b : instance().backends)
     if (b->name() == name) return *b;

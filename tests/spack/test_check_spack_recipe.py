@@ -13,8 +13,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CHECKER = os.path.join(ROOT, "scripts", "check_spack_recipe.py")
 RECIPE = os.path.join(ROOT, "spack", "packages", "tessera", "package.py")
 CMAKE = os.path.join(ROOT, "CMakeLists.txt")
-ALL_CHECKS = {"load", "options", "languages", "cuda_arch", "flake8", "catch2", "environment",
-              "license", "tests"}
+ALL_CHECKS = {"load", "options", "languages", "cuda_arch", "onednn_default", "gpu_spec", "flake8",
+              "catch2", "environment", "license", "tests"}
 
 #: name: (the check that must fail alone, the file broken, [(text, its replacement), ...]).
 #: Each text must occur in the real file, so a breakage cannot silently stop applying.
@@ -52,6 +52,17 @@ BROKEN = {
     "cuda_arch_multi_valued": ("cuda_arch", RECIPE, [("multi=False,", "multi=True,")]),
     "cuda_arch_not_overridden": ("cuda_arch", RECIPE, [
         ('variant(\n        "cuda_arch",', 'dict(\n        cuda_arch="",'),
+    ]),
+    "onednn_off_by_default": ("onednn_default", RECIPE, [
+        ('            default=True,\n            description="oneDNN',
+         '            default=False,\n            description="oneDNN'),
+    ]),
+    "cudnn_refused_on_hopper": ("gpu_spec", RECIPE, [
+        ('    conflicts("+cudnn", when="~cuda"',
+         '    conflicts("+cudnn", when="cuda_arch=90")\n    conflicts("+cudnn", when="~cuda"'),
+    ]),
+    "onednn_in_cuda_builds": ("gpu_spec", RECIPE, [
+        ('when=f"target={_family}: ~cuda"', 'when=f"target={_family}:"'),
     ]),
     "long_line": ("flake8", RECIPE, [
         ("    def cmake_args(self):",
