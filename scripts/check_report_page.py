@@ -46,6 +46,7 @@ MEASURE = r"""
     }
     out.plots.push(plot);
   }
+  out.height = document.documentElement.scrollHeight;
   const pre = document.createElement('pre');
   pre.id = 'tessera-check';
   pre.textContent = JSON.stringify(out);
@@ -150,8 +151,8 @@ def main():
         try:
             facts = measure(browser, args.page, work)
             if args.screenshot:
-                height = max(1200, int(120 + sum(p["height"] + 40 for p in facts["plots"]) + 30 * facts["tables"] * 12))
-                render(browser, args.page, work, [f"--window-size=1280,{height}",
+                # The page's own height as laid out, so the shot holds all of it.
+                render(browser, args.page, work, [f"--window-size=1280,{int(facts['height']) + 40}",
                                                   f"--screenshot={os.path.abspath(args.screenshot)}"])
         except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
             print(f"check_report_page: {e}", file=sys.stderr)

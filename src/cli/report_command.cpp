@@ -1,3 +1,5 @@
+#include <filesystem>
+
 #include "commands.hpp"
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/log.hpp"
@@ -5,16 +7,6 @@
 #include "tessera/report/run_report.hpp"
 
 namespace tessera::cli {
-namespace {
-
-/// "runs/a.metrics.jsonl" -> "runs/a.metrics.html".
-std::string html_beside(const std::string& log) {
-  const size_t slash = log.find_last_of('/'), dot = log.rfind('.');
-  const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
-  return (has_extension ? log.substr(0, dot) : log) + ".html";
-}
-
-}  // namespace
 
 CLI::App* add_report_command(CLI::App& app, ReportArgs& a) {
   auto* cmd = app.add_subcommand(
@@ -33,7 +25,9 @@ int run_report(const ReportArgs& a) {
   // Reading logs is one process's work; under mpirun only the first rank writes.
   if (parallel::Communicator::world().rank() != 0) return 0;
   const auto runs = report::read_runs(a.logs);
-  const std::string output = a.output.empty() ? html_beside(a.logs.front()) : a.output;
+  // "runs/a.metrics.jsonl" -> "runs/a.metrics.html".
+  const std::string output =
+      a.output.empty() ? std::filesystem::path(a.logs.front()).replace_extension(".html").string() : a.output;
   require_writable_location(output, "report");
   write_text_atomically(output, report::run_report_html(runs, a.title));
   log::info("wrote " + output + " (" + std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") + ")");

@@ -1,8 +1,8 @@
 #include "tessera/report/run_log.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
-#include <sys/stat.h>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/log.hpp"
@@ -19,13 +19,6 @@ double number(const nlohmann::json& record, const char* key, double fallback = 0
 int64_t integer(const nlohmann::json& record, const char* key) {
   const auto it = record.find(key);
   return it != record.end() && it->is_number() ? it->get<int64_t>() : 0;
-}
-
-/// "runs/cosmoflow_tiny.metrics.jsonl" -> "cosmoflow_tiny.metrics".
-std::string label_of(const std::string& path) {
-  std::string name = path.substr(path.find_last_of('/') + 1);
-  const size_t dot = name.rfind('.');
-  return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
 }
 
 TrainPoint train_point(const nlohmann::json& r) {
@@ -66,7 +59,7 @@ RunLog RunLog::read(const std::string& path) {
   if (!in) throw IoError("cannot read the metrics log '" + path + "'");
   RunLog log;
   log.path = path;
-  log.label = label_of(path);
+  log.label = std::filesystem::path(path).stem().string();  // "runs/a.metrics.jsonl" -> "a.metrics"
   std::string line;
   int64_t line_number = 0, records = 0;
   while (std::getline(in, line)) {
@@ -102,8 +95,7 @@ std::vector<std::string> population_logs(const std::string& path) {
   std::vector<std::string> logs;
   for (int t = 1;; ++t) {
     const std::string candidate = train::log_beside(path, ".trainer" + std::to_string(t));
-    struct stat info {};
-    if (::stat(candidate.c_str(), &info) != 0) break;
+    if (!std::filesystem::exists(candidate)) break;
     logs.push_back(candidate);
   }
   return logs;

@@ -54,24 +54,30 @@ nlohmann::json placement_record(const parallel::Communicator& group) {
   return ranks;
 }
 
+/// The log's first record: what the run trains on and how, its layers and where its ranks run.
+/// Collective over the trainer's ranks (the placement).
+nlohmann::json start_record(Trainer& trainer, const RunStart& start) {
+  return {{"event", "start"},
+          {"dataset", trainer.data().train->describe()},
+          {"batch_size", trainer.options().batch_size},
+          {"steps_per_epoch", trainer.steps_per_epoch()},
+          {"total_steps", start.last_step},
+          {"start_step", start.start_step},
+          {"optimizer", trainer.optimizer().str()},
+          {"schedule", trainer.schedule().str()},
+          {"lr_factor", trainer.lr_factor()},
+          {"threads", ExecSpace().concurrency()},
+          {"precision", element_type_name(trainer.options().precision)},
+          {"parameters", parameter_record(trainer.model().parameters(), trainer.optimizer())},
+          {"ranks", trainer.group().size()},
+          {"layers", layers_record(trainer.model())},
+          {"placement", placement_record(trainer.group())}};
+}
+
 }  // namespace
 
 void MetricsHook::on_run_start(Trainer& trainer, const RunStart& start) {
-  trainer.metrics().write({{"event", "start"},
-                           {"dataset", trainer.data().train->describe()},
-                           {"batch_size", trainer.options().batch_size},
-                           {"steps_per_epoch", trainer.steps_per_epoch()},
-                           {"total_steps", start.last_step},
-                           {"start_step", start.start_step},
-                           {"optimizer", trainer.optimizer().str()},
-                           {"schedule", trainer.schedule().str()},
-                           {"lr_factor", trainer.lr_factor()},
-                           {"threads", ExecSpace().concurrency()},
-                           {"precision", element_type_name(trainer.options().precision)},
-                           {"parameters", parameter_record(trainer.model().parameters(), trainer.optimizer())},
-                           {"ranks", trainer.group().size()},
-                           {"layers", layers_record(trainer.model())},
-                           {"placement", placement_record(trainer.group())}});
+  if (trainer.logs_metrics()) trainer.metrics().write(start_record(trainer, start));
   for (int k = 0; k < parallel::TrafficCounter::kinds; ++k)
     sent_at_start_[static_cast<size_t>(k)] =
         parallel::TrafficCounter::bytes(static_cast<parallel::TrafficCounter::Kind>(k));

@@ -177,6 +177,11 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   if (!options_.checkpoint_file.empty()) require_writable_location(options_.checkpoint_file, "checkpoints");
   check_batch();
   check_distributions();
+  // Agreed over the group: a program may name the log on its first rank only, and hooks gather
+  // for the log collectively.
+  int64_t logged = options_.metrics_file.empty() ? 0 : 1;
+  group_.allreduce_sum(&logged, 1);
+  logs_metrics_ = logged > 0;
   if (group_.rank() != 0) options_.metrics_file.clear();  // one log, one checkpoint, one console
   optimizer_.bind(model_.parameters().values(), model_.parameters().grads());
   make_reducer();

@@ -43,12 +43,12 @@ class SearchRun {
   std::string output(const std::string& name) const;
 
  private:
-  /// `genomes` made valid: each invalid one is reported and replaced by a fresh draw.
   /// Generation g's genomes whose networks no earlier candidate trained (nor an earlier one
   /// of this generation): the first population drawn uniformly, then NSGA-II's offspring or
   /// random draws, each redrawn or mutated until new; one still not new is left out. Empty
   /// when no candidate is new: the search has nothing left to train near its population.
   std::vector<Genome> new_candidates(int64_t generation) const;
+  /// `genomes` made valid: each invalid one is reported and replaced by a fresh draw.
   std::vector<Candidate> validated(std::vector<Genome> genomes, int64_t generation);
   /// Trains `candidates` over the trainers; appends their records to the history and
   /// returns their indices in it.

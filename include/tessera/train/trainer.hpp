@@ -139,6 +139,9 @@ class Trainer {
   /// The run's metrics log (writes nothing without a file or off rank 0) and console
   /// progress; they exist while run() goes on.
   MetricsLog& metrics() { return *metrics_; }
+  /// Whether the group writes a metrics log (some rank was given one): the same answer on
+  /// every rank, so a hook may gather collectively what only the log needs.
+  bool logs_metrics() const { return logs_metrics_; }
   ProgressReporter& progress() { return *progress_; }
   /// Evaluates the model on the validation set; every rank of the group must call it.
   ValidationResult validate();
@@ -189,6 +192,7 @@ class Trainer {
   std::unique_ptr<BatchPlan> plan_;
   int64_t sample_parts_ = 1;  // blocks each sample of the model output is split into
   MetricChoice metric_choice_;
+  bool logs_metrics_ = false;
   std::unique_ptr<optim::LrSchedule> schedule_;
   double lr_factor_ = 1.0;  // linear scaling with the global batch ("optimizer.lr_scaling")
   Tensor inputs_, targets_, grad_;

@@ -15,9 +15,6 @@
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
-namespace {
-
-}  // namespace
 
 TournamentHook::TournamentHook(const LtfbOptions& options, const PopulationLayout& layout, io::Dataset& tournament_data,
                                uint64_t seed)
