@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/segment_chunks.hpp"
 #include "tessera/parallel/communicator.hpp"
 
 namespace tessera::parallel {
@@ -37,18 +38,12 @@ class Adasum {
 
   const Communicator& group() const { return group_; }
   /// The number of elements of the buffers this combines.
-  int64_t size() const { return offsets_.back(); }
+  int64_t size() const { return chunks_.size(); }
 
  private:
   void exchange(const Tensor& data, int partner);
   Communicator group_;
-  std::vector<int64_t> offsets_;
-  // Chunk c covers [chunk_begin_(c), chunk_begin_(c + 1)) inside segment chunk_segment_(c).
-  DeviceView<int64_t> chunk_begin_;
-  DeviceView<int32_t> chunk_segment_;
-  std::vector<int32_t> host_chunk_segment_;
-  Matrix<double> partials_;  // per chunk: a·b, ‖a‖², ‖b‖²
-  Matrix<double>::HostMirror host_partials_;
+  SegmentChunks chunks_;  // one segment per parameter tensor
   Matrix<double> weights_;  // per segment: wa, wb
   Matrix<double>::HostMirror host_weights_;
   Tensor partner_;                                         // the partner's partial result
