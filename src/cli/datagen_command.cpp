@@ -11,6 +11,7 @@
 #include "integer_checks.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
+#include "tessera/core/seconds_since.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/parallel/communicator.hpp"
 #ifdef TESSERA_HAVE_HDF5
@@ -41,7 +42,6 @@ io::DatasetLayout layout_of(const DatagenArgs& a) {
   return layout;
 }
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 /// `datagen cells`: the volumes, then a summary with the normalisation that reads them.
 int run_cells(const DatagenArgs& a) {

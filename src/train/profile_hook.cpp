@@ -3,14 +3,10 @@
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
+#include "tessera/core/seconds_since.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
-namespace {
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-}  // namespace
 
 void ProfileHook::on_run_start(Trainer& trainer, const RunStart& start) {
   first_profiled_ = start.last_step - start.start_step > 2 ? start.start_step + 2 : start.start_step;
