@@ -4,11 +4,15 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/optim/adam.hpp"
+#include "tessera/optim/lamb.hpp"
+#include "tessera/optim/lars.hpp"
 #include "tessera/optim/sgd.hpp"
 
 namespace tessera::optim {
 
 Optimizer::~Optimizer() = default;
+
+void Optimizer::set_tensors(const ParameterTensors&) {}
 
 std::unique_ptr<Optimizer> Optimizer::from_json(ConfigObject& cfg) {
   const std::string type = cfg.string("type");
@@ -17,8 +21,12 @@ std::unique_ptr<Optimizer> Optimizer::from_json(ConfigObject& cfg) {
     optimizer = Sgd::from_json(cfg);
   } else if (type == "adam") {
     optimizer = Adam::from_json(cfg);
+  } else if (type == "lars") {
+    optimizer = Lars::from_json(cfg);
+  } else if (type == "lamb") {
+    optimizer = Lamb::from_json(cfg);
   } else {
-    throw ConfigError(cfg.path_of("type"), "unknown optimizer \"" + type + "\" (known: sgd, adam)");
+    throw ConfigError(cfg.path_of("type"), "unknown optimizer \"" + type + "\" (known: sgd, adam, lars, lamb)");
   }
   cfg.finish();
   return optimizer;

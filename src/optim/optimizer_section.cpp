@@ -1,5 +1,6 @@
 #include "tessera/optim/optimizer_section.hpp"
 
+#include <cmath>
 #include <utility>
 
 #include "tessera/core/error.hpp"
@@ -23,8 +24,10 @@ double OptimizerSection::lr_factor(int64_t global_batch) const {
   ConfigObject scaling(section_.at("lr_scaling"), "$.optimizer.lr_scaling");
   const int64_t reference = scaling.integer_in("reference_batch", 1, int64_t{1} << 40, 0);
   if (reference == 0) throw ConfigError(scaling.path_of("reference_batch"), "required key is missing");
+  const std::string rule = scaling.choice("rule", {"linear", "sqrt"}, "linear");
   scaling.finish();
-  return static_cast<double>(global_batch) / static_cast<double>(reference);
+  const double ratio = static_cast<double>(global_batch) / static_cast<double>(reference);
+  return rule == "sqrt" ? std::sqrt(ratio) : ratio;
 }
 
 std::unique_ptr<LrSchedule> OptimizerSection::make_schedule(double base_lr, int64_t total_steps) const {

@@ -62,3 +62,16 @@ TEST_CASE("optimizer section errors keep their JSON paths", "[optim][section]") 
       config_error({{"type", "sgd"}, {"lr", 0.1}, {"lr_scaling", {{"reference", 2}}}, {"schedule", {{"type", "x"}}}}),
       Catch::Contains("$.optimizer.lr_scaling"));
 }
+
+TEST_CASE("learning-rate scaling by the square root of the batch ratio", "[optim][section]") {
+  const auto sqrt_rule = nlohmann::json::parse(
+      R"({"type": "sgd", "lr": 0.1, "lr_scaling": {"reference_batch": 256, "rule": "sqrt"}})");
+  CHECK(optim::OptimizerSection(sqrt_rule).lr_factor(1024) == Approx(2.0));
+  CHECK(optim::OptimizerSection(sqrt_rule).lr_factor(64) == Approx(0.5));
+  const auto linear = nlohmann::json::parse(
+      R"({"type": "sgd", "lr": 0.1, "lr_scaling": {"reference_batch": 256, "rule": "linear"}})");
+  CHECK(optim::OptimizerSection(linear).lr_factor(1024) == Approx(4.0));
+  const auto bad = nlohmann::json::parse(
+      R"({"type": "sgd", "lr": 0.1, "lr_scaling": {"reference_batch": 256, "rule": "cubic"}})");
+  CHECK_THROWS_WITH(optim::OptimizerSection(bad).lr_factor(1024), Catch::Contains("$.optimizer.lr_scaling.rule"));
+}

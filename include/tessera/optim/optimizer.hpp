@@ -8,6 +8,7 @@
 
 #include "tessera/core/config.hpp"
 #include "tessera/core/tensor.hpp"
+#include "tessera/optim/parameter_tensors.hpp"
 
 namespace tessera::optim {
 
@@ -18,11 +19,15 @@ class Optimizer {
  public:
   virtual ~Optimizer();
 
-  /// "sgd" or "adam"; what a checkpoint records to check it is restored into the same kind.
+  /// "sgd", "adam", "lars" or "lamb"; what a checkpoint records to check it is restored into the same kind.
   virtual std::string type() const = 0;
   /// Binds to the parameter and gradient buffers (equal numel; both empty is allowed) and
   /// allocates zeroed state. Rebinding discards the state and resets the step counter.
   virtual void bind(const Tensor& values, const Tensor& grads) = 0;
+  /// Where each parameter tensor lies in the buffers. Layer-wise methods (LARS, LAMB) take
+  /// a ratio per tensor and need it (without it they treat the buffer as one tensor);
+  /// elementwise ones ignore it. May come before or after bind().
+  virtual void set_tensors(const ParameterTensors& tensors);
   /// One update with learning rate `lr` (the schedule's value for this step); then steps() grows by 1.
   virtual void step(float lr) = 0;
   /// Named state tensors aliasing the optimizer's own storage, so a checkpoint reads them to
@@ -47,7 +52,7 @@ class Optimizer {
   /// which the trainer reads every step.
   virtual void set_hyperparameter(const std::string& key, double value, const std::string& where) = 0;
 
-  /// Reads {"type": "sgd"|"adam", "lr": ..., ...} and checks that nothing else is in the
+  /// Reads {"type": "sgd"|"adam"|"lars"|"lamb", "lr": ..., ...} and checks that nothing else is in the
   /// object; a missing, unknown or out-of-range key is a ConfigError naming its JSON path.
   static std::unique_ptr<Optimizer> from_json(ConfigObject& cfg);
 };

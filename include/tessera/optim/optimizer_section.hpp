@@ -10,7 +10,8 @@
 namespace tessera::optim {
 
 /// The "optimizer" section of a run config:
-///   {"type": ..., <the optimizer's keys>, "schedule": {...}, "lr_scaling": {"reference_batch": N}}
+///   {"type": ..., <the optimizer's keys>, "schedule": {...},
+///    "lr_scaling": {"reference_batch": N, "rule": "linear" | "sqrt"}}
 /// The schedule needs the run's length and the scaling the global batch, which the trainer
 /// knows only once it has the data, so the three parts are read separately. Errors name
 /// `$.optimizer...` paths.
@@ -20,8 +21,10 @@ class OptimizerSection {
 
   /// The optimizer, from every key but "schedule" and "lr_scaling".
   std::unique_ptr<Optimizer> make_optimizer() const;
-  /// Goyal et al.'s linear rule from "lr_scaling": a k times larger global batch than
-  /// "reference_batch" takes a k times larger rate. 1 without the key.
+  /// The factor on every optimizer's rate for a global batch (per update: the micro-batch
+  /// times the accumulated steps) k times "reference_batch": k under "rule": "linear" (Goyal
+  /// et al., the default), sqrt(k) under "sqrt" (Krizhevsky's rule for adaptive methods,
+  /// which the FFN scaling study of Dong et al. found better past 16 nodes). 1 without the key.
   double lr_factor(int64_t global_batch) const;
   /// The "schedule" over `total_steps` steps from `base_lr`; the base rate at every step
   /// without the key.
