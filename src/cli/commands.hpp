@@ -13,7 +13,7 @@ namespace tessera::cli {
 struct TrainArgs {
   std::string config;
   train::RunOverrides overrides;
-  int64_t epochs = 0, batch_size = 0, max_steps = -1, checkpoint_every = -1, seed = -1;
+  int64_t epochs = 0, batch_size = 0, accumulate = 0, max_steps = -1, checkpoint_every = -1, seed = -1;
   int64_t trainers = 0;      // --trainers: a population (0: as the config says)
   std::string distribution;  // JSON overriding model.distribution
   bool no_progress = false, quiet = false;

@@ -150,6 +150,10 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   cmd->add_option("--epochs", a.epochs, "Override training.epochs")->check(at_least(1));
   cmd->add_option("--batch-size", a.batch_size, "Override training.batch_size (the global mini-batch)")
       ->check(at_least(1));
+  cmd->add_option("--accumulate", a.accumulate,
+                  "Override training.accumulate: micro-batches (of --batch-size samples each) whose gradients are "
+                  "summed before each optimizer step, for a larger global batch on the same memory")
+      ->check(at_least(1));
   cmd->add_option("--max-steps", a.max_steps, "Stop after this many optimizer steps in all (0: all epochs)")
       ->check(at_least(0));
   cmd->add_option("--seed", a.seed, "Override training.seed (initialisation, data order, dropout), 0 to 2^62")
@@ -200,6 +204,7 @@ int run_train(TrainArgs& a) {
   clear_stop_request();
   if (a.epochs > 0) a.overrides.epochs = a.epochs;
   if (a.batch_size > 0) a.overrides.batch_size = a.batch_size;
+  if (a.accumulate > 0) a.overrides.accumulate = a.accumulate;
   if (a.max_steps >= 0) a.overrides.max_steps = a.max_steps;
   if (a.checkpoint_every >= 0) a.overrides.checkpoint_every = a.checkpoint_every;
   if (a.seed >= 0) a.overrides.seed = static_cast<uint64_t>(a.seed);

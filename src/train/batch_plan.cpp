@@ -18,16 +18,19 @@ BatchSlot BatchSlot::of(const parallel::ProcessGrid& grid, const std::array<int6
 }
 
 BatchPlan::BatchPlan(int64_t train_samples, int64_t validation_samples, int64_t batch, uint64_t seed,
-                     const BatchSlot& slot)
+                     const BatchSlot& slot, int64_t accumulate)
     : train_samples_(train_samples),
       validation_samples_(validation_samples),
       batch_(batch),
-      steps_per_epoch_(batch > 0 ? train_samples / batch : 0),
+      accumulate_(accumulate),
+      steps_per_epoch_(batch > 0 && accumulate > 0 ? train_samples / (batch * accumulate) : 0),
       seed_(seed),
       slot_(slot) {
+  if (accumulate_ < 1)
+    throw Error("batch plan: an optimizer step must take at least one micro-batch, got " + std::to_string(accumulate));
   if (steps_per_epoch_ < 1)
-    throw Error("batch plan: a batch of " + std::to_string(batch) + " samples needs at least that many of the " +
-                std::to_string(train_samples) + " training samples");
+    throw Error("batch plan: a step of " + std::to_string(batch * accumulate) +
+                " samples needs at least that many of the " + std::to_string(train_samples) + " training samples");
   if (slot_.sample_groups < 1 || slot_.sample_index < 0 || slot_.sample_index >= slot_.sample_groups)
     throw Error("batch plan: slice " + std::to_string(slot_.sample_index) + " of " +
                 std::to_string(slot_.sample_groups) + " does not exist");
@@ -63,15 +66,17 @@ const std::vector<int64_t>& BatchPlan::cached_order(int64_t epoch) const {
   return c.order;
 }
 
-std::vector<int64_t> BatchPlan::step_samples(int64_t step) const {
+std::vector<int64_t> BatchPlan::step_samples(int64_t step, int64_t micro) const {
   const auto& order = cached_order(step / steps_per_epoch_);
-  const auto first = order.begin() + (step % steps_per_epoch_) * batch_ + first_row(batch_);
+  const int64_t micro_in_epoch = (step % steps_per_epoch_) * accumulate_ + micro;
+  const auto first = order.begin() + micro_in_epoch * batch_ + first_row(batch_);
   return std::vector<int64_t>(first, first + local_batch());
 }
 
-std::vector<int64_t> BatchPlan::prefetch_samples(int64_t step, int64_t end_step) const {
+std::vector<int64_t> BatchPlan::prefetch_samples(int64_t step, int64_t micro, int64_t end_step) const {
+  if (micro + 1 < accumulate_) return step_samples(step, micro + 1);
   if (step + 1 >= end_step) return {};
-  return step_samples(step + 1);
+  return step_samples(step + 1, 0);
 }
 
 int64_t BatchPlan::evaluation_batches(int64_t n) const { return (n + batch_ - 1) / batch_; }

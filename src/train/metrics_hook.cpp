@@ -60,6 +60,7 @@ nlohmann::json start_record(Trainer& trainer, const RunStart& start) {
   return {{"event", "start"},
           {"dataset", trainer.data().train->describe()},
           {"batch_size", trainer.options().batch_size},
+          {"accumulate", trainer.options().accumulate},
           {"steps_per_epoch", trainer.steps_per_epoch()},
           {"total_steps", start.last_step},
           {"start_step", start.start_step},

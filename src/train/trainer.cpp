@@ -15,10 +15,12 @@
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/profiling.hpp"
+#include "tessera/core/seconds_since.hpp"
 #include "tessera/model/model_spec.hpp"
 #include "tessera/core/stop_request.hpp"
 #include "tessera/optim/optimizer_section.hpp"
 #include "tessera/train/checkpoint_hook.hpp"
+#include "tessera/train/parameter_tensor_layout.hpp"
 #include "tessera/train/metrics_hook.hpp"
 #include "tessera/train/profile_hook.hpp"
 #include "tessera/train/progress_hook.hpp"
@@ -51,7 +53,6 @@ void average_over_replicas(const parallel::Communicator& group, const model::Par
   }
 }
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 Shape batch_shape(int64_t batch, const Shape& sample) {
   std::vector<int64_t> dims{batch};
@@ -64,6 +65,7 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
   TrainingOptions o;
   o.epochs = cfg.integer_in("epochs", 1, 1 << 30, 1);
   o.batch_size = cfg.integer_in("batch_size", 1, 1 << 30, 8);
+  o.accumulate = cfg.integer_in("accumulate", 1, 1 << 20, 1);
   o.max_steps = cfg.integer_in("max_steps", 0, int64_t{1} << 50, 0);
   o.seed = static_cast<uint64_t>(cfg.integer_in("seed", 0, int64_t{1} << 62, 0));
   o.log_every = cfg.integer_in("log_every", 1, 1 << 30, 10);
@@ -183,11 +185,12 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   group_.allreduce_sum(&logged, 1);
   logs_metrics_ = logged > 0;
   if (group_.rank() != 0) options_.metrics_file.clear();  // one log, one checkpoint, one console
+  optimizer_.set_tensors(parameter_tensor_layout(model_.parameters()));
   optimizer_.bind(model_.parameters().values(), model_.parameters().grads());
   make_reducer();
   const optim::OptimizerSection section(optimizer_config);
-  lr_factor_ = section.lr_factor(options_.batch_size);
-  const int64_t steps_per_epoch = data_.train->size() / options_.batch_size;
+  lr_factor_ = section.lr_factor(update_batch());
+  const int64_t steps_per_epoch = data_.train->size() / update_batch();
   schedule_ = section.make_schedule(optimizer_.base_lr(), options_.epochs * steps_per_epoch);
   make_plan();
   // Inputs and targets are read for this rank's block under the input distribution; the loss
@@ -197,6 +200,8 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   targets_ = Tensor(local_target_shape(plan_->local_batch(), data_.train->target_shape()), "tessera::batch_targets");
   grad_ = Tensor(out_grid.local_shape(model_.output_shape(options_.batch_size), "model output"), "tessera::loss_grad");
   sample_parts_ = out_grid.spatial().size();
+  if (options_.accumulate > 1 && model_.parameters().trainable_count() > 0)
+    accumulated_ = Tensor(model_.parameters().grads().shape(), "tessera::accumulated_grads");
   if (options_.loss_scaling) {
     scaler_ = LossScaler(*options_.loss_scaling);
   } else if (options_.precision == ElementType::fp16) {
@@ -240,6 +245,11 @@ void Trainer::check_batch() const {
   if (data_.train->size() / options_.batch_size == 0)
     throw ConfigError("$.training.batch_size", "batch size " + std::to_string(options_.batch_size) + " exceeds the " +
                                                    std::to_string(data_.train->size()) + " training samples");
+  if (data_.train->size() / update_batch() == 0)
+    throw ConfigError("$.training.accumulate",
+                      std::to_string(options_.accumulate) + " accumulated micro-batches of " +
+                          std::to_string(options_.batch_size) + " make a step of " + std::to_string(update_batch()) +
+                          " samples, more than the " + std::to_string(data_.train->size()) + " training samples");
   const int64_t multiple = model_.batch_multiple();
   if (options_.batch_size % multiple != 0)
     throw ConfigError("$.training.batch_size", "the global batch of " + std::to_string(options_.batch_size) +
@@ -314,8 +324,8 @@ void Trainer::make_plan() {
                 std::to_string(data_.validation->size()) + " samples: batches must split over " +
                 std::to_string(multiple) + " sample groups");
   }
-  plan_ =
-      std::make_unique<BatchPlan>(data_.train->size(), validation_samples, options_.batch_size, options_.seed, slot);
+  plan_ = std::make_unique<BatchPlan>(data_.train->size(), validation_samples, options_.batch_size, options_.seed, slot,
+                                      options_.accumulate);
 }
 
 Shape Trainer::local_input_shape(int64_t rows) const {
@@ -469,7 +479,7 @@ int64_t Trainer::resume() {
 TrainingReport Trainer::run() {
   const std::vector<TrainerHook*> hooks = start_run();
   int64_t step = resume();
-  const int64_t per_epoch = steps_per_epoch(), b = options_.batch_size;
+  const int64_t per_epoch = steps_per_epoch(), b = update_batch();
   const int64_t total_steps = options_.epochs * per_epoch;
   const int64_t last_step = options_.max_steps > 0 ? std::min(options_.max_steps, total_steps) : total_steps;
   for (auto* hook : hooks) hook->on_run_start(*this, {step, last_step});
@@ -517,29 +527,11 @@ TrainingReport Trainer::run() {
 }
 
 double Trainer::train_step(int64_t step, int64_t last_step, float lr) {
-  const int64_t b = options_.batch_size;
-  const layers::StepInfo info{layers::Mode::training, step, b};
   ProfileRegion region("step");
-  {
-    ProfileRegion r("data");
-    data_.train->load(plan_->step_samples(step), plan_->box(), inputs_, targets_);
-    // The next step's samples are read while this one trains.
-    const std::vector<int64_t> next = plan_->prefetch_samples(step, last_step);
-    if (!next.empty()) data_.train->prefetch(next, plan_->box());
-  }
-  const Tensor& out = model_.forward(inputs_, info);
-  double loss_value;
-  {
-    ProfileRegion r("loss");
-    loss_value = loss_.evaluate(out, loss_targets(targets_, out, b), b, grad_, sample_parts_).loss_sum;
-    if (scaler_.enabled()) kokkos_backend::axpby(scaler_.scale(), grad_, 0.0f, grad_);
-  }
-  // Each rank's gradient is already divided by the global batch, so the sum over ranks is
-  // the gradient of the mean loss over the whole mini-batch. Buckets are reduced while
-  // backprop goes on; finish_gradients() waits for what is still in flight.
-  model_.backward(grad_, info, [this](int64_t first_final) { reducer_->ready_from(first_final); });
+  double loss_value = 0.0;
+  for (int64_t micro = 0; micro < options_.accumulate; ++micro) loss_value += micro_step(step, micro, last_step);
   bool finite = true;
-  loss_value = finish_gradients(loss_value, finite) / static_cast<double>(b);
+  loss_value = finish_gradients(loss_value, finite) / static_cast<double>(update_batch());
   const float scale = scaler_.scale();
   skipped_ = !scaler_.update(finite, model_.parameters().grads());
   if (skipped_ && group_.rank() == 0)
@@ -555,6 +547,57 @@ double Trainer::train_step(int64_t step, int64_t last_step, float lr) {
     throw Error("training diverged: the loss is " + std::to_string(loss_value) + " at step " + std::to_string(step) +
                 " (try a lower learning rate)");
   return loss_value;
+}
+
+double Trainer::micro_step(int64_t step, int64_t micro, int64_t last_step) {
+  const int64_t b = options_.batch_size, k = options_.accumulate;
+  // Micro-batches draw their own dropout masks, as K steps of batch b would.
+  const layers::StepInfo info{layers::Mode::training, step * k + micro, b};
+  {
+    ProfileRegion r("data");
+    data_.train->load(plan_->step_samples(step, micro), plan_->box(), inputs_, targets_);
+    // The next micro-batch's samples are read while this one trains.
+    const std::vector<int64_t> next = plan_->prefetch_samples(step, micro, last_step);
+    if (!next.empty()) data_.train->prefetch(next, plan_->box());
+  }
+  const Tensor& out = model_.forward(inputs_, info);
+  double loss_value;
+  {
+    ProfileRegion r("loss");
+    // Divided by the samples of the whole update, so that the accumulated sum is the gradient
+    // of the mean loss over all of them.
+    loss_value = loss_.evaluate(out, loss_targets(targets_, out, b), update_batch(), grad_, sample_parts_).loss_sum;
+    if (scaler_.enabled()) kokkos_backend::axpby(scaler_.scale(), grad_, 0.0f, grad_);
+  }
+  // Each rank's gradient is already divided by the global batch, so the sum over ranks is
+  // the gradient of the mean loss over the whole mini-batch. Buckets are reduced while
+  // backprop goes on; finish_gradients() waits for what is still in flight.
+  const bool has_parameters = model_.parameters().trainable_count() > 0;
+  if (micro + 1 == k) {
+    accumulated_from_ = model_.parameters().grads().numel();
+    model_.backward(grad_, info, [this](int64_t first_final) { gradients_final_from(first_final); });
+    gradients_final_from(0);
+  } else {
+    // Layers overwrite their parameter gradients, so earlier micro-batches keep their sum
+    // aside, and nothing is reduced before the last one: one all-reduce per update.
+    model_.backward(grad_, info, {});
+    ProfileRegion r("accumulate");
+    if (has_parameters && micro == 0) deep_copy(accumulated_, model_.parameters().grads());
+    if (has_parameters && micro > 0) kokkos_backend::accumulate(model_.parameters().grads(), accumulated_);
+  }
+  return loss_value;
+}
+
+void Trainer::gradients_final_from(int64_t first_final) {
+  if (options_.accumulate > 1 && first_final < accumulated_from_ && model_.parameters().trainable_count() > 0) {
+    // The last micro-batch's gradients of these tensors are final: add the earlier ones'
+    // before their buckets are reduced.
+    const Tensor& grads = model_.parameters().grads();
+    const Shape part{accumulated_from_ - first_final};
+    kokkos_backend::accumulate(accumulated_.slice(first_final, part), grads.slice(first_final, part));
+  }
+  accumulated_from_ = std::min(accumulated_from_, first_final);
+  reducer_->ready_from(first_final);
 }
 
 double Trainer::finish_gradients(double loss, bool& finite) {

@@ -100,6 +100,7 @@ TrainingOptions TrainingRun::training_options(ConfigObject& training, const RunO
   TrainingOptions options = TrainingOptions::from_json(training);
   if (o.epochs) options.epochs = *o.epochs;
   if (o.batch_size) options.batch_size = *o.batch_size;
+  if (o.accumulate) options.accumulate = *o.accumulate;
   if (o.max_steps) options.max_steps = *o.max_steps;
   if (o.seed) options.seed = *o.seed;
   if (o.checkpoint_every) options.checkpoint_every = *o.checkpoint_every;
@@ -115,6 +116,7 @@ TrainingOptions TrainingRun::training_options(ConfigObject& training, const RunO
   options.profile = o.profile;
   if (options.epochs < 1) throw ConfigError("--epochs", "must be at least 1");
   if (options.batch_size < 1) throw ConfigError("--batch-size", "must be at least 1");
+  if (options.accumulate < 1) throw ConfigError("--accumulate", "must be at least 1");
   if (o.checkpoint_every && *o.checkpoint_every > 0 && options.checkpoint_file.empty())
     throw ConfigError("--checkpoint-every",
                       "needs a checkpoint file: add --checkpoint FILE (or training.checkpoint.path)");
@@ -162,7 +164,11 @@ std::string TrainingRun::describe() const {
   if (data_.validation) s += "validation: " + data_.validation->describe() + "\n";
   s += "optimizer: " + optimizer_->str() + "\n";
   s += "training:  " + std::to_string(options_.epochs) + " epoch(s) of " + std::to_string(trainer_->steps_per_epoch()) +
-       " steps, batch " + std::to_string(options_.batch_size) + ", seed " + std::to_string(options_.seed) + "\n";
+       " steps, batch " + std::to_string(options_.batch_size) +
+       (options_.accumulate > 1 ? " x " + std::to_string(options_.accumulate) + " accumulated = " +
+                                      std::to_string(trainer_->update_batch()) + " per step"
+                                : "") +
+       ", seed " + std::to_string(options_.seed) + "\n";
   s += "precision: " + model_->precision_summary() +
        (options_.tf32 ? " with TF32 products in cuDNN's convolutions" : "") + ", parameters and optimizer state fp32\n";
   s += gradient_line(*model_, options_, parallel::Communicator::world());

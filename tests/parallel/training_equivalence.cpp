@@ -2,7 +2,12 @@
 // with its layers split as given, and the same model on this rank alone, then checks that
 // every step's loss and the final weights (each shard against its slice) agree.
 //
-//   training_equivalence CONFIG SIZE BATCH STEPS DISTRIBUTION [LAYERS REST_DISTRIBUTION]
+//   training_equivalence [--optimizer JSON] [--accumulate K] CONFIG SIZE BATCH STEPS DISTRIBUTION
+//                        [LAYERS REST_DISTRIBUTION]
+//
+// --optimizer replaces the config's optimizer section (LARS and LAMB take each tensor's whole
+// norm, which a shard must complete over its group); --accumulate sums K micro-batches of
+// BATCH per step.
 //
 // DISTRIBUTION (JSON) is the model-wide one; LAYERS, an index or a comma-separated list of
 // layer names, gives REST_DISTRIBUTION to the layers from that index on or to the named ones
@@ -27,8 +32,22 @@ int main(int argc, char* argv[]) {
   const auto world = parallel::Communicator::world();
   int failed = 0;
   try {
+    json optimizer;
+    int64_t accumulate = 1;
+    while (argc > 2 && std::string(argv[1]).rfind("--", 0) == 0) {
+      const std::string flag = argv[1];
+      if (flag == "--optimizer")
+        optimizer = json::parse(argv[2]);
+      else if (flag == "--accumulate")
+        accumulate = std::stoll(argv[2]);
+      else
+        throw Error("unknown option " + flag);
+      argv += 2;
+      argc -= 2;
+    }
     if (argc != 6 && argc != 8)
-      throw Error("usage: training_equivalence CONFIG SIZE BATCH STEPS DISTRIBUTION [LAYERS REST]");
+      throw Error("usage: training_equivalence [--optimizer JSON] [--accumulate K] CONFIG SIZE BATCH STEPS "
+                  "DISTRIBUTION [LAYERS REST]");
     std::ifstream in(argv[1]);
     if (!in) throw IoError(std::string("cannot read ") + argv[1]);
     json config = json::parse(in);
@@ -37,9 +56,10 @@ int main(int argc, char* argv[]) {
     auto& dims = model["input"]["size"];
     for (auto& d : dims) d = size;
     config["data"]["size"] = size;
-    config["data"]["samples"] = batch * steps;
+    config["data"]["samples"] = batch * accumulate * steps;
     config["data"]["validation_samples"] = batch;
     config["training"]["batch_size"] = batch;
+    config["training"]["accumulate"] = accumulate;
     config["training"]["epochs"] = 1;
     config["training"]["log_every"] = 1;
     // Adam divides each gradient by its own running magnitude, so gradients that are rounding
@@ -48,6 +68,7 @@ int main(int argc, char* argv[]) {
     // at float tolerance.
     if (config["optimizer"].value("type", "") == "adam")
       config["optimizer"] = {{"type", "sgd"}, {"lr", 0.01}, {"momentum", 0.9}};
+    if (!optimizer.is_null()) config["optimizer"] = optimizer;
     json serial = config;
     model["distribution"] = json::parse(argv[5]);
     if (argc == 8) {

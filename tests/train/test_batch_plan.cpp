@@ -63,16 +63,16 @@ TEST_CASE("read-ahead for a step is what the next step reads, across epoch bound
   const BatchPlan plan(30, 0, 4, 3, slot(2, 1));
   const int64_t per_epoch = plan.steps_per_epoch(), end = 3 * per_epoch + 2;
   for (int64_t step = 0; step + 1 < end; ++step) {
-    const auto ahead = plan.prefetch_samples(step, end);
+    const auto ahead = plan.prefetch_samples(step, 0, end);
     CHECK(ahead == plan.step_samples(step + 1));
     CHECK(ahead == BatchPlan(30, 0, 4, 3, slot(2, 1)).step_samples(step + 1));  // no cache involved
   }
   // The last step of an epoch reads ahead in the next epoch's order.
   const auto next_epoch = plan.epoch_order(1);
-  CHECK(plan.prefetch_samples(per_epoch - 1, end) ==
+  CHECK(plan.prefetch_samples(per_epoch - 1, 0, end) ==
         std::vector<int64_t>(next_epoch.begin() + 2, next_epoch.begin() + 4));
-  CHECK(plan.prefetch_samples(end - 1, end).empty());  // the run stops there
-  CHECK(plan.prefetch_samples(4, 5).empty());
+  CHECK(plan.prefetch_samples(end - 1, 0, end).empty());  // the run stops there
+  CHECK(plan.prefetch_samples(4, 0, 5).empty());
 }
 
 TEST_CASE("validation batches cover the first samples in order, the last one short", "[train][batch_plan]") {
@@ -117,4 +117,39 @@ TEST_CASE("a batch plan refuses batches larger than the data or uneven slices", 
   CHECK_THROWS_AS(BatchPlan(4, 0, 8, 0, slot(1, 0)), Error);
   CHECK_THROWS_AS(BatchPlan(40, 0, 6, 0, slot(4, 0)), ShapeError);
   CHECK_THROWS_AS(BatchPlan(40, 0, 8, 0, slot(2, 2)), Error);
+}
+
+TEST_CASE("an accumulated step reads the samples of one batch K times larger", "[train][batch_plan]") {
+  // 50 samples, micro-batches of 4 over 2 sample groups, 3 per step: 4 steps of 12 per epoch
+  // (2 samples left out), where a plain batch of 12 has the same 4 steps and the same samples.
+  for (int64_t r = 0; r < 2; ++r) {
+    const BatchPlan accumulated(50, 0, 4, 9, slot(2, r), 3);
+    CHECK(accumulated.steps_per_epoch() == 4);
+    CHECK(accumulated.accumulate() == 3);
+    const int64_t end = 2 * accumulated.steps_per_epoch();
+    for (int64_t step = 0; step < end; ++step) {
+      std::vector<int64_t> mine, others;
+      for (int64_t micro = 0; micro < 3; ++micro) {
+        const auto part = accumulated.step_samples(step, micro);
+        CHECK(part.size() == 2);
+        mine.insert(mine.end(), part.begin(), part.end());
+        const auto ahead = accumulated.prefetch_samples(step, micro, end);
+        if (micro + 1 < 3) {
+          CHECK(ahead == accumulated.step_samples(step, micro + 1));
+        } else if (step + 1 < end) {
+          CHECK(ahead == accumulated.step_samples(step + 1, 0));
+        } else {
+          CHECK(ahead.empty());
+        }
+      }
+      // The union over both sample groups of the three micro-batches is the 12-sample batch.
+      const auto order = accumulated.epoch_order(step / 4);
+      const auto first = order.begin() + (step % 4) * 12;
+      std::vector<int64_t> batch(first, first + 12);
+      for (int64_t micro = 0; micro < 3; ++micro)
+        for (int64_t k = 0; k < 2; ++k) CHECK(mine[static_cast<size_t>(micro * 2 + k)] == batch[static_cast<size_t>(micro * 4 + r * 2 + k)]);
+    }
+  }
+  CHECK_THROWS_AS(BatchPlan(50, 0, 4, 0, slot(1, 0), 0), Error);
+  CHECK_THROWS_AS(BatchPlan(50, 0, 8, 0, slot(1, 0), 7), Error);  // 56 > 50 samples per step
 }

@@ -26,11 +26,20 @@ struct BatchSlot {
 /// depends only on the seed and the epoch, `batch` at a time (a last partial batch is left
 /// out); validation visits its first `validation_samples` in order. Every rank reads its slot
 /// of each global batch, so the slots of all ranks tile each batch in order.
+///
+/// With gradient accumulation an optimizer step takes `accumulate` consecutive micro-batches
+/// of `batch` samples of the epoch's order, so a step sees the same samples as one step of a
+/// batch·accumulate batch would; an epoch has as many steps as whole such updates fit (the
+/// rest of the order is left out, as a last partial batch is).
 class BatchPlan {
  public:
-  BatchPlan(int64_t train_samples, int64_t validation_samples, int64_t batch, uint64_t seed, const BatchSlot& slot);
+  BatchPlan(int64_t train_samples, int64_t validation_samples, int64_t batch, uint64_t seed, const BatchSlot& slot,
+            int64_t accumulate = 1);
 
+  /// The global micro-batch: the samples of one forward and backward pass over all ranks.
   int64_t batch() const { return batch_; }
+  int64_t accumulate() const { return accumulate_; }
+  /// Optimizer steps per epoch.
   int64_t steps_per_epoch() const { return steps_per_epoch_; }
   /// Samples of each global training batch this rank reads.
   int64_t local_batch() const { return local_rows(batch_); }
@@ -39,11 +48,13 @@ class BatchPlan {
 
   /// The order in which epoch `epoch` visits the training samples.
   std::vector<int64_t> epoch_order(int64_t epoch) const;
-  /// This rank's samples for training step `step` (counted over all epochs from 0).
-  std::vector<int64_t> step_samples(int64_t step) const;
-  /// What to read ahead while step `step` trains: what step + 1 reads, in the next epoch's
-  /// order when step + 1 starts one; nothing when step + 1 is `end_step`, where the run stops.
-  std::vector<int64_t> prefetch_samples(int64_t step, int64_t end_step) const;
+  /// This rank's samples for micro-batch `micro` (< accumulate()) of optimizer step `step`
+  /// (counted over all epochs from 0).
+  std::vector<int64_t> step_samples(int64_t step, int64_t micro = 0) const;
+  /// What to read ahead while micro-batch `micro` of step `step` trains: the next micro-batch,
+  /// or the first of step + 1 (in the next epoch's order when step + 1 starts one); nothing
+  /// after the last micro-batch of step end_step − 1, where the run stops.
+  std::vector<int64_t> prefetch_samples(int64_t step, int64_t micro, int64_t end_step) const;
 
   /// Validation samples read in all: the first ones of the validation set.
   int64_t validation_size() const { return validation_samples_; }
@@ -70,7 +81,7 @@ class BatchPlan {
  private:
   const std::vector<int64_t>& cached_order(int64_t epoch) const;
 
-  int64_t train_samples_, validation_samples_, batch_, steps_per_epoch_;
+  int64_t train_samples_, validation_samples_, batch_, accumulate_, steps_per_epoch_;
   uint64_t seed_;
   BatchSlot slot_;
   // The two latest epochs' orders: a step and the read-ahead of the next one need at most two,

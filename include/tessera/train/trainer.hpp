@@ -28,7 +28,10 @@ namespace tessera::train {
 /// The "training" section of a run config, overridable from the command line.
 struct TrainingOptions {
   int64_t epochs = 1;
-  int64_t batch_size = 8;
+  int64_t batch_size = 8;  // the global micro-batch: samples per forward and backward pass over all ranks
+  /// Micro-batches whose gradients are summed before each optimizer step (gradient
+  /// accumulation): a step sees batch_size·accumulate samples, reduced over the ranks once.
+  int64_t accumulate = 1;
   int64_t max_steps = 0;  // stop after this many optimizer steps in all (0: run all epochs)
   uint64_t seed = 0;
   int64_t log_every = 10;       // steps between logged (averaged) losses
@@ -54,7 +57,7 @@ struct TrainingOptions {
   /// Validation metrics by name (MetricChoice); none given: the loss's defaults.
   std::optional<std::vector<std::string>> metrics;
 
-  /// Reads {"epochs", "batch_size", "max_steps", "seed", "log_every", "precision",
+  /// Reads {"epochs", "batch_size", "accumulate", "max_steps", "seed", "log_every", "precision",
   /// "gradient_precision", "loss_scaling", "metrics", "checkpoint": {"path", "every_steps"}}.
   static TrainingOptions from_json(ConfigObject& cfg);
 };
@@ -108,6 +111,8 @@ class Trainer {
   void add_hook(std::unique_ptr<TrainerHook> hook);
 
   int64_t steps_per_epoch() const { return plan_->steps_per_epoch(); }
+  /// Samples per optimizer step over all ranks: batch_size · accumulate.
+  int64_t update_batch() const { return options_.batch_size * options_.accumulate; }
   /// The order in which epoch `epoch` visits the training samples (a permutation that depends
   /// only on the seed and the epoch).
   std::vector<int64_t> epoch_order(int64_t epoch) const { return plan_->epoch_order(epoch); }
@@ -167,6 +172,11 @@ class Trainer {
   int64_t resume();
   /// One optimizer step on this rank's part of step `step`'s batch; returns the mean loss.
   double train_step(int64_t step, int64_t last_step, float lr);
+  /// Forward and backward of micro-batch `micro` of step `step`; returns this rank's loss sum.
+  double micro_step(int64_t step, int64_t micro, int64_t last_step);
+  /// Backprop's note that gradients at index >= first_final are final: adds the earlier
+  /// micro-batches' sum there, then lets the reducer start on them.
+  void gradients_final_from(int64_t first_final);
   /// Waits for the gradient sum and sums `loss` over the group; tracks the exposed wait and
   /// agrees on a stop request (over the stop group) and, under loss scaling, on whether any
   /// rank's gradients overflowed (`finite`).
@@ -196,6 +206,8 @@ class Trainer {
   std::unique_ptr<optim::LrSchedule> schedule_;
   double lr_factor_ = 1.0;  // linear scaling with the global batch ("optimizer.lr_scaling")
   Tensor inputs_, targets_, grad_;
+  Tensor accumulated_;            // the gradient sum of a step's earlier micro-batches (accumulate > 1)
+  int64_t accumulated_from_ = 0;  // where the last micro-batch's gradients already hold that sum
   // The run under way: its report, outputs, and hooks (the standard ones are made afresh for
   // each run, like its log).
   TrainingReport report_;

@@ -12,7 +12,7 @@ namespace tessera::train {
 
 /// Command-line settings that override or complete a run config.
 struct RunOverrides {
-  std::optional<int64_t> epochs, batch_size, max_steps, checkpoint_every;
+  std::optional<int64_t> epochs, batch_size, accumulate, max_steps, checkpoint_every;
   std::optional<uint64_t> seed;
   std::string backend = "auto";
   std::optional<std::string> precision;  // --precision: overrides training.precision
