@@ -19,6 +19,12 @@ void check_options(const AdamOptions& o, const std::string& where) {
     fail("weight_decay", "must be non-negative, got " + detail::format_number(o.weight_decay));
 }
 
+const detail::HyperparameterFields<AdamOptions> kAdamFields = {{"lr", &AdamOptions::lr},
+                                                         {"beta1", &AdamOptions::beta1},
+                                                         {"beta2", &AdamOptions::beta2},
+                                                         {"epsilon", &AdamOptions::epsilon},
+                                                         {"weight_decay", &AdamOptions::weight_decay}};
+
 }  // namespace
 
 Adam::Adam(const AdamOptions& options, const std::string& where) : options_(options) { check_options(options_, where); }
@@ -98,31 +104,12 @@ std::string Adam::str() const {
 }
 
 std::map<std::string, double> Adam::hyperparameters() const {
-  return {{"lr", options_.lr},
-          {"beta1", options_.beta1},
-          {"beta2", options_.beta2},
-          {"epsilon", options_.epsilon},
-          {"weight_decay", options_.weight_decay}};
+  return detail::hyperparameter_values(options_, kAdamFields);
 }
 
 void Adam::set_hyperparameter(const std::string& key, double value, const std::string& where) {
-  AdamOptions changed = options_;
-  if (key == "lr") {
-    changed.lr = value;
-  } else if (key == "beta1") {
-    changed.beta1 = value;
-  } else if (key == "beta2") {
-    changed.beta2 = value;
-  } else if (key == "epsilon") {
-    changed.epsilon = value;
-  } else if (key == "weight_decay") {
-    changed.weight_decay = value;
-  } else {
-    throw ConfigError(where + "." + key,
-                      "adam has no such hyper-parameter (it has lr, beta1, beta2, epsilon, weight_decay)");
-  }
-  check_options(changed, where);
-  options_ = changed;
+  options_ = detail::with_hyperparameter(options_, kAdamFields, key, value, where, "adam",
+                                         [](const AdamOptions& o, const std::string& w) { check_options(o, w); });
 }
 
 }  // namespace tessera::optim

@@ -23,6 +23,11 @@ void check_options(const LarsOptions& o, const std::string& where) {
   if (!(o.epsilon >= 0.0)) fail("epsilon", "must be non-negative, got " + detail::format_number(o.epsilon));
 }
 
+const detail::HyperparameterFields<LarsOptions> kLarsFields = {{"lr", &LarsOptions::lr},
+                                                         {"momentum", &LarsOptions::momentum},
+                                                         {"weight_decay", &LarsOptions::weight_decay},
+                                                         {"trust_coefficient", &LarsOptions::trust_coefficient}};
+
 }  // namespace
 
 Lars::Lars(const LarsOptions& options, const std::string& where) : options_(options) { check_options(options_, where); }
@@ -109,32 +114,13 @@ std::string Lars::str() const {
 }
 
 std::map<std::string, double> Lars::hyperparameters() const {
-  return {{"lr", options_.lr},
-          {"momentum", options_.momentum},
-          {"weight_decay", options_.weight_decay},
-          {"trust_coefficient", options_.trust_coefficient}};
+  return detail::hyperparameter_values(options_, kLarsFields);
 }
 
 void Lars::set_hyperparameter(const std::string& key, double value, const std::string& where) {
-  LarsOptions changed = options_;
-  if (key == "lr") {
-    changed.lr = value;
-  } else if (key == "momentum") {
-    if (bound_ && (value > 0.0) != (options_.momentum > 0.0))
-      throw ConfigError(where + ".momentum", "can vary but not be switched on or off during training (from " +
-                                                 detail::format_number(options_.momentum) + " to " +
-                                                 detail::format_number(value) + ")");
-    changed.momentum = value;
-  } else if (key == "weight_decay") {
-    changed.weight_decay = value;
-  } else if (key == "trust_coefficient") {
-    changed.trust_coefficient = value;
-  } else {
-    throw ConfigError(where + "." + key,
-                      "lars has no such hyper-parameter (it has lr, momentum, weight_decay, trust_coefficient)");
-  }
-  check_options(changed, where);
-  options_ = changed;
+  if (key == "momentum") detail::check_momentum_switch(bound_, options_.momentum, value, where);
+  options_ = detail::with_hyperparameter(options_, kLarsFields, key, value, where, "lars",
+                                         [](const LarsOptions& o, const std::string& w) { check_options(o, w); });
 }
 
 }  // namespace tessera::optim

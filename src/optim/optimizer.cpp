@@ -60,5 +60,11 @@ std::string format_number(double value) {
   return s.str();
 }
 
+void check_momentum_switch(bool bound, double momentum, double value, const std::string& where) {
+  if (bound && (value > 0.0) != (momentum > 0.0))
+    throw ConfigError(where + ".momentum", "can vary but not be switched on or off during training (from " +
+                                               format_number(momentum) + " to " + format_number(value) + ")");
+}
+
 }  // namespace detail
 }  // namespace tessera::optim

@@ -22,6 +22,9 @@ void check_options(const SgdOptions& o, const std::string& where) {
     fail("nesterov", "Nesterov momentum needs dampening 0, got " + detail::format_number(o.dampening));
 }
 
+const detail::HyperparameterFields<SgdOptions> kSgdFields = {
+    {"lr", &SgdOptions::lr}, {"momentum", &SgdOptions::momentum}, {"weight_decay", &SgdOptions::weight_decay}};
+
 }  // namespace
 
 Sgd::Sgd(const SgdOptions& options, const std::string& where) : options_(options) { check_options(options_, where); }
@@ -93,28 +96,15 @@ std::string Sgd::str() const {
 }
 
 std::map<std::string, double> Sgd::hyperparameters() const {
-  return {{"lr", options_.lr}, {"momentum", options_.momentum}, {"weight_decay", options_.weight_decay}};
+  return detail::hyperparameter_values(options_, kSgdFields);
 }
 
 void Sgd::set_hyperparameter(const std::string& key, double value, const std::string& where) {
-  SgdOptions changed = options_;
-  if (key == "lr") {
-    changed.lr = value;
-  } else if (key == "momentum") {
-    // The momentum buffer is state that partners exchange and checkpoints hold: a bound
-    // optimizer keeps the set of state tensors it was bound with.
-    if (bound_ && (value > 0.0) != (options_.momentum > 0.0))
-      throw ConfigError(where + ".momentum", "can vary but not be switched on or off during training (from " +
-                                                 detail::format_number(options_.momentum) + " to " +
-                                                 detail::format_number(value) + ")");
-    changed.momentum = value;
-  } else if (key == "weight_decay") {
-    changed.weight_decay = value;
-  } else {
-    throw ConfigError(where + "." + key, "sgd has no such hyper-parameter (it has lr, momentum, weight_decay)");
-  }
-  check_options(changed, where);
-  options_ = changed;
+  // The momentum buffer is state that partners exchange and checkpoints hold: a bound
+  // optimizer keeps the set of state tensors it was bound with.
+  if (key == "momentum") detail::check_momentum_switch(bound_, options_.momentum, value, where);
+  options_ = detail::with_hyperparameter(options_, kSgdFields, key, value, where, "sgd",
+                                         [](const SgdOptions& o, const std::string& w) { check_options(o, w); });
 }
 
 }  // namespace tessera::optim

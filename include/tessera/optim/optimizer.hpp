@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tessera/core/config.hpp"
+#include "tessera/core/error.hpp"
 #include "tessera/core/tensor.hpp"
 #include "tessera/optim/parameter_tensors.hpp"
 
@@ -65,6 +66,40 @@ int64_t check_bind(const std::string& optimizer, const Tensor& values, const Ten
 Tensor make_state(int64_t numel, const std::string& label);
 /// Formats a hyper-parameter for str(): shortest form that reads back the same double.
 std::string format_number(double value);
+
+/// Throws ConfigError naming `where`.momentum when a bound optimizer's momentum would be
+/// switched on or off: its buffer is state that checkpoints and population partners hold.
+void check_momentum_switch(bool bound, double momentum, double value, const std::string& where);
+
+/// An optimizer's numeric options by config key, for hyperparameters() and
+/// set_hyperparameter(): each key with the member of the options struct it names.
+template <class Options>
+using HyperparameterFields = std::vector<std::pair<const char*, double Options::*>>;
+
+template <class Options>
+std::map<std::string, double> hyperparameter_values(const Options& options, const HyperparameterFields<Options>& fields) {
+  std::map<std::string, double> values;
+  for (const auto& [key, member] : fields) values[key] = options.*member;
+  return values;
+}
+
+/// `options` with `key` set to `value` and checked by `check(changed, where)`; throws
+/// ConfigError naming `where`.key (and the keys `optimizer` has) for a key not in `fields`.
+template <class Options, class Check>
+Options with_hyperparameter(const Options& options, const HyperparameterFields<Options>& fields, const std::string& key,
+                            double value, const std::string& where, const std::string& optimizer, Check check) {
+  Options changed = options;
+  std::string known;
+  for (const auto& [name, member] : fields) {
+    known += (known.empty() ? "" : ", ") + std::string(name);
+    if (key == name) {
+      changed.*member = value;
+      check(changed, where);
+      return changed;
+    }
+  }
+  throw ConfigError(where + "." + key, optimizer + " has no such hyper-parameter (it has " + known + ")");
+}
 }  // namespace detail
 
 }  // namespace tessera::optim
