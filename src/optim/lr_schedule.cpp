@@ -62,6 +62,50 @@ class CosineSchedule final : public LrSchedule {
   int64_t total_steps_;
 };
 
+/// (1 − progress)^power from base_lr down to min_lr over the steps after the warmup: the decay
+/// of You et al.'s LARS recipes (power 2) and of MLPerf's large-batch ResNet runs.
+class PolynomialSchedule final : public LrSchedule {
+ public:
+  PolynomialSchedule(double base_lr, int64_t warmup_steps, double warmup_start_factor, double min_lr, double power,
+                     int64_t total_steps)
+      : LrSchedule(base_lr, warmup_steps, warmup_start_factor),
+        min_lr_(min_lr),
+        power_(power),
+        total_steps_(total_steps) {}
+
+ protected:
+  double decayed(int64_t k) const override {
+    const int64_t span = total_steps_ - warmup_steps_;
+    if (k >= span) return min_lr_;
+    const double progress = static_cast<double>(k) / static_cast<double>(span);
+    return min_lr_ + (base_lr_ - min_lr_) * std::pow(1.0 - progress, power_);
+  }
+  std::string name() const override { return "poly"; }
+  std::string parameters() const override {
+    return " power=" + detail::format_number(power_) + " min_lr=" + detail::format_number(min_lr_) +
+           " total_steps=" + std::to_string(total_steps_);
+  }
+
+ private:
+  double min_lr_, power_;
+  int64_t total_steps_;
+};
+
+/// min_lr of a decaying schedule, checked against the base rate, and that the run outlasts the warmup.
+double read_min_lr(ConfigObject& cfg, const std::string& type, double base_lr, int64_t warmup_steps,
+                   int64_t total_steps) {
+  const double min_lr = cfg.number("min_lr", 0.0);
+  if (!(min_lr >= 0.0 && min_lr <= base_lr))
+    throw ConfigError(cfg.path_of("min_lr"), "must be in [0, base learning rate " + detail::format_number(base_lr) +
+                                                 "], got " + detail::format_number(min_lr));
+  // The decay spans the run after the warmup, so the run must outlast it.
+  if (total_steps <= warmup_steps)
+    throw ConfigError(cfg.path_of("warmup_steps"), "a " + type + " schedule needs more total steps (" +
+                                                       std::to_string(total_steps) + ") than warmup steps (" +
+                                                       std::to_string(warmup_steps) + ")");
+  return min_lr;
+}
+
 void check_base_lr(double base_lr) {
   if (!(base_lr > 0.0))
     throw Error("learning-rate schedule: the base learning rate must be positive, got " +
@@ -100,9 +144,9 @@ std::unique_ptr<LrSchedule> LrSchedule::constant(double base_lr) {
 std::unique_ptr<LrSchedule> LrSchedule::from_json(ConfigObject& cfg, double base_lr, int64_t total_steps) {
   check_base_lr(base_lr);
   const std::string type = cfg.string("type");
-  if (type != "constant" && type != "step" && type != "cosine")
+  if (type != "constant" && type != "step" && type != "cosine" && type != "poly")
     throw ConfigError(cfg.path_of("type"),
-                      "unknown learning-rate schedule \"" + type + "\" (known: constant, step, cosine)");
+                      "unknown learning-rate schedule \"" + type + "\" (known: constant, step, cosine, poly)");
   const int64_t warmup_steps = cfg.integer("warmup_steps", 0);
   if (warmup_steps < 0)
     throw ConfigError(cfg.path_of("warmup_steps"), "must be non-negative, got " + std::to_string(warmup_steps));
@@ -119,17 +163,15 @@ std::unique_ptr<LrSchedule> LrSchedule::from_json(ConfigObject& cfg, double base
     if (!(gamma > 0.0))
       throw ConfigError(cfg.path_of("gamma"), "must be positive, got " + detail::format_number(gamma));
     schedule = std::make_unique<StepSchedule>(base_lr, warmup_steps, warmup_start_factor, step_size, gamma);
-  } else {
-    const double min_lr = cfg.number("min_lr", 0.0);
-    if (!(min_lr >= 0.0 && min_lr <= base_lr))
-      throw ConfigError(cfg.path_of("min_lr"), "must be in [0, base learning rate " + detail::format_number(base_lr) +
-                                                   "], got " + detail::format_number(min_lr));
-    // The cosine's half period is the run after the warmup, so the run must outlast it.
-    if (total_steps <= warmup_steps)
-      throw ConfigError(cfg.path_of("warmup_steps"), "a cosine schedule needs more total steps (" +
-                                                         std::to_string(total_steps) + ") than warmup steps (" +
-                                                         std::to_string(warmup_steps) + ")");
+  } else if (type == "cosine") {
+    const double min_lr = read_min_lr(cfg, type, base_lr, warmup_steps, total_steps);
     schedule = std::make_unique<CosineSchedule>(base_lr, warmup_steps, warmup_start_factor, min_lr, total_steps);
+  } else {
+    const double min_lr = read_min_lr(cfg, type, base_lr, warmup_steps, total_steps);
+    const double power = cfg.number_in("power", 0.0, 100.0, 2.0);
+    if (!(power > 0.0)) throw ConfigError(cfg.path_of("power"), "must be positive, got " + detail::format_number(power));
+    schedule =
+        std::make_unique<PolynomialSchedule>(base_lr, warmup_steps, warmup_start_factor, min_lr, power, total_steps);
   }
   cfg.finish();
   return schedule;

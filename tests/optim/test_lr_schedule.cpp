@@ -103,3 +103,19 @@ TEST_CASE("schedule configuration errors name the JSON path", "[optim][lr_schedu
              Catch::Contains("$.schedule.warmup_steps:") && Catch::Contains("total steps"));
   CHECK(config_error({{"type", "cosine"}, {"warmup_steps", 99}}, 0.1, 100) == "no error");
 }
+
+TEST_CASE("polynomial schedule falls as (1 - progress)^power after the warmup", "[optim][lr_schedule]") {
+  const auto s = schedule({{"type", "poly"}, {"warmup_steps", 10}, {"power", 2.0}, {"min_lr", 0.1}}, 1.0, 110);
+  CHECK(s->lr(5) == Approx(0.5));
+  CHECK(s->lr(10) == Approx(1.0));
+  // Halfway through the decay: 0.1 + 0.9·0.5² = 0.325.
+  CHECK(s->lr(60) == Approx(0.325));
+  CHECK(s->lr(110) == Approx(0.1));
+  CHECK(s->lr(500) == Approx(0.1));
+  CHECK(s->str() == "poly base_lr=1 warmup_steps=10 warmup_start_factor=0 power=2 min_lr=0.1 total_steps=110");
+  const auto linear = schedule({{"type", "poly"}, {"power", 1.0}}, 0.4, 100);
+  CHECK(linear->lr(25) == Approx(0.3));
+  CHECK_THAT(config_error({{"type", "poly"}, {"power", 0.0}}, 0.1), Catch::Contains("$.schedule.power:"));
+  CHECK_THAT(config_error({{"type", "poly"}, {"warmup_steps", 100}}, 0.1, 50),
+             Catch::Contains("a poly schedule needs more total steps"));
+}

@@ -15,6 +15,8 @@ namespace tessera::optim {
 ///   step:     base·gamma^floor((step − warmup_steps) / step_size)
 ///   cosine:   min_lr + (base − min_lr)·(1 + cos(π·(step − warmup_steps) / (total_steps − warmup_steps)))/2,
 ///             reaching min_lr at total_steps and staying there.
+///   poly:     min_lr + (base − min_lr)·(1 − (step − warmup_steps) / (total_steps − warmup_steps))^power,
+///             likewise (LARS's usual decay, power 2 by default).
 class LrSchedule {
  public:
   virtual ~LrSchedule();
@@ -25,8 +27,9 @@ class LrSchedule {
   /// One line for logs: "cosine base_lr=0.1 warmup_steps=100 warmup_start_factor=0 min_lr=0 total_steps=1000".
   std::string str() const;
 
-  /// Reads {"type": "constant"|"step"|"cosine", "warmup_steps": 0, "warmup_start_factor": 0,
-  /// step: "step_size" (required), "gamma": 0.1; cosine: "min_lr": 0} and checks that nothing
+  /// Reads {"type": "constant"|"step"|"cosine"|"poly", "warmup_steps": 0, "warmup_start_factor": 0,
+  /// step: "step_size" (required), "gamma": 0.1; cosine: "min_lr": 0; poly: "min_lr": 0,
+  /// "power": 2} and checks that nothing
   /// else is in the object. `total_steps` is the length of the run (cosine's horizon).
   static std::unique_ptr<LrSchedule> from_json(ConfigObject& cfg, double base_lr, int64_t total_steps);
   /// `base_lr` at every step: the default when a configuration has no schedule.
