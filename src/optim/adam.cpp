@@ -8,15 +8,12 @@ namespace tessera::optim {
 namespace {
 
 void check_options(const AdamOptions& o, const std::string& where) {
-  auto fail = [&](const std::string& key, const std::string& problem) {
-    throw ConfigError(where + "." + key, problem);
-  };
-  if (!(o.lr > 0.0)) fail("lr", "the learning rate must be positive, got " + detail::format_number(o.lr));
-  if (!(o.beta1 >= 0.0 && o.beta1 < 1.0)) fail("beta1", "must be in [0, 1), got " + detail::format_number(o.beta1));
-  if (!(o.beta2 >= 0.0 && o.beta2 < 1.0)) fail("beta2", "must be in [0, 1), got " + detail::format_number(o.beta2));
-  if (!(o.epsilon >= 0.0)) fail("epsilon", "must be non-negative, got " + detail::format_number(o.epsilon));
-  if (!(o.weight_decay >= 0.0))
-    fail("weight_decay", "must be non-negative, got " + detail::format_number(o.weight_decay));
+  const detail::OptionChecks c{where};
+  c.learning_rate(o.lr);
+  c.fraction("beta1", o.beta1);
+  c.fraction("beta2", o.beta2);
+  c.non_negative("epsilon", o.epsilon);
+  c.non_negative("weight_decay", o.weight_decay);
 }
 
 const detail::HyperparameterFields<AdamOptions> kAdamFields = {{"lr", &AdamOptions::lr},

@@ -8,19 +8,15 @@ namespace tessera::optim {
 namespace {
 
 void check_options(const LarsOptions& o, const std::string& where) {
-  auto fail = [&](const std::string& key, const std::string& problem) {
-    throw ConfigError(where + "." + key, problem);
-  };
-  if (!(o.lr > 0.0)) fail("lr", "the learning rate must be positive, got " + detail::format_number(o.lr));
-  if (!(o.momentum >= 0.0 && o.momentum < 1.0))
-    fail("momentum", "must be in [0, 1), got " + detail::format_number(o.momentum));
-  if (o.nesterov && o.momentum == 0.0) fail("nesterov", "Nesterov momentum needs momentum > 0");
-  if (!(o.weight_decay >= 0.0))
-    fail("weight_decay", "must be non-negative, got " + detail::format_number(o.weight_decay));
+  const detail::OptionChecks c{where};
+  c.learning_rate(o.lr);
+  c.fraction("momentum", o.momentum);
+  if (o.nesterov && o.momentum == 0.0) c.fail("nesterov", "Nesterov momentum needs momentum > 0");
+  c.non_negative("weight_decay", o.weight_decay);
   if (!(o.trust_coefficient > 0.0))
-    fail("trust_coefficient", "the trust coefficient (eta) must be positive, got " +
-                                  detail::format_number(o.trust_coefficient));
-  if (!(o.epsilon >= 0.0)) fail("epsilon", "must be non-negative, got " + detail::format_number(o.epsilon));
+    c.fail("trust_coefficient",
+           "the trust coefficient (eta) must be positive, got " + detail::format_number(o.trust_coefficient));
+  c.non_negative("epsilon", o.epsilon);
 }
 
 const detail::HyperparameterFields<LarsOptions> kLarsFields = {{"lr", &LarsOptions::lr},

@@ -60,6 +60,22 @@ std::string format_number(double value) {
   return s.str();
 }
 
+void OptionChecks::fail(const std::string& key, const std::string& problem) const {
+  throw ConfigError(where + "." + key, problem);
+}
+
+void OptionChecks::learning_rate(double lr) const {
+  if (!(lr > 0.0)) fail("lr", "the learning rate must be positive, got " + format_number(lr));
+}
+
+void OptionChecks::fraction(const char* key, double value) const {
+  if (!(value >= 0.0 && value < 1.0)) fail(key, "must be in [0, 1), got " + format_number(value));
+}
+
+void OptionChecks::non_negative(const char* key, double value) const {
+  if (!(value >= 0.0)) fail(key, "must be non-negative, got " + format_number(value));
+}
+
 void check_momentum_switch(bool bound, double momentum, double value, const std::string& where) {
   if (bound && (value > 0.0) != (momentum > 0.0))
     throw ConfigError(where + ".momentum", "can vary but not be switched on or off during training (from " +

@@ -6,20 +6,16 @@ namespace tessera::optim {
 namespace {
 
 void check_options(const SgdOptions& o, const std::string& where) {
-  auto fail = [&](const std::string& key, const std::string& problem) {
-    throw ConfigError(where + "." + key, problem);
-  };
-  if (!(o.lr > 0.0)) fail("lr", "the learning rate must be positive, got " + detail::format_number(o.lr));
-  if (!(o.momentum >= 0.0 && o.momentum < 1.0))
-    fail("momentum", "must be in [0, 1), got " + detail::format_number(o.momentum));
+  const detail::OptionChecks c{where};
+  c.learning_rate(o.lr);
+  c.fraction("momentum", o.momentum);
   if (!(o.dampening >= 0.0 && o.dampening <= 1.0))
-    fail("dampening", "must be in [0, 1], got " + detail::format_number(o.dampening));
-  if (!(o.weight_decay >= 0.0))
-    fail("weight_decay", "must be non-negative, got " + detail::format_number(o.weight_decay));
+    c.fail("dampening", "must be in [0, 1], got " + detail::format_number(o.dampening));
+  c.non_negative("weight_decay", o.weight_decay);
   // As in torch.optim.SGD: Nesterov's look-ahead is defined for undamped momentum only.
-  if (o.nesterov && o.momentum == 0.0) fail("nesterov", "Nesterov momentum needs momentum > 0");
+  if (o.nesterov && o.momentum == 0.0) c.fail("nesterov", "Nesterov momentum needs momentum > 0");
   if (o.nesterov && o.dampening != 0.0)
-    fail("nesterov", "Nesterov momentum needs dampening 0, got " + detail::format_number(o.dampening));
+    c.fail("nesterov", "Nesterov momentum needs dampening 0, got " + detail::format_number(o.dampening));
 }
 
 const detail::HyperparameterFields<SgdOptions> kSgdFields = {

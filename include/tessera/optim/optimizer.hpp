@@ -67,6 +67,15 @@ Tensor make_state(int64_t numel, const std::string& label);
 /// Formats a hyper-parameter for str(): shortest form that reads back the same double.
 std::string format_number(double value);
 
+/// The range checks of optimizer options: each throws ConfigError naming `where`.key.
+struct OptionChecks {
+  std::string where;
+  [[noreturn]] void fail(const std::string& key, const std::string& problem) const;
+  void learning_rate(double lr) const;                  // > 0
+  void fraction(const char* key, double value) const;   // in [0, 1)
+  void non_negative(const char* key, double value) const;
+};
+
 /// Throws ConfigError naming `where`.momentum when a bound optimizer's momentum would be
 /// switched on or off: its buffer is state that checkpoints and population partners hold.
 void check_momentum_switch(bool bound, double momentum, double value, const std::string& where);
