@@ -72,6 +72,20 @@ bool same_bits_on_every_rank(const parallel::Communicator& world, const std::vec
   return true;
 }
 
+/// Adasum over accumulated micro-batches (each rank's contribution the sum of its two
+/// micro-batches, combined once per step): `config` with batches of 4 accumulated twice trains
+/// its 16 steps, and stays one model on every rank.
+bool trains_over_accumulated_batches(nlohmann::json config, const train::RunOverrides& overrides,
+                                     const parallel::Communicator& world) {
+  config["training"]["batch_size"] = 4;
+  config["training"]["accumulate"] = 2;
+  train::TrainingRun run(config, overrides);
+  const auto report = run.run();
+  const auto& losses = report.step_losses;
+  return report.steps == 16 && std::isfinite(losses.back()) && losses.back() < losses.front() &&
+         same_bits_on_every_rank(world, run.model().parameters().values().to_host());
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -121,16 +135,7 @@ int main(int argc, char* argv[]) {
     overrides.progress = false;
     train::TrainingRun adasum_run(config, overrides);
     const auto report = adasum_run.run();
-    // Adasum over accumulated micro-batches (each rank's contribution the sum of its two
-    // micro-batches, combined once per step): trains, and stays one model on every rank.
-    auto accumulated_config = config;
-    accumulated_config["training"]["batch_size"] = 4;
-    accumulated_config["training"]["accumulate"] = 2;
-    train::TrainingRun accumulated_run(accumulated_config, overrides);
-    const auto accumulated = accumulated_run.run();
-    const auto& al = accumulated.step_losses;
-    const bool accumulated_trained = accumulated.steps == 16 && std::isfinite(al.back()) && al.back() < al.front() &&
-                                     same_bits_on_every_rank(world, accumulated_run.model().parameters().values().to_host());
+    const bool accumulated_trained = trains_over_accumulated_batches(config, overrides, world);
     config["training"]["gradient_combination"] = "sum";
     train::TrainingRun sum_run(config, overrides);
     sum_run.run();

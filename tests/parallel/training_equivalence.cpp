@@ -27,24 +27,40 @@
 using namespace tessera;
 using nlohmann::json;
 
+namespace {
+
+/// The leading --optimizer JSON and --accumulate K, taken off argc/argv.
+struct Options {
+  json optimizer;
+  int64_t accumulate = 1;
+};
+
+Options take_options(int& argc, char**& argv) {
+  Options o;
+  while (argc > 2 && std::string(argv[1]).rfind("--", 0) == 0) {
+    const std::string flag = argv[1];
+    if (flag == "--optimizer")
+      o.optimizer = json::parse(argv[2]);
+    else if (flag == "--accumulate")
+      o.accumulate = std::stoll(argv[2]);
+    else
+      throw Error("unknown option " + flag);
+    argv += 2;
+    argc -= 2;
+  }
+  return o;
+}
+
+}  // namespace
+
 int main(int argc, char* argv[]) {
   testing::MpiProgram program(argc, argv);
   const auto world = parallel::Communicator::world();
   int failed = 0;
   try {
-    json optimizer;
-    int64_t accumulate = 1;
-    while (argc > 2 && std::string(argv[1]).rfind("--", 0) == 0) {
-      const std::string flag = argv[1];
-      if (flag == "--optimizer")
-        optimizer = json::parse(argv[2]);
-      else if (flag == "--accumulate")
-        accumulate = std::stoll(argv[2]);
-      else
-        throw Error("unknown option " + flag);
-      argv += 2;
-      argc -= 2;
-    }
+    const Options options = take_options(argc, argv);
+    const json& optimizer = options.optimizer;
+    const int64_t accumulate = options.accumulate;
     if (argc != 6 && argc != 8)
       throw Error("usage: training_equivalence [--optimizer JSON] [--accumulate K] CONFIG SIZE BATCH STEPS "
                   "DISTRIBUTION [LAYERS REST]");
