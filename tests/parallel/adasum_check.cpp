@@ -72,6 +72,39 @@ bool same_bits_on_every_rank(const parallel::Communicator& world, const std::vec
   return true;
 }
 
+double max_gap(const std::vector<float>& a, const std::vector<float>& b) {
+  double gap = 0;
+  for (size_t i = 0; i < a.size(); ++i) gap = std::max(gap, static_cast<double>(std::abs(a[i] - b[i])));
+  return gap;
+}
+
+/// The reducer gets contributions (gradient / ranks) and must return `adasum`, the Adasum of
+/// the gradients.
+bool reducer_returns(const std::vector<float>& adasum, const parallel::Communicator& world) {
+  auto contribution = gradient_of_rank(world.rank());
+  for (auto& x : contribution) x /= static_cast<float>(world.size());
+  Tensor grads(Shape{static_cast<int64_t>(kOffsets.back())});
+  grads.copy_from_host(contribution);
+  {
+    parallel::GradientReducer reducer(grads, parallel::Adasum(world, kOffsets, "adasum_check"));
+    reducer.ready_from(0);
+    reducer.finish();
+  }
+  return grads.to_host() == adasum;
+}
+
+nlohmann::json adasum_training_config() {
+  return nlohmann::json::parse(R"({
+    "model": {"input": {"channels": 2, "size": [6, 6, 6]},
+              "layers": [{"name": "c1", "type": "conv3d", "filters": 4, "padding": 1}, {"type": "leaky_relu"},
+                         {"type": "max_pool3d"}, {"type": "flatten"}, {"name": "d", "type": "dense", "units": 4}]},
+    "loss": {"type": "mse"},
+    "optimizer": {"type": "sgd", "lr": 0.005, "momentum": 0.9},
+    "data": {"source": "synthetic_fields", "samples": 32, "size": 6, "channels": 2},
+    "training": {"epochs": 4, "batch_size": 8, "seed": 5, "log_every": 1,
+                 "gradient_combination": "adasum", "check_replicas": true}})");
+}
+
 /// Adasum over accumulated micro-batches (each rank's contribution the sum of its two
 /// micro-batches, combined once per step): `config` with batches of 4 accumulated twice trains
 /// its 16 steps, and stays one model on every rank.
@@ -107,30 +140,12 @@ int main(int argc, char* argv[]) {
     }
     const bool identical = same_bits_on_every_rank(world, got);
 
-    // The reducer gets contributions (gradient / ranks) and must return Adasum of the gradients.
-    auto contribution = gradient_of_rank(world.rank());
-    for (auto& x : contribution) x /= static_cast<float>(world.size());
-    Tensor grads(Shape{n});
-    grads.copy_from_host(contribution);
-    {
-      parallel::GradientReducer reducer(grads, parallel::Adasum(world, kOffsets, "adasum_check"));
-      reducer.ready_from(0);
-      reducer.finish();
-    }
-    const bool reducer_equal = grads.to_host() == got;
+    const bool reducer_equal = reducer_returns(got, world);
 
     // End to end: a short run combining by Adasum, replicas compared after every step. Adasum
     // adds gradients where they are orthogonal, so its steps are larger than the average's:
     // the rate is a quarter of data_parallel_equivalence's, at which summing runs stably.
-    auto config = nlohmann::json::parse(R"({
-      "model": {"input": {"channels": 2, "size": [6, 6, 6]},
-                "layers": [{"name": "c1", "type": "conv3d", "filters": 4, "padding": 1}, {"type": "leaky_relu"},
-                           {"type": "max_pool3d"}, {"type": "flatten"}, {"name": "d", "type": "dense", "units": 4}]},
-      "loss": {"type": "mse"},
-      "optimizer": {"type": "sgd", "lr": 0.005, "momentum": 0.9},
-      "data": {"source": "synthetic_fields", "samples": 32, "size": 6, "channels": 2},
-      "training": {"epochs": 4, "batch_size": 8, "seed": 5, "log_every": 1,
-                   "gradient_combination": "adasum", "check_replicas": true}})");
+    auto config = adasum_training_config();
     train::RunOverrides overrides;
     overrides.progress = false;
     train::TrainingRun adasum_run(config, overrides);
@@ -141,9 +156,7 @@ int main(int argc, char* argv[]) {
     sum_run.run();
     const auto wa = adasum_run.model().parameters().values().to_host();
     const auto ws = sum_run.model().parameters().values().to_host();
-    double weight_gap = 0;
-    for (size_t i = 0; i < wa.size(); ++i)
-      weight_gap = std::max(weight_gap, static_cast<double>(std::abs(wa[i] - ws[i])));
+    const double weight_gap = max_gap(wa, ws);
     const bool finite =
         std::all_of(report.step_losses.begin(), report.step_losses.end(), [](double l) { return std::isfinite(l); });
     const auto& losses = report.step_losses;
