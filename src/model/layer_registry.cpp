@@ -6,6 +6,7 @@
 #include "tessera/layers/activation.hpp"
 #include "tessera/layers/add.hpp"
 #include "tessera/layers/batch_norm.hpp"
+#include "tessera/layers/bcpnn.hpp"
 #include "tessera/layers/concat.hpp"
 #include "tessera/layers/conv.hpp"
 #include "tessera/layers/conv_transpose.hpp"
@@ -48,6 +49,7 @@ const std::map<std::string, LayerType>& types() {
         {"global_avg_pool2d", {&GlobalAvgPool::from_json, 2}},
         {"global_avg_pool3d", {&GlobalAvgPool::from_json, 3}},
         {"batch_norm", {&BatchNorm::from_json, 0}},
+        {"bcpnn", {&Bcpnn::from_json, 0}},
         {"dropout", {&Dropout::from_json, 0}},
         {"dense", {&Dense::from_json, 0}},
         {"flatten", {&Flatten::from_json, 0}},

@@ -67,7 +67,12 @@ void ParameterStore::finalize(uint64_t seed, layers::InitScheme scheme) {
       p->value = buffers_.slice(buffer_offset, p->shape);
       buffer_offset += p->shape.numel();
     }
-    initialize(p->value, resolve(p->init, scheme), p->fan_in, p->fan_out, seed, p->name, p->shard);
+    if (p->init == layers::Init::custom) {
+      if (!p->fill) throw Error("parameter '" + p->name + "' has a custom initialisation but no fill");
+      p->fill(p->value);
+    } else {
+      initialize(p->value, resolve(p->init, scheme), p->fan_in, p->fan_out, seed, p->name, p->shard);
+    }
   }
   finalized_ = true;
 }
@@ -99,6 +104,8 @@ void initialize(const Tensor& t, layers::Init init, int64_t fan_in, int64_t fan_
     case layers::Init::weight:
     case layers::Init::bias:
       throw Error("parameter '" + name + "': initialise with a concrete kind (resolve the role first)");
+    case layers::Init::custom:
+      throw Error("parameter '" + name + "': a custom initialisation is its layer's fill");
     case layers::Init::uniform_fan_in: {
       const float bound = static_cast<float>(1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(fan_in, 1))));
       Kokkos::parallel_for(

@@ -54,12 +54,25 @@ void run_layer(const std::string& type, const model::spec::LayerEntry& entry, co
   const Shape shape = input_shape(type);
   const size_t inputs = keys.contains("inputs") ? keys["inputs"].size() : 1;
   testing::LayerHarness h(std::move(layer), std::vector<Shape>(inputs, shape), 1234, backend);
+  // A layer that learns by a local rule (bcpnn) reads its inputs and buffers as probabilities,
+  // so they are made positive, and it learns in this forward pass: its buffers after it are
+  // held to the reference too.
+  const bool local = h.layer().traits().learns_locally;
+  const auto positive = [local](std::vector<float> v) {
+    if (local)
+      for (float& x : v) x = std::abs(x) + 0.01f;
+    return v;
+  };
   unsigned seed = 500;
   for (const auto& p : h.params().all())
-    p->value.copy_from_host(testing::random_vector<float>(static_cast<size_t>(p->value.numel()), seed++));
+    p->value.copy_from_host(positive(testing::random_vector<float>(static_cast<size_t>(p->value.numel()), seed++)));
+  for (size_t i = 0; i < inputs; ++i) h.input(i).copy_from_host(positive(h.input(i).to_host()));
   layers::StepInfo step;
   step.batch = shape[0];
+  step.local_learning = local;
   out[type + " output"] = h.forward(step);
+  for (const auto& p : h.params().all())
+    if (local && !p->trainable) out[type + " " + p->name + " after learning"] = p->value.to_host();
   const auto dy = testing::random_vector<float>(out[type + " output"].size(), 77);
   const auto dx = h.backward(dy, step);
   for (size_t i = 0; i < dx.size(); ++i) out[type + " input " + std::to_string(i) + " gradient"] = dx[i];

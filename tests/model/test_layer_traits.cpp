@@ -16,7 +16,8 @@ std::unique_ptr<layers::Layer> make(const std::string& type, nlohmann::json keys
                                                             {"conv3d", {{"filters", 6}, {"padding", 1}}},
                                                             {"conv_transpose2d", {{"filters", 6}}},
                                                             {"conv_transpose3d", {{"filters", 6}, {"stride", 2}}},
-                                                            {"dense", {{"units", 5}}}};
+                                                            {"dense", {{"units", 5}}},
+                                                            {"bcpnn", {{"hypercolumns", 2}, {"minicolumns", 3}}}};
   if (const auto it = needed.find(type); it != needed.end() && keys.empty()) keys = it->second;
   ConfigObject cfg(keys, "$.layers[0]");
   return model::make_layer(type, "l", cfg);

@@ -16,7 +16,8 @@ inline std::map<std::string, model::spec::LayerEntry> typed_layer_entries() {
       spec::conv2d(4),           spec::conv3d(4),           spec::conv_transpose2d(4), spec::conv_transpose3d(4),
       spec::max_pool2d(),        spec::max_pool3d(),        spec::avg_pool2d(),        spec::avg_pool3d(),
       spec::global_avg_pool2d(), spec::global_avg_pool3d(), spec::batch_norm(),        spec::dense(4),
-      spec::dropout(),           spec::flatten(),           spec::add({"a", "b"}),     spec::concat({"a", "b"})};
+      spec::dropout(),           spec::flatten(),           spec::add({"a", "b"}),     spec::concat({"a", "b"}),
+      spec::bcpnn(2, 3)};
   std::map<std::string, spec::LayerEntry> by_type;
   for (const auto& e : entries) by_type.emplace(e.type(), e);
   ops::Activations::for_each([&](auto row) {

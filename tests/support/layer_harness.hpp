@@ -26,6 +26,7 @@ class LayerHarness {
     ctx.ops = &factory_;
     ctx.seed = seed;
     layer_->setup(input_shapes, ctx, params_);
+    params_.fill_custom();
     for (size_t i = 0; i < input_shapes.size(); ++i) {
       inputs_.emplace_back(input_shapes[i], "test_input");
       inputs_.back().copy_from_host(

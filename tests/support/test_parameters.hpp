@@ -39,6 +39,12 @@ class TestParameters final : public layers::ParameterRegistry {
     return false;
   }
   const std::vector<std::unique_ptr<layers::Parameter>>& all() const { return params_; }
+  /// Runs the fill of every Init::custom parameter, in declaration order (as the model's
+  /// store does when it initialises): call once the layer is set up.
+  void fill_custom() const {
+    for (const auto& p : params_)
+      if (p->init == layers::Init::custom && p->fill) p->fill(p->value);
+  }
 
  private:
   layers::Parameter* add(const std::string& name, const Shape& shape, layers::Init init, int64_t fan_in,
@@ -63,6 +69,7 @@ class TestParameters final : public layers::ParameterRegistry {
     const uint64_t stream = rng::stream_of(p.name);
     switch (p.init) {
       case layers::Init::zeros:
+      case layers::Init::custom:  // filled by fill_custom() once declared
       case layers::Init::bias: break;
       case layers::Init::ones: std::fill(v.begin(), v.end(), 1.0f); break;
       case layers::Init::weight:

@@ -36,6 +36,9 @@ struct StepInfo {
   Mode mode = Mode::training;
   int64_t step = 0;
   int64_t batch = 0;  // samples in the global mini-batch (each layer knows its share from its grid)
+  /// Layers that learn by a local rule (LayerTraits::learns_locally) learn from this training
+  /// forward pass; otherwise they only compute.
+  bool local_learning = false;
 };
 
 /// A node of the model graph. Shapes are channels-last and include the batch dimension.

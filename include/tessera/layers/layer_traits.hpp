@@ -32,6 +32,10 @@ struct LayerTraits {
   /// A pointwise, monotone non-decreasing map f: max-pool(f(x)) = f(max-pool(x)) and the
   /// gradient reaches the same element either way, so it may run after a following max pool.
   bool commutes_with_max_pool = false;
+  /// Learns by a local rule in the training forward passes of local-learning steps
+  /// (StepInfo::local_learning), not from gradients; a run trains it only in its
+  /// local-learning epochs ("local_learning" in the run config).
+  bool learns_locally = false;
   /// The backend ops it runs; empty for layers whose kernels are their own Kokkos code.
   std::vector<ops::OpKind> op_kinds;
   /// The element types it computes in: its inputs, output and their gradients are of the

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "tessera/core/tensor.hpp"
@@ -19,6 +20,7 @@ enum class Init {
   he_normal,       // N(0, 2/fan_in)
   glorot_uniform,  // U(±sqrt(6/(fan_in + fan_out)))
   uniform_fan_in,  // U(±1/sqrt(fan_in)): PyTorch's default for Conv and Linear
+  custom,          // Parameter::fill, the declaring layer's own rule
 };
 
 /// The model-wide choice that resolves Init::weight and Init::bias.
@@ -32,6 +34,13 @@ struct Parameter {
   Init init = Init::zeros;
   int64_t fan_in = 1, fan_out = 1;
   bool trainable = true;
+  /// A buffer its layer keeps equal on every replica by its own collectives (e.g. traces
+  /// summed over the ranks of a batch): not averaged over replicas after each step, and
+  /// compared across them like trainable values.
+  bool synchronized = false;
+  /// Init::custom: fills `value` when the store initialises it (in declaration order, so it
+  /// may read parameters declared before it).
+  std::function<void(const Tensor& value)> fill;
   Tensor value;
   Tensor grad;
   /// Which slice of the whole parameter this rank holds (set by declare_shard).

@@ -136,6 +136,24 @@ class Dense final : public Entry<Dense> {
   Dense& bias(bool on) { return set_key("bias", on); }
 };
 
+/// bcpnn (layers/bcpnn.hpp): H hypercolumns of M minicolumns; the other keys as docs/config.md.
+class Bcpnn final : public Entry<Bcpnn> {
+ public:
+  Bcpnn(int64_t hypercolumns, int64_t minicolumns) : Entry("bcpnn") {
+    put("hypercolumns", hypercolumns);
+    put("minicolumns", minicolumns);
+  }
+  Bcpnn& encoding(const std::string& name) { return set_key("encoding", name); }
+  Bcpnn& input_minicolumns(int64_t m) { return set_key("input_minicolumns", m); }
+  Bcpnn& density(double fraction) { return set_key("density", fraction); }
+  Bcpnn& trace_rate(double rate) { return set_key("trace_rate", rate); }
+  Bcpnn& rewire_every(int64_t steps) { return set_key("rewire_every", steps); }
+  Bcpnn& rewire_swaps(int64_t swaps) { return set_key("rewire_swaps", swaps); }
+  Bcpnn& bias_regulation(double k_half, double p_min, double rate) {
+    return set_key("bias_regulation", nlohmann::json{{"k_half", k_half}, {"p_min", p_min}, {"rate", rate}});
+  }
+};
+
 /// Any layer type by name with keys set one by one: the types below that have no keys of
 /// their own or one (the activations among them), and types this header has no function for.
 class Generic final : public Entry<Generic> {
@@ -159,6 +177,7 @@ inline Pool avg_pool2d(const PerAxis& kernel) { return avg_pool2d().kernel(kerne
 inline Pool avg_pool3d(const PerAxis& kernel) { return avg_pool3d().kernel(kernel); }
 inline BatchNorm batch_norm() { return BatchNorm(); }
 inline Dense dense(int64_t units) { return Dense(units); }
+inline Bcpnn bcpnn(int64_t hypercolumns, int64_t minicolumns) { return Bcpnn(hypercolumns, minicolumns); }
 inline Generic global_avg_pool2d() { return Generic("global_avg_pool2d"); }
 inline Generic global_avg_pool3d() { return Generic("global_avg_pool3d"); }
 /// An activation of the table (ops/activations.hpp) by its row, e.g.
