@@ -40,8 +40,9 @@ void check_replicas(const parallel::Communicator& group, const model::ParameterS
   if (group.is_serial()) return;
   std::vector<const layers::Parameter*> trainable;
   std::vector<uint64_t> lowest, highest;
+  // Synchronized buffers are kept equal by their layers' own collectives: held to it too.
   for (const auto& p : parameters.all())
-    if (p->trainable) {
+    if (p->trainable || p->synchronized) {
       trainable.push_back(p.get());
       lowest.push_back(fingerprint(p->value));
     }

@@ -39,13 +39,15 @@ namespace {
 void average_over_replicas(const parallel::Communicator& group, const model::ParameterStore& parameters) {
   const Tensor& buffers = parameters.buffers();
   if (group.is_serial() || buffers.numel() == 0) return;
-  if (!parameters.has_shards()) {
+  bool all_averaged = true;  // no layer keeps a buffer equal itself
+  for (const auto& p : parameters.all()) all_averaged = all_averaged && (p->trainable || !p->synchronized);
+  if (!parameters.has_shards() && all_averaged) {
     group.allreduce_sum(buffers);
     kokkos_backend::axpby(1.0f / static_cast<float>(group.size()), buffers, 0.0f, buffers);
     return;
   }
   for (const auto& p : parameters.all()) {
-    if (p->trainable) continue;
+    if (p->trainable || p->synchronized) continue;
     const parallel::Communicator& replicas = p->shard.split() ? p->shard.replicas : group;
     if (replicas.is_serial()) continue;
     replicas.allreduce_sum(p->value);
@@ -191,7 +193,10 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   const optim::OptimizerSection section(optimizer_config);
   lr_factor_ = section.lr_factor(update_batch());
   const int64_t steps_per_epoch = data_.train->size() / update_batch();
-  schedule_ = section.make_schedule(optimizer_.base_lr(), options_.epochs * steps_per_epoch);
+  local_steps_ = options_.local_learning_epochs * steps_per_epoch;
+  check_local_learning();
+  schedule_ = section.make_schedule(optimizer_.base_lr(),
+                                    std::max<int64_t>(options_.epochs * steps_per_epoch - local_steps_, 1));
   make_plan();
   // Inputs and targets are read for this rank's block under the input distribution; the loss
   // sees its block of the targets under the output distribution.
@@ -371,7 +376,26 @@ ValidationResult Trainer::evaluate(io::Dataset& data) {
 }
 
 double Trainer::lr(int64_t step) const {
-  return lr_factor_ * schedule_->lr(step) * (optimizer_.base_lr() / schedule_->base_lr());
+  if (learns_locally(step)) return 0.0;  // nothing follows gradients then
+  return lr_factor_ * schedule_->lr(step - local_steps_) * (optimizer_.base_lr() / schedule_->base_lr());
+}
+
+void Trainer::check_local_learning() {
+  std::string local_layers;
+  for (size_t i = 0; i < model_.num_layers(); ++i)
+    if (model_.layer(i).traits().learns_locally)
+      local_layers += (local_layers.empty() ? "" : ", ") + model_.layer(i).name();
+  if (options_.local_learning_epochs > options_.epochs)
+    throw ConfigError("$.local_learning.epochs", std::to_string(options_.local_learning_epochs) +
+                                                     " local-learning epochs are more than the run's " +
+                                                     std::to_string(options_.epochs) + " epochs");
+  if (options_.local_learning_epochs > 0 && local_layers.empty())
+    throw ConfigError("$.local_learning.epochs",
+                      "no layer of the model learns by a local rule (such as \"bcpnn\"): remove the section");
+  if (options_.local_learning_epochs == 0 && !local_layers.empty() && group_.rank() == 0)
+    log::warn("layers " + local_layers +
+              " learn by a local rule, but the run has no local-learning epochs ($.local_learning.epochs): they "
+              "keep the weights they start with");
 }
 
 ValidationResult Trainer::evaluate_first(io::Dataset& ds, int64_t n) {
@@ -528,6 +552,7 @@ TrainingReport Trainer::run() {
 
 double Trainer::train_step(int64_t step, int64_t last_step, float lr) {
   ProfileRegion region("step");
+  if (learns_locally(step)) return local_learning_step(step, last_step);
   double loss_value = 0.0;
   for (int64_t micro = 0; micro < options_.accumulate; ++micro) loss_value += micro_step(step, micro, last_step);
   bool finite = true;
@@ -549,17 +574,37 @@ double Trainer::train_step(int64_t step, int64_t last_step, float lr) {
   return loss_value;
 }
 
+void Trainer::load_micro_batch(int64_t step, int64_t micro, int64_t last_step) {
+  ProfileRegion r("data");
+  data_.train->load(plan_->step_samples(step, micro), plan_->box(), inputs_, targets_);
+  // The next micro-batch's samples are read while this one trains.
+  const std::vector<int64_t> next = plan_->prefetch_samples(step, micro, last_step);
+  if (!next.empty()) data_.train->prefetch(next, plan_->box());
+}
+
+double Trainer::local_learning_step(int64_t step, int64_t last_step) {
+  const int64_t b = options_.batch_size, k = options_.accumulate;
+  double loss_value = 0.0;
+  for (int64_t micro = 0; micro < k; ++micro) {
+    layers::StepInfo info{layers::Mode::training, step * k + micro, b};
+    info.local_learning = true;
+    load_micro_batch(step, micro, last_step);
+    const Tensor& out = model_.forward(inputs_, info);
+    ProfileRegion r("loss");
+    loss_value += loss_.evaluate(out, loss_targets(targets_, out, b), update_batch(), Tensor(), sample_parts_).loss_sum;
+  }
+  bool overflow = false;
+  loss_value = agree_on_step(loss_value, 0.0, overflow) / static_cast<double>(update_batch());
+  skipped_ = false;
+  if (options_.check_replicas) check_replicas(group_, model_.parameters(), step + 1);
+  return loss_value;
+}
+
 double Trainer::micro_step(int64_t step, int64_t micro, int64_t last_step) {
   const int64_t b = options_.batch_size, k = options_.accumulate;
   // Micro-batches draw their own dropout masks, as K steps of batch b would.
   const layers::StepInfo info{layers::Mode::training, step * k + micro, b};
-  {
-    ProfileRegion r("data");
-    data_.train->load(plan_->step_samples(step, micro), plan_->box(), inputs_, targets_);
-    // The next micro-batch's samples are read while this one trains.
-    const std::vector<int64_t> next = plan_->prefetch_samples(step, micro, last_step);
-    if (!next.empty()) data_.train->prefetch(next, plan_->box());
-  }
+  load_micro_batch(step, micro, last_step);
   const Tensor& out = model_.forward(inputs_, info);
   double loss_value;
   {
@@ -604,16 +649,21 @@ double Trainer::finish_gradients(double loss, bool& finite) {
   ProfileRegion r("allreduce_wait");
   const double waited_before = reducer_->wait_seconds();
   reducer_->finish();
+  // An overflow in this rank's summed gradients (a shard's are its own), under loss scaling.
+  bool overflow = scaler_.enabled() && kokkos_backend::count_nonfinite(model_.parameters().grads()) > 0;
+  loss = agree_on_step(loss, reducer_->wait_seconds() - waited_before, overflow);
+  finite = !overflow;
+  return loss;
+}
+
+double Trainer::agree_on_step(double loss, double waited, bool& overflow) {
   group_.allreduce_sum(&loss, 1);
   // The rank that finished backprop last waits only for communication still in flight; the
-  // others' waits also hold the time until it arrived. The stop request and, under loss
-  // scaling, an overflow in this rank's summed gradients (a shard's are its own) ride along:
-  // one collective, and every rank learns of what happened on any of them.
-  const double overflow =
-      scaler_.enabled() && kokkos_backend::count_nonfinite(model_.parameters().grads()) > 0 ? 1.0 : 0.0;
-  std::array<double, 3> maxima{waited_before - reducer_->wait_seconds(), static_cast<double>(stop_signal()), overflow};
+  // others' waits also hold the time until it arrived. The stop request and the overflow
+  // ride along: one collective, and every rank learns of what happened on any of them.
+  std::array<double, 3> maxima{-waited, static_cast<double>(stop_signal()), overflow ? 1.0 : 0.0};
   group_.allreduce_max(maxima.data(), 3);
-  finite = maxima[2] == 0.0;
+  overflow = maxima[2] != 0.0;
   exposed_wait_ += -maxima[0];
   if (stop_agreement_) maxima[1] = stop_agreement_->exchange(static_cast<double>(stop_signal()));
   agreed_stop_ = static_cast<int>(maxima[1]);

@@ -16,6 +16,19 @@
 
 namespace tessera::train {
 
+namespace {
+
+/// The "local_learning" section's epochs (0 without one).
+int64_t local_learning_epochs(ConfigObject& root) {
+  if (!root.has("local_learning")) return 0;
+  auto local = root.object("local_learning");
+  const int64_t epochs = local.integer_in("epochs", 0, 1 << 30);
+  local.finish();
+  return epochs;
+}
+
+}  // namespace
+
 TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : config_(config) {
   ConfigObject root(config_, "$");
   root.string("name", "");
@@ -25,6 +38,7 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   const nlohmann::json no_training = nlohmann::json::object();
   auto training = root.has("training") ? root.object("training") : ConfigObject(no_training, "$.training");
   options_ = training_options(training, o);
+  options_.local_learning_epochs = local_learning_epochs(root);
   // Before any op is made (the plan of an "auto" layout makes some): each reads them then.
   apply_cudnn_settings(root, o);
 
@@ -157,6 +171,13 @@ std::string gradient_line(const model::Model& m, const TrainingOptions& o, const
   return s + "\n";
 }
 
+std::string local_learning_layers(const model::Model& model) {
+  std::string names;
+  for (size_t i = 0; i < model.num_layers(); ++i)
+    if (model.layer(i).traits().learns_locally) names += (names.empty() ? "" : ", ") + model.layer(i).name();
+  return names;
+}
+
 }  // namespace
 
 std::string TrainingRun::describe() const {
@@ -169,6 +190,10 @@ std::string TrainingRun::describe() const {
                                       std::to_string(trainer_->update_batch()) + " per step"
                                 : "") +
        ", seed " + std::to_string(options_.seed) + "\n";
+  if (options_.local_learning_epochs > 0)
+    s += "local learning: the first " + std::to_string(options_.local_learning_epochs) +
+         " epoch(s) train the layers with a local rule (" + local_learning_layers(*model_) +
+         ") and nothing else; the epochs after them train the other layers by gradients, those fixed\n";
   s += "precision: " + model_->precision_summary() +
        (options_.tf32 ? " with TF32 products in cuDNN's convolutions" : "") + ", parameters and optimizer state fp32\n";
   s += gradient_line(*model_, options_, parallel::Communicator::world());

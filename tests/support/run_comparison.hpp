@@ -40,6 +40,7 @@ class RunComparison {
 
   /// The run over all ranks (its model may be inspected or changed afterwards).
   train::TrainingRun& parallel() { return parallel_; }
+  train::TrainingRun& serial() { return serial_; }
   const train::TrainingReport& serial_report() const { return serial_report_; }
 
   /// True when the step counts differ or a difference exceeds `tolerance` (weights: relative

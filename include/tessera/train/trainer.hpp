@@ -56,6 +56,10 @@ struct TrainingOptions {
   std::string precision_key = "$.training.precision";  // where it was set, for errors
   /// Validation metrics by name (MetricChoice); none given: the loss's defaults.
   std::optional<std::vector<std::string>> metrics;
+  /// The first epochs, in which layers that learn by a local rule (BCPNN) learn and nothing
+  /// is trained by gradients; in the epochs after them those layers are fixed and the others
+  /// train. From the run config's "local_learning" section.
+  int64_t local_learning_epochs = 0;
 
   /// Reads {"epochs", "batch_size", "accumulate", "max_steps", "seed", "log_every", "precision",
   /// "gradient_precision", "loss_scaling", "metrics", "checkpoint": {"path", "every_steps"}}.
@@ -128,7 +132,11 @@ class Trainer {
   const MetricChoice& metric_choice() const { return metric_choice_; }
   const optim::LrSchedule& schedule() const { return *schedule_; }
   double lr_factor() const { return lr_factor_; }
-  /// The learning rate of step `step`: the schedule's, scaled with the global batch
+  /// Optimizer steps of the local-learning epochs (TrainingOptions::local_learning_epochs).
+  int64_t local_learning_steps() const { return local_steps_; }
+  bool learns_locally(int64_t step) const { return step < local_steps_; }
+  /// The learning rate of step `step`: the schedule's (which starts after the local-learning
+  /// steps), scaled with the global batch
   /// (lr_factor) and following the optimizer's base rate where that was changed after the
   /// schedule was made (a population's trainers vary it).
   double lr(int64_t step) const;
@@ -166,6 +174,8 @@ class Trainer {
   void choose_metrics();
   void check_batch() const;
   void check_distributions() const;
+  /// Refuses local-learning epochs without a layer that learns locally, notes the reverse.
+  void check_local_learning();
   void make_reducer();
   void make_plan();
   std::vector<TrainerHook*> start_run();
@@ -174,6 +184,11 @@ class Trainer {
   double train_step(int64_t step, int64_t last_step, float lr);
   /// Forward and backward of micro-batch `micro` of step `step`; returns this rank's loss sum.
   double micro_step(int64_t step, int64_t micro, int64_t last_step);
+  /// Step `step` of the local-learning epochs: forward passes in which local rules learn, the
+  /// loss for the log, no gradients; returns the mean loss.
+  double local_learning_step(int64_t step, int64_t last_step);
+  /// Loads micro-batch `micro` of step `step` and starts reading the next one.
+  void load_micro_batch(int64_t step, int64_t micro, int64_t last_step);
   /// Backprop's note that gradients at index >= first_final are final: adds the earlier
   /// micro-batches' sum there, then lets the reducer start on them.
   void gradients_final_from(int64_t first_final);
@@ -181,6 +196,9 @@ class Trainer {
   /// agrees on a stop request (over the stop group) and, under loss scaling, on whether any
   /// rank's gradients overflowed (`finite`).
   double finish_gradients(double loss, bool& finite);
+  /// Sums `loss` over the group and agrees on a stop request and on `overflow` (any rank's);
+  /// returns the summed loss.
+  double agree_on_step(double loss, double waited, bool& overflow);
   /// This rank's block of `rows` samples' inputs, and of their targets.
   Shape local_input_shape(int64_t rows) const;
   Shape local_target_shape(int64_t rows, const Shape& per_sample) const;
@@ -201,6 +219,7 @@ class Trainer {
   std::unique_ptr<parallel::GradientReducer> reducer_;
   std::unique_ptr<BatchPlan> plan_;
   int64_t sample_parts_ = 1;  // blocks each sample of the model output is split into
+  int64_t local_steps_ = 0;   // steps of the local-learning epochs
   MetricChoice metric_choice_;
   bool logs_metrics_ = false;
   std::unique_ptr<optim::LrSchedule> schedule_;
