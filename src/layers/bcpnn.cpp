@@ -41,6 +41,8 @@ std::unique_ptr<Layer> Bcpnn::from_json(const std::string& name, ConfigObject& c
     ConfigObject regulation = cfg.object("bias_regulation");
     o.bias_regulation = read_bias_regulation(regulation);
   }
+  o.trace_precision = cfg.choice("trace_precision", {"fp32", "bf16"}, "fp32") == "bf16" ? ElementType::bf16
+                                                                                      : ElementType::fp32;
   o.rewire_every = cfg.integer_in("rewire_every", 0, int64_t{1} << 40, 0);
   o.rewire_swaps = cfg.integer_in("rewire_swaps", 1, int64_t{1} << 20, o.rewire_swaps);
   if (o.rewire_every > 0 && o.density >= 1.0)
@@ -178,6 +180,7 @@ void Bcpnn::learn(const Tensor& x, const Tensor& y, const StepInfo& step) {
   kokkos_backend::axpby(scale, s_ij, 1.0f - rate, p_ij_->value);
   kokkos_backend::axpby(scale, s_j, 1.0f - rate, p_j_->value);
   kokkos_backend::axpby(scale, s_i, 1.0f - rate, p_i_->value);
+  for (const Parameter* p : {p_ij_, p_j_, p_i_}) kokkos_backend::round_to(p->value, options_.trace_precision);
   if (options_.rewire_every > 0 && (step.step + 1) % options_.rewire_every == 0) rewire();
   derive_bias();
   derive_weights();

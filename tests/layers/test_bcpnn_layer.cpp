@@ -9,6 +9,7 @@
 #include "support/layer_harness.hpp"
 #include "tessera/backends/kokkos/bcpnn_kernels.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/half_float.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/layers/bcpnn.hpp"
 
@@ -306,4 +307,29 @@ TEST_CASE("a tiny bcpnn layer separates two clusters without labels", "[bcpnn][l
               static_cast<long long>(agree), static_cast<long long>(total));
   CHECK(unit0 != unit1);
   CHECK(static_cast<double>(agree) >= 0.95 * static_cast<double>(total));
+}
+
+TEST_CASE("bcpnn layer with bf16 traces keeps them as bf16 would after every update", "[bcpnn][layer]") {
+  BcpnnOptions o;
+  o.hypercolumns = 2;
+  o.minicolumns = 4;
+  o.trace_rate = 0.01f;
+  LayerHarness wide(std::make_unique<Bcpnn>("b", o), {Shape{8, 6}});
+  o.trace_precision = ElementType::bf16;
+  LayerHarness narrow(std::make_unique<Bcpnn>("b", o), {Shape{8, 6}});
+  std::vector<float> x(48);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = rng::uniform(9, 0, k);
+  for (LayerHarness* h : {&wide, &narrow}) {
+    h->input(0).copy_from_host(x);
+    h->forward(learning_step(0, 8));
+  }
+  int64_t differ = 0;
+  const auto kept = narrow.params().at("b.p_ij").value.to_host();
+  const auto full = wide.params().at("b.p_ij").value.to_host();
+  for (size_t k = 0; k < kept.size(); ++k) {
+    CHECK(half_float::rounded(kept[k], ElementType::bf16) == kept[k]);
+    CHECK(kept[k] == half_float::rounded(full[k], ElementType::bf16));
+    differ += kept[k] != full[k] ? 1 : 0;
+  }
+  CHECK(differ > 0);
 }

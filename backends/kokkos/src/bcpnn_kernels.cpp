@@ -164,6 +164,15 @@ void hypercolumn_mutual_information(const Tensor& p_i, const Tensor& p_j, const 
       });
 }
 
+void round_to(const Tensor& t, ElementType type) {
+  require_fp32(t, "a tensor rounded to 16 bits");
+  if (type == ElementType::fp32) return;
+  const auto v = t.view();
+  Kokkos::parallel_for(
+      "tessera::bcpnn_round_to", RangePolicy(0, t.numel()),
+      KOKKOS_LAMBDA(const int64_t i) { v(i) = half_float::rounded(v(i), type); });
+}
+
 void jittered_joint_trace(const Tensor& p_i, const Tensor& p_j, float noise, uint64_t seed, uint64_t stream,
                           const Tensor& p_ij) {
   for (const Tensor* t : {&p_i, &p_j, &p_ij}) require_fp32(*t, "traces");

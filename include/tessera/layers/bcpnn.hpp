@@ -29,6 +29,9 @@ struct BcpnnOptions {
   /// Steps between structural plasticity updates (0: the connections stay as drawn), and the
   /// largest number of swaps per output hypercolumn in each.
   int64_t rewire_every = 0, rewire_swaps = 16;
+  /// The precision the traces keep: bf16 rounds them to bf16 after every update (held in fp32
+  /// buffers, so it measures what bf16 trace storage costs in accuracy, not its memory).
+  ElementType trace_precision = ElementType::fp32;
 };
 
 /// A Bayesian Confidence Propagation Neural Network layer ("bcpnn"), after Ravichandran et

@@ -149,6 +149,7 @@ class Bcpnn final : public Entry<Bcpnn> {
   Bcpnn& trace_rate(double rate) { return set_key("trace_rate", rate); }
   Bcpnn& rewire_every(int64_t steps) { return set_key("rewire_every", steps); }
   Bcpnn& rewire_swaps(int64_t swaps) { return set_key("rewire_swaps", swaps); }
+  Bcpnn& trace_precision(const std::string& type) { return set_key("trace_precision", type); }
   Bcpnn& bias_regulation(double k_half, double p_min, double rate) {
     return set_key("bias_regulation", nlohmann::json{{"k_half", k_half}, {"p_min", p_min}, {"rate", rate}});
   }

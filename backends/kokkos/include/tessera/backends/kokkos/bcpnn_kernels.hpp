@@ -63,6 +63,10 @@ void bcpnn_bias(const Tensor& p_j, const BiasRegulation& regulation, const Bcpnn
 void hypercolumn_mutual_information(const Tensor& p_i, const Tensor& p_j, const Tensor& p_ij,
                                     const BcpnnTraceSettings& s, const Tensor& mi);
 
+/// Rounds every value of the fp32 tensor t to the nearest value of `type` (bf16 or fp16, ties
+/// to even), keeping it in fp32: what storing the traces in that type keeps of them.
+void round_to(const Tensor& t, ElementType type);
+
 /// p_ij[j, i] = p_i[i]·p_j[j]·(1 + noise·u) with u uniform in [−1, 1) from the counter-based
 /// RNG (seed, stream, j·inputs + i): the start of the joint trace, a little off independence so
 /// that the units of a hypercolumn do not stay alike. fp32.
