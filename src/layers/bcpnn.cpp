@@ -5,6 +5,7 @@
 
 #include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/profiling.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/ops/size_limits.hpp"
 
@@ -161,8 +162,11 @@ void Bcpnn::forward(const std::vector<Tensor>& inputs, const Tensor& output, con
   const Tensor flat = x.reshaped(Shape{x.shape()[0], x.numel() / std::max<int64_t>(x.shape()[0], 1)});
   if (options_.complementary) kokkos_backend::complementary_encode(flat, encoded_);
   const Tensor& units_in = options_.complementary ? encoded_ : flat;
-  op_->forward(units_in, weight_->value, bias_->value, output);
-  kokkos_backend::hypercolumn_softmax(output, options_.minicolumns, output);
+  {
+    ProfileRegion r(name() + "/support");
+    op_->forward(units_in, weight_->value, bias_->value, output);
+    kokkos_backend::hypercolumn_softmax(output, options_.minicolumns, output);
+  }
   if (step.mode == Mode::training && step.local_learning) learn(units_in, output, step);
 }
 
@@ -170,23 +174,36 @@ void Bcpnn::learn(const Tensor& x, const Tensor& y, const StepInfo& step) {
   const Tensor s_ij = sums_.slice(0, Shape{units_, inputs_});
   const Tensor s_j = sums_.slice(units_ * inputs_, Shape{units_});
   const Tensor s_i = sums_.slice((inputs_ + 1) * units_, Shape{inputs_});
-  // Σ_n y_j·x_i is the op's weight gradient for an output gradient y, and Σ_n y_j its bias's.
-  op_->backward_weights(x, y, s_ij, s_j);
-  kokkos_backend::column_sums(x, s_i);
+  {
+    // Regions named after the layer, so a profile (--profile) splits its learning step.
+    ProfileRegion r(name() + "/sums");
+    // Σ_n y_j·x_i is the op's weight gradient for an output gradient y, and Σ_n y_j its bias's.
+    op_->backward_weights(x, y, s_ij, s_j);
+    kokkos_backend::column_sums(x, s_i);
+  }
   const parallel::Communicator& samples = grid().samples();
-  if (!samples.is_serial()) samples.allreduce_sum(sums_);
+  if (!samples.is_serial()) {
+    ProfileRegion r(name() + "/allreduce");
+    samples.allreduce_sum(sums_);
+  }
+  ProfileRegion r(name() + "/traces_and_weights");
   const int64_t batch = step.batch > 0 ? step.batch : x.shape()[0] * samples.size();
   const float rate = options_.trace_rate, scale = rate / static_cast<float>(batch);
-  kokkos_backend::axpby(scale, s_ij, 1.0f - rate, p_ij_->value);
   kokkos_backend::axpby(scale, s_j, 1.0f - rate, p_j_->value);
   kokkos_backend::axpby(scale, s_i, 1.0f - rate, p_i_->value);
-  for (const Parameter* p : {p_ij_, p_j_, p_i_}) kokkos_backend::round_to(p->value, options_.trace_precision);
-  if (options_.rewire_every > 0 && (step.step + 1) % options_.rewire_every == 0) rewire();
+  for (const Parameter* p : {p_j_, p_i_}) kokkos_backend::round_to(p->value, options_.trace_precision);
+  // The joint trace and the weights in one pass: they are the layer's largest arrays.
+  kokkos_backend::bcpnn_joint_step(s_ij, rate, scale, options_.trace_precision, p_i_->value, p_j_->value,
+                                   p_ij_->value, mask_->value, trace_settings(), weight_->value);
+  if (options_.rewire_every > 0 && (step.step + 1) % options_.rewire_every == 0) {
+    rewire();
+    derive_weights();  // of the new connections
+  }
   derive_bias();
-  derive_weights();
 }
 
 void Bcpnn::rewire() {
+  ProfileRegion r(name() + "/rewire");
   kokkos_backend::hypercolumn_mutual_information(p_i_->value, p_j_->value, p_ij_->value, trace_settings(),
                                                  mutual_information_);
   ConnectionMask mask = connections();

@@ -114,6 +114,38 @@ void bcpnn_weights(const Tensor& p_i, const Tensor& p_j, const Tensor& p_ij, con
       });
 }
 
+void bcpnn_joint_step(const Tensor& s_ij, float rate, float scale, ElementType trace_type, const Tensor& p_i,
+                      const Tensor& p_j, const Tensor& p_ij, const Tensor& mask, const BcpnnTraceSettings& s,
+                      const Tensor& w) {
+  for (const Tensor* t : {&s_ij, &p_i, &p_j, &p_ij, &mask, &w}) require_fp32(*t, "sums, traces, mask and weights");
+  const int64_t inputs = p_i.numel(), outputs = p_j.numel();
+  const int64_t min = s.input_minicolumns, mout = s.output_minicolumns, in_columns = inputs / min;
+  require_shape(s_ij.numel() == inputs * outputs && p_ij.numel() == inputs * outputs && w.numel() == inputs * outputs &&
+                    mask.numel() == in_columns * (outputs / mout),
+                "bcpnn_joint_step: sums " + s_ij.shape().str() + ", traces " + p_ij.shape().str() + ", mask " +
+                    mask.shape().str() + " and weights " + w.shape().str() + " do not fit " +
+                    std::to_string(outputs) + "x" + std::to_string(inputs) + " units");
+  const auto sums = s_ij.view(), pi = p_i.view(), pj = p_j.view(), pij = p_ij.view(), on = mask.view(),
+             wv = w.view();
+  const float keep = 1.0f - rate, eps = s.eps, eps2 = s.eps * s.eps;
+  using Team = Kokkos::TeamPolicy<ExecSpace>::member_type;
+  Kokkos::parallel_for(
+      "tessera::bcpnn_joint_step", Kokkos::TeamPolicy<ExecSpace>(static_cast<int>(outputs), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Team& team) {
+        const int64_t j = team.league_rank();
+        const int64_t row = j * inputs, mask_row = (j / mout) * in_columns;
+        const float pj_eps = pj(j) + eps;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, in_columns), [&](const int64_t g) {
+          const bool connected = on(mask_row + g) != 0.0f;
+          for (int64_t i = g * min; i < (g + 1) * min; ++i) {
+            const float p = half_float::rounded(keep * pij(row + i) + scale * sums(row + i), trace_type);
+            pij(row + i) = p;
+            if (connected) wv(row + i) = math::log((p + eps2) / ((pi(i) + eps) * pj_eps));
+          }
+        });
+      });
+}
+
 void bcpnn_bias(const Tensor& p_j, const BiasRegulation& r, const BcpnnTraceSettings& s, const Tensor& k_beta,
                 const Tensor& b) {
   for (const Tensor* t : {&p_j, &k_beta, &b}) require_fp32(*t, "traces, bias gains and biases");

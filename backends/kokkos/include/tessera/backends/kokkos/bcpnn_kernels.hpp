@@ -39,6 +39,16 @@ struct BcpnnTraceSettings {
 void bcpnn_weights(const Tensor& p_i, const Tensor& p_j, const Tensor& p_ij, const Tensor& mask,
                    const BcpnnTraceSettings& s, const Tensor& w);
 
+/// The joint trace's step and the weights that follow from it, in one pass over the two
+/// largest arrays: p_ij ← (1 − rate)·p_ij + scale·s_ij (then kept as `trace_type` keeps it,
+/// see round_to), and w from the new p_ij as bcpnn_weights computes it, with p_i and p_j
+/// already moved, where the mask connects; w stays as it is elsewhere (0 since the last
+/// bcpnn_weights: call that after the mask changes). All fp32; one work item per output unit
+/// j, its inputs in a row.
+void bcpnn_joint_step(const Tensor& s_ij, float rate, float scale, ElementType trace_type, const Tensor& p_i,
+                      const Tensor& p_j, const Tensor& p_ij, const Tensor& mask, const BcpnnTraceSettings& s,
+                      const Tensor& w);
+
 /// Bias regulation (Podobas et al. 2021, after Ravichandran et al.): a unit's bias gain
 /// k_β[j] relaxes at `rate` towards
 ///   k(p) = k_half                                   if p < p_min/4,
