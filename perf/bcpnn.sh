@@ -30,16 +30,5 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 source perf/common.sh
-if [[ -z $tessera ]]; then
-  build_perf "$build" tessera_cli
-  tessera=$build/tessera
-fi
-if [[ ! -f data/fashion-mnist/train.h5 || ! -f data/fashion-mnist/test.h5 ]]; then
-  "$tessera" datagen fashion-mnist -o data/fashion-mnist
-fi
-if [[ -z $work ]]; then
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-fi
-mkdir -p "$work"
+fashion_mnist_runs
 python3 perf/bcpnn.py --tessera "$tessera" --work "$work" --threads "$threads" "${args[@]}"

@@ -32,5 +32,24 @@ peer_and_tessera() {
   trap 'rm -rf "$work"' EXIT
 }
 
+# fashion_mnist_runs: builds the perf tessera into $build unless $tessera names one, imports
+# Fashion-MNIST (Debian's dataset-fashion-mnist) into data/fashion-mnist if missing, and makes
+# $work a scratch folder removed on exit unless it names one (kept). What the scripts that
+# train on Fashion-MNIST (large_batch.sh, bcpnn.sh) do first.
+fashion_mnist_runs() {
+  if [[ -z $tessera ]]; then
+    build_perf "$build" tessera_cli
+    tessera=$build/tessera
+  fi
+  if [[ ! -f data/fashion-mnist/train.h5 || ! -f data/fashion-mnist/test.h5 ]]; then
+    "$tessera" datagen fashion-mnist -o data/fashion-mnist
+  fi
+  if [[ -z $work ]]; then
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+  fi
+  mkdir -p "$work"
+}
+
 # Open MPI on one machine: more ranks than cores, and CI runs as root.
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

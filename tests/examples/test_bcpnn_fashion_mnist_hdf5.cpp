@@ -6,36 +6,22 @@
 // better than the untrained ones.
 #include <catch2/catch.hpp>
 
-#include <stdlib.h>
-
 #include <cstdio>
-#include <filesystem>
 #include <string>
 
+#include "support/fashion_mnist_subset.hpp"
 #include "tessera/core/config.hpp"
-#include "tessera/io/fashion_mnist.hpp"
 #include "tessera/train/training_run.hpp"
 
 using namespace tessera;
 
 TEST_CASE("The BCPNN example learns features of Fashion-MNIST at a tiny size", "[example][slow][bcpnn]") {
-  const std::string package = "/usr/share/datasets/fashion-mnist";
-  INFO("needs Debian's dataset-fashion-mnist (scripts/install_deps.sh installs it)");
-  REQUIRE(std::filesystem::exists(package + "/train-images-idx3-ubyte.gz"));
-  std::string folder = (std::filesystem::temp_directory_path() / "tessera_bcpnn_example.XXXXXX").string();
-  REQUIRE(::mkdtemp(folder.data()) != nullptr);
-  struct Cleanup {
-    std::string path;
-    ~Cleanup() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } cleanup{folder};
-  REQUIRE(io::FashionMnistImport::run(package, folder, false, 4096, 1000).train.samples == 4096);
+  const testing::FashionMnistSubset data("tessera_bcpnn_example", 4096, 1000);
+  REQUIRE(data.imported().train.samples == 4096);
 
   auto config = read_json_file(std::string(TESSERA_SOURCE_DIR) + "/examples/bcpnn/bcpnn_fashion_mnist.json");
-  config["data"]["files"] = folder + "/train.h5";
-  config["data"]["validation"]["files"] = folder + "/test.h5";
+  config["data"]["files"] = data.train_file();
+  config["data"]["validation"]["files"] = data.test_file();
   auto& layer = config["model"]["layers"][0];
   layer.update({{"hypercolumns", 10}, {"minicolumns", 30}, {"trace_rate", 0.02}, {"rewire_every", 8}});
   layer["bias_regulation"]["rate"] = 0.01;

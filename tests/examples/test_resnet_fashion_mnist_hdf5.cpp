@@ -4,37 +4,22 @@
 // loss falls at least 2x and the test accuracy reaches 50%, five times chance (10%).
 #include <catch2/catch.hpp>
 
-#include <stdlib.h>
-
 #include <cstdio>
-#include <filesystem>
 #include <string>
 
+#include "support/fashion_mnist_subset.hpp"
 #include "tessera/core/config.hpp"
-#include "tessera/io/fashion_mnist.hpp"
 #include "tessera/train/training_run.hpp"
 
 using namespace tessera;
 
 TEST_CASE("The ResNet example learns Fashion-MNIST at a tiny size", "[example][slow]") {
-  const std::string package = "/usr/share/datasets/fashion-mnist";
-  INFO("needs Debian's dataset-fashion-mnist (scripts/install_deps.sh installs it)");
-  REQUIRE(std::filesystem::exists(package + "/train-images-idx3-ubyte.gz"));
-  std::string folder = (std::filesystem::temp_directory_path() / "tessera_resnet_example.XXXXXX").string();
-  REQUIRE(::mkdtemp(folder.data()) != nullptr);
-  struct Cleanup {
-    std::string path;
-    ~Cleanup() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } cleanup{folder};
-  const auto imported = io::FashionMnistImport::run(package, folder, false, 2048, 512);
-  REQUIRE(imported.train.samples == 2048);
+  const testing::FashionMnistSubset data("tessera_resnet_example", 2048, 512);
+  REQUIRE(data.imported().train.samples == 2048);
 
   auto config = read_json_file(std::string(TESSERA_SOURCE_DIR) + "/examples/resnet/resnet8_fashion_mnist.json");
-  config["data"]["files"] = folder + "/train.h5";
-  config["data"]["validation"]["files"] = folder + "/test.h5";
+  config["data"]["files"] = data.train_file();
+  config["data"]["validation"]["files"] = data.test_file();
   config["optimizer"]["schedule"]["warmup_steps"] = 8;
   config["training"].update({{"epochs", 2}, {"batch_size", 64}, {"log_every", 8}});
   train::RunOverrides o;
