@@ -7,6 +7,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/core/rng.hpp"
+#include "tessera/parallel/traffic_counter.hpp"
 #include "tessera/ops/size_limits.hpp"
 
 namespace tessera::layers {
@@ -184,6 +185,9 @@ void Bcpnn::learn(const Tensor& x, const Tensor& y, const StepInfo& step) {
   const parallel::Communicator& samples = grid().samples();
   if (!samples.is_serial()) {
     ProfileRegion r(name() + "/allreduce");
+    const double ranks = static_cast<double>(samples.size());
+    parallel::TrafficCounter::add(parallel::TrafficCounter::local_learning,
+                                  2.0 * (ranks - 1.0) / ranks * static_cast<double>(sums_.bytes()));
     samples.allreduce_sum(sums_);
   }
   ProfileRegion r(name() + "/traces_and_weights");

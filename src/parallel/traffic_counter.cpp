@@ -13,6 +13,7 @@ const char* TrafficCounter::name(Kind kind) {
     case redistribution: return "redistribution";
     case halo: return "halo";
     case gradients: return "gradients";
+    case local_learning: return "local_learning";
     case kinds: break;
   }
   return "?";

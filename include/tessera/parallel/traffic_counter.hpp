@@ -14,7 +14,8 @@ namespace tessera::parallel {
 /// docs/parallelism.md.
 class TrafficCounter {
  public:
-  enum Kind { channel = 0, redistribution, halo, gradients, kinds };
+  /// local_learning: what layers with a local rule (bcpnn) sum over the ranks of a batch.
+  enum Kind { channel = 0, redistribution, halo, gradients, local_learning, kinds };
   static void add(Kind kind, double bytes) {
     auto& c = counts()[static_cast<size_t>(kind)];
     double old = c.load(std::memory_order_relaxed);
