@@ -126,11 +126,7 @@ void Bcpnn::declare_parameters(const std::vector<Shape>& inputs, ParameterRegist
   k_beta_ = buffer("k_beta", Shape{units_}, [](const Tensor& t) { t.fill(1.0f); });
   // Derived from the traces declared above, which the store has filled by then.
   weight_ = buffer("weight", Shape{units_, inputs_}, [this](const Tensor&) { derive_weights(); });
-  bias_ = buffer("bias", Shape{units_}, [this](const Tensor&) {
-    kokkos_backend::BiasRegulation fixed = options_.bias_regulation;
-    fixed.rate = 0.0f;  // the gains start where they are
-    kokkos_backend::bcpnn_bias(p_j_->value, fixed, trace_settings(), k_beta_->value, bias_->value);
-  });
+  bias_ = buffer("bias", Shape{units_}, [this](const Tensor&) { derive_bias(false); });
 }
 
 void Bcpnn::reshape(const std::vector<Shape>& inputs) {
@@ -203,7 +199,7 @@ void Bcpnn::learn(const Tensor& x, const Tensor& y, const StepInfo& step) {
     rewire();
     derive_weights();  // of the new connections
   }
-  derive_bias();
+  derive_bias(true);
 }
 
 void Bcpnn::rewire() {
@@ -224,9 +220,10 @@ void Bcpnn::derive_weights() {
                                 weight_->value);
 }
 
-void Bcpnn::derive_bias() {
-  kokkos_backend::bcpnn_bias(p_j_->value, options_.bias_regulation, trace_settings(), k_beta_->value,
-                             bias_->value);
+void Bcpnn::derive_bias(bool move_gains) {
+  kokkos_backend::BiasRegulation regulation = options_.bias_regulation;
+  if (!move_gains) regulation.rate = 0.0f;  // the gains stay where they are
+  kokkos_backend::bcpnn_bias(p_j_->value, regulation, trace_settings(), k_beta_->value, bias_->value);
 }
 
 void Bcpnn::backward(const std::vector<Tensor>& /*inputs*/, const Tensor& /*output*/, const Tensor& /*grad_output*/,

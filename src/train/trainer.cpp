@@ -381,19 +381,18 @@ double Trainer::lr(int64_t step) const {
 }
 
 void Trainer::check_local_learning() {
-  std::string local_layers;
   for (size_t i = 0; i < model_.num_layers(); ++i)
     if (model_.layer(i).traits().learns_locally)
-      local_layers += (local_layers.empty() ? "" : ", ") + model_.layer(i).name();
+      local_layers_ += (local_layers_.empty() ? "" : ", ") + model_.layer(i).name();
   if (options_.local_learning_epochs > options_.epochs)
     throw ConfigError("$.local_learning.epochs", std::to_string(options_.local_learning_epochs) +
                                                      " local-learning epochs are more than the run's " +
                                                      std::to_string(options_.epochs) + " epochs");
-  if (options_.local_learning_epochs > 0 && local_layers.empty())
+  if (options_.local_learning_epochs > 0 && local_layers_.empty())
     throw ConfigError("$.local_learning.epochs",
                       "no layer of the model learns by a local rule (such as \"bcpnn\"): remove the section");
-  if (options_.local_learning_epochs == 0 && !local_layers.empty() && group_.rank() == 0)
-    log::warn("layers " + local_layers +
+  if (options_.local_learning_epochs == 0 && !local_layers_.empty() && group_.rank() == 0)
+    log::warn("layers " + local_layers_ +
               " learn by a local rule, but the run has no local-learning epochs ($.local_learning.epochs): they "
               "keep the weights they start with");
 }

@@ -171,13 +171,6 @@ std::string gradient_line(const model::Model& m, const TrainingOptions& o, const
   return s + "\n";
 }
 
-std::string local_learning_layers(const model::Model& model) {
-  std::string names;
-  for (size_t i = 0; i < model.num_layers(); ++i)
-    if (model.layer(i).traits().learns_locally) names += (names.empty() ? "" : ", ") + model.layer(i).name();
-  return names;
-}
-
 }  // namespace
 
 std::string TrainingRun::describe() const {
@@ -192,7 +185,7 @@ std::string TrainingRun::describe() const {
        ", seed " + std::to_string(options_.seed) + "\n";
   if (options_.local_learning_epochs > 0)
     s += "local learning: the first " + std::to_string(options_.local_learning_epochs) +
-         " epoch(s) train the layers with a local rule (" + local_learning_layers(*model_) +
+         " epoch(s) train the layers with a local rule (" + trainer_->local_learning_layers() +
          ") and nothing else; the epochs after them train the other layers by gradients, those fixed\n";
   s += "precision: " + model_->precision_summary() +
        (options_.tf32 ? " with TF32 products in cuDNN's convolutions" : "") + ", parameters and optimizer state fp32\n";

@@ -42,6 +42,12 @@ void require_fp32(const Tensor& t, const char* what) {
 
 int64_t rows_of(const Tensor& t) { return t.shape().rank() == 0 ? 1 : t.shape()[0]; }
 
+/// w_ij = log((p_ij + ε²) / ((p_i + ε)(p_j + ε))), given p_i + ε and p_j + ε: the one formula
+/// of bcpnn_weights and bcpnn_joint_step.
+KOKKOS_INLINE_FUNCTION float bayesian_weight(float p_ij, float pi_eps, float pj_eps, float eps2) {
+  return math::log((p_ij + eps2) / (pi_eps * pj_eps));
+}
+
 }  // namespace
 
 void complementary_encode(const Tensor& x, const Tensor& out) {
@@ -110,7 +116,7 @@ void bcpnn_weights(const Tensor& p_i, const Tensor& p_j, const Tensor& p_ij, con
       "tessera::bcpnn_weights", RangePolicy(0, inputs * outputs), KOKKOS_LAMBDA(const int64_t k) {
         const int64_t j = k / inputs, i = k - j * inputs;
         const bool connected = on((j / mout) * in_columns + i / min) != 0.0f;
-        wv(k) = connected ? math::log((pij(k) + eps2) / ((pi(i) + eps) * (pj(j) + eps))) : 0.0f;
+        wv(k) = connected ? bayesian_weight(pij(k), pi(i) + eps, pj(j) + eps, eps2) : 0.0f;
       });
 }
 
@@ -140,7 +146,7 @@ void bcpnn_joint_step(const Tensor& s_ij, float rate, float scale, ElementType t
           for (int64_t i = g * min; i < (g + 1) * min; ++i) {
             const float p = half_float::rounded(keep * pij(row + i) + scale * sums(row + i), trace_type);
             pij(row + i) = p;
-            if (connected) wv(row + i) = math::log((p + eps2) / ((pi(i) + eps) * pj_eps));
+            if (connected) wv(row + i) = bayesian_weight(p, pi(i) + eps, pj_eps, eps2);
           }
         });
       });

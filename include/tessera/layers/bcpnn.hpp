@@ -98,7 +98,9 @@ class Bcpnn final : public Layer {
   void learn(const Tensor& x, const Tensor& y, const StepInfo& step);
   void rewire();
   void derive_weights();
-  void derive_bias();
+  /// The biases from p_j, after moving the bias gains one step (bias regulation) if
+  /// `move_gains`.
+  void derive_bias(bool move_gains);
 
   BcpnnOptions options_;
   int64_t inputs_ = 0, units_ = 0, in_columns_ = 0;

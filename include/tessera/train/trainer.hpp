@@ -135,6 +135,8 @@ class Trainer {
   /// Optimizer steps of the local-learning epochs (TrainingOptions::local_learning_epochs).
   int64_t local_learning_steps() const { return local_steps_; }
   bool learns_locally(int64_t step) const { return step < local_steps_; }
+  /// The layers that learn by a local rule (LayerTraits::learns_locally), comma-separated.
+  const std::string& local_learning_layers() const { return local_layers_; }
   /// The learning rate of step `step`: the schedule's (which starts after the local-learning
   /// steps), scaled with the global batch
   /// (lr_factor) and following the optimizer's base rate where that was changed after the
@@ -174,7 +176,8 @@ class Trainer {
   void choose_metrics();
   void check_batch() const;
   void check_distributions() const;
-  /// Refuses local-learning epochs without a layer that learns locally, notes the reverse.
+  /// Finds the layers that learn locally; refuses local-learning epochs without one, warns of
+  /// the reverse.
   void check_local_learning();
   void make_reducer();
   void make_plan();
@@ -220,6 +223,7 @@ class Trainer {
   std::unique_ptr<BatchPlan> plan_;
   int64_t sample_parts_ = 1;  // blocks each sample of the model output is split into
   int64_t local_steps_ = 0;   // steps of the local-learning epochs
+  std::string local_layers_;  // local_learning_layers()
   MetricChoice metric_choice_;
   bool logs_metrics_ = false;
   std::unique_ptr<optim::LrSchedule> schedule_;
