@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "dnnl_compat.hpp"
 #include "engine.hpp"
 #include "onednn_ops.hpp"
 
@@ -31,7 +32,7 @@ using tag = memory::format_tag;
 /// autocast keeps master gradients).
 struct ConvDescs {
   memory::desc src, weights, bias, dst;
-  memory::dims strides, dilates, padding_l, padding_r;
+  compat::ConvWindow window;
 };
 
 ConvDescs describe(const ops::ConvGeometry& g) {
@@ -45,11 +46,11 @@ ConvDescs describe(const ops::ConvGeometry& g) {
     in_dims.push_back(g.in_size[i]);
     out_dims.push_back(out[i]);
     w_dims.push_back(g.kernel[i]);
-    d.strides.push_back(g.stride[i]);
-    d.dilates.push_back(g.dilation[i] - 1);  // oneDNN counts the gaps between taps
+    d.window.strides.push_back(g.stride[i]);
+    d.window.dilates.push_back(g.dilation[i] - 1);  // oneDNN counts the gaps between taps
     // Our sizes round down like oneDNN's, so the trailing padding may stay as given.
-    d.padding_l.push_back(g.padding[i]);
-    d.padding_r.push_back(g.padding[i]);
+    d.window.padding_l.push_back(g.padding[i]);
+    d.window.padding_r.push_back(g.padding[i]);
   }
   const auto f32 = memory::data_type::f32;
   const auto act = data_type_of(g.type);
@@ -162,33 +163,28 @@ class OnednnConvOp final : public ops::ConvOp {
   std::string what() const { return "convolution " + g_.str(); }
 
   /// The weights the forward and backward-data primitives read: the activations' type.
-  memory::desc weights_request() const { return memory::desc(d_.weights.dims(), d_.src.data_type(), tag::any); }
+  memory::desc weights_request() const {
+    return memory::desc(compat::dims_of(d_.weights), compat::data_type_of_desc(d_.src), tag::any);
+  }
   /// The weight gradient backward-weights writes: fp32 in every precision.
   memory::desc weight_gradient_request() const {
-    return memory::desc(d_.weights.dims(), memory::data_type::f32, tag::any);
+    return memory::desc(compat::dims_of(d_.weights), memory::data_type::f32, tag::any);
   }
 
   dnnl::convolution_forward::primitive_desc forward_pd(bool bias) const {
-    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                               d_.src, weights_request(), bias ? d_.bias : memory::desc(), d_.dst,
-                                               d_.strides, d_.dilates, d_.padding_l, d_.padding_r);
-    return {desc, user_scratchpad_attr(), Engine::get().engine()};
+    return compat::conv_forward_pd(d_.src, weights_request(), bias ? d_.bias : memory::desc(), d_.dst, d_.window,
+                                   user_scratchpad_attr());
   }
 
   dnnl::convolution_backward_data::primitive_desc backward_data_pd(
       const dnnl::convolution_forward::primitive_desc& hint) const {
-    const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d_.src, weights_request(),
-                                                     d_.dst, d_.strides, d_.dilates, d_.padding_l, d_.padding_r);
-    return {desc, user_scratchpad_attr(), Engine::get().engine(), hint};
+    return compat::conv_backward_data_pd(d_.src, weights_request(), d_.dst, d_.window, hint, user_scratchpad_attr());
   }
 
   dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
       const dnnl::convolution_forward::primitive_desc& hint, bool bias) const {
-    const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, d_.src,
-                                                        weight_gradient_request(),
-                                                        bias ? d_.bias : memory::desc(), d_.dst, d_.strides, d_.dilates,
-                                                        d_.padding_l, d_.padding_r);
-    return {desc, user_scratchpad_attr(), Engine::get().engine(), hint};
+    return compat::conv_backward_weights_pd(d_.src, weight_gradient_request(), bias ? d_.bias : memory::desc(),
+                                            d_.dst, d_.window, hint, user_scratchpad_attr());
   }
 
   /// A reorder from `from` to `to` when they differ, staging the side that is not ODHWI.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 
+#include "dnnl_compat.hpp"
 #include "engine.hpp"
 #include "onednn_ops.hpp"
 
@@ -47,9 +48,8 @@ class OnednnEltwiseOp final : public ops::EltwiseOp {
       Primitives& p = primitives(count);
       if (p.backward.threads != Engine::threads()) {
         const memory::desc md = flat(count);
-        const dnnl::eltwise_backward::desc desc(algorithm(), md, md, alpha(), 0.0f);
-        const dnnl::eltwise_backward::primitive_desc pd(desc, user_scratchpad_attr(), Engine::get().engine(),
-                                                        forward_pd(md));
+        const auto pd = compat::eltwise_backward_pd(algorithm(), md, alpha(), 0.0f, forward_pd(md),
+                                                    user_scratchpad_attr());
         p.backward.build<dnnl::eltwise_backward::primitive_desc, dnnl::eltwise_backward>(
             pd, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
       }
@@ -93,8 +93,7 @@ class OnednnEltwiseOp final : public ops::EltwiseOp {
   float alpha() const { return ops::activation_info(desc_.kind).key.name ? desc_.alpha : 0.0f; }
 
   dnnl::eltwise_forward::primitive_desc forward_pd(const memory::desc& md) const {
-    const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, algorithm(), md, alpha(), 0.0f);
-    return {desc, user_scratchpad_attr(), Engine::get().engine()};
+    return compat::eltwise_forward_pd(algorithm(), md, alpha(), 0.0f, user_scratchpad_attr());
   }
 
   void require_same(const Tensor& x, const Tensor& other, const char* what) const {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "dnnl_compat.hpp"
 #include "engine.hpp"
 #include "onednn_ops.hpp"
 
@@ -124,19 +125,17 @@ class OnednnInnerProductOp final : public ops::InnerProductOp {
   }
 
   dnnl::inner_product_forward::primitive_desc forward_pd(bool bias) const {
-    const dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_training, src_, read_weights_,
-                                                 bias ? bias_ : memory::desc(), dst_);
-    return {desc, user_scratchpad_attr(), Engine::get().engine()};
+    return compat::inner_product_forward_pd(src_, read_weights_, bias ? bias_ : memory::desc(), dst_,
+                                            user_scratchpad_attr());
   }
   dnnl::inner_product_backward_data::primitive_desc backward_data_pd(
       const dnnl::inner_product_forward::primitive_desc& hint) const {
-    const dnnl::inner_product_backward_data::desc desc(src_, read_weights_, dst_);
-    return {desc, user_scratchpad_attr(), Engine::get().engine(), hint};
+    return compat::inner_product_backward_data_pd(src_, read_weights_, dst_, hint, user_scratchpad_attr());
   }
   dnnl::inner_product_backward_weights::primitive_desc backward_weights_pd(
       const dnnl::inner_product_forward::primitive_desc& hint, bool bias) const {
-    const dnnl::inner_product_backward_weights::desc desc(src_, weights_, bias ? bias_ : memory::desc(), dst_);
-    return {desc, user_scratchpad_attr(), Engine::get().engine(), hint};
+    return compat::inner_product_backward_weights_pd(src_, weights_, bias ? bias_ : memory::desc(), dst_, hint,
+                                                     user_scratchpad_attr());
   }
 
   ops::InnerProductGeometry g_;

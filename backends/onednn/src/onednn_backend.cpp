@@ -2,6 +2,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "dnnl_compat.hpp"
 #include "onednn_ops.hpp"
 #include "tessera/core/kokkos_compat.hpp"
 
@@ -70,22 +71,6 @@ class OnednnBackend final : public ops::Backend {
   }
 };
 
-const char* isa_name(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
-    case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    default: return "all";
-  }
-}
-
 const char* runtime_name(unsigned runtime) {
   switch (runtime) {
     case DNNL_RUNTIME_OMP: return "OpenMP";
@@ -103,14 +88,13 @@ std::unique_ptr<ops::Backend> make_backend() { return std::make_unique<OnednnBac
 std::string version_string() {
   const dnnl::version_t* v = dnnl::version();
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
-         " (cpu runtime " + runtime_name(v->cpu_runtime) + ", ISA " + isa_name(dnnl::get_effective_cpu_isa()) + ")";
+         " (cpu runtime " + runtime_name(v->cpu_runtime) + ", ISA " + compat::isa_name(dnnl::get_effective_cpu_isa()) + ")";
 }
 
-std::string dispatched_isa() { return isa_name(dnnl::get_effective_cpu_isa()); }
+std::string dispatched_isa() { return compat::isa_name(dnnl::get_effective_cpu_isa()); }
 
 bool has_bf16_instructions() {
-  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  return compat::isa_has_bf16(dnnl::get_effective_cpu_isa());
 }
 
 }  // namespace tessera::onednn_backend

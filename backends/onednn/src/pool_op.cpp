@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "dnnl_compat.hpp"
 #include "engine.hpp"
 #include "onednn_ops.hpp"
 
@@ -22,9 +23,9 @@ class OnednnPoolOp final : public ops::PoolOp {
     for (size_t i = is_2d ? 1 : 0; i < 3; ++i) {
       in_dims.push_back(g.in_size[i]);
       out_dims.push_back(out[i]);
-      kernel_.push_back(g.kernel[i]);
-      strides_.push_back(g.stride[i]);
-      padding_.push_back(g.padding[i]);  // our sizes round down like oneDNN's: the same after
+      window_.kernel.push_back(g.kernel[i]);
+      window_.strides.push_back(g.stride[i]);
+      window_.padding.push_back(g.padding[i]);  // our sizes round down like oneDNN's: the same after
     }
     src_ = memory::desc(in_dims, data_type_of(g.type), is_2d ? tag::nhwc : tag::ndhwc);
     dst_ = memory::desc(out_dims, data_type_of(g.type), is_2d ? tag::nhwc : tag::ndhwc);
@@ -86,18 +87,15 @@ class OnednnPoolOp final : public ops::PoolOp {
   }
 
   dnnl::pooling_forward::primitive_desc forward_pd() const {
-    const dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_training, algorithm(), src_, dst_, strides_,
-                                           kernel_, padding_, padding_);
-    return {desc, user_scratchpad_attr(), Engine::get().engine()};
+    return compat::pooling_forward_pd(algorithm(), src_, dst_, window_, user_scratchpad_attr());
   }
   dnnl::pooling_backward::primitive_desc backward_pd(const dnnl::pooling_forward::primitive_desc& hint) const {
-    const dnnl::pooling_backward::desc desc(algorithm(), src_, dst_, strides_, kernel_, padding_, padding_);
-    return {desc, user_scratchpad_attr(), Engine::get().engine(), hint};
+    return compat::pooling_backward_pd(algorithm(), src_, dst_, window_, hint, user_scratchpad_attr());
   }
 
   ops::PoolGeometry g_;
   memory::desc src_, dst_;
-  memory::dims kernel_, strides_, padding_;
+  compat::PoolWindow window_;
   BoundPrimitive forward_, backward_;
   // Belongs to this op (not shared): it must survive from forward to backward.
   GrowOnlyBuffer workspace_;
