@@ -62,7 +62,7 @@ TEST_CASE("a bf16 op is refused, with the reason, by backends and CPUs that cann
   if (!op) CHECK_THAT(why, Catch::Contains("this CPU has no bf16 instructions"));
   g.type = ElementType::fp16;
   CHECK_FALSE(registry::backend("onednn").make_conv(g, &why));
-  CHECK(why == "oneDNN 2.x has no fp16 training kernels for CPUs");
+  CHECK_THAT(why, Catch::Contains("no fp16 on CPUs"));
   const registry::OpFactory kokkos_only("kokkos");
   g.type = ElementType::bf16;
   CHECK_THROWS_WITH(kokkos_only.conv(g, "conv1"), Catch::Contains("layer 'conv1'") &&
