@@ -4,10 +4,13 @@
 #  * Kokkos + Kokkos Kernels 3.4.1 (Serial + OpenMP, or CUDA with --cuda), built from Debian's
 #    Trilinos 13.2 *source* package
 #    into a fixed prefix outside the repository (default /opt/tessera-deps/<variant>);
-#  * with --for-tests, what only the tests use (Chromium, which renders `tessera report` pages).
+#  * with --for-tests, what only the tests use (Chromium, which renders `tessera report` pages);
+#  * with --onednn3, oneDNN 3.x built from the next Debian release's (trixie's) onednn *source*
+#    package, only the primitives Tessera uses, into <prefix>/../onednn3: the second oneDNN API
+#    the backend is built and tested against (the onednn3 preset; Debian 12 ships 2.6).
 # Idempotent: a second run finds the stamp files and returns in seconds.
 #
-# Usage: scripts/install_deps.sh [--cuda] [--for-tests] [--prefix DIR] [--jobs N] [--no-apt]
+# Usage: scripts/install_deps.sh [--cuda] [--for-tests] [--onednn3] [--prefix DIR] [--jobs N] [--no-apt]
 set -euo pipefail
 
 variant=openmp
@@ -15,6 +18,7 @@ prefix_root=${TESSERA_DEPS_ROOT:-/opt/tessera-deps}
 jobs=$(nproc)
 do_apt=1
 for_tests=0
+onednn3=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cuda) variant=cuda ;;
@@ -22,7 +26,8 @@ while [[ $# -gt 0 ]]; do
     --jobs) jobs=$2; shift ;;
     --no-apt) do_apt=0 ;;
     --for-tests) for_tests=1 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --onednn3) onednn3=1 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install_deps.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -173,8 +178,71 @@ build_kokkos_kernels() {
   printf '%s\n' "$signature" >"$prefix/.kokkos-kernels.stamp"
 }
 
+# --- oneDNN 3.x from the next Debian release's source package (--onednn3) -------------
+# Only the source is taken from trixie, through a private apt state under $src_root, so the
+# machine's own apt sources and packages stay bookworm's.
+onednn3_apt() {
+  local dir=$src_root/apt-trixie
+  local -a opts=(-o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+                 -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache")
+  # As root, apt would hand the download to its _apt user, who cannot write here.
+  [[ $(id -u) -eq 0 ]] && opts+=(-o APT::Sandbox::User=root)
+  apt-get "${opts[@]}" "$@"
+}
+
+fetch_onednn3_source() {
+  local dest=$src_root/onednn3 dir=$src_root/apt-trixie
+  if ls "$dest"/onednn_*.orig.tar.* >/dev/null 2>&1; then return 0; fi
+  mkdir -p "$dest" "$dir/lists/partial" "$dir/cache/archives/partial"
+  # The Debian mirror this machine already uses (the URI of its bookworm main suite).
+  local codename uri
+  codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+  uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk -v c="$codename" 'BEGIN { RS = "" }
+        { u = ""; ok = 0; n = split($0, l, "\n")
+          for (i = 1; i <= n; i++) { if (l[i] ~ /^URIs:/) u = l[i]; if (l[i] ~ /^Suites:/ && (" " l[i] " ") ~ (" " c " ")) ok = 1 }
+          if (ok && u != "") { sub(/^URIs:[ \t]*/, "", u); split(u, w, /[ \t]+/); print w[1]; exit } }')
+  [[ -z $uri && -f /etc/apt/sources.list ]] &&
+    uri=$(awk -v c="$codename" '$1 == "deb" && $3 == c { print $2; exit }' /etc/apt/sources.list)
+  [[ -n $uri ]] || { echo "install_deps.sh: no Debian $codename mirror in the apt sources to take trixie's onednn source from" >&2; exit 1; }
+  printf 'deb-src %s trixie main\n' "$uri" >"$dir/sources.list"
+  log "downloading Debian trixie's onednn source package from $uri"
+  onednn3_apt update -qq
+  (cd "$dest" && onednn3_apt source --download-only onednn >/dev/null)
+}
+
+build_onednn3() {
+  local dest=$src_root/onednn3 install=$prefix_root/onednn3 build=$prefix_root/build/onednn3
+  local tarball; tarball=$(ls "$dest"/onednn_*.orig.tar.* | head -n1)
+  # OpenMP like Debian's 2.6; no graph API, tests or examples; the primitives of
+  # backends/onednn only (reorder is always needed); every CPU ISA, so that the JIT kernels
+  # chosen are those of a full build. Host code at -O1: this build tests the API, and -O1
+  # halves its compile time against oneDNN's -O3 (measured on the heaviest file, 18 against
+  # 36 s), while the convolutions' JIT kernels are generated at run time whatever the level.
+  local -a opts=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$install" -DCMAKE_INSTALL_LIBDIR=lib
+    "-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG" "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" -DONEDNN_ARCH_OPT_FLAGS=-O1
+    -DONEDNN_CPU_RUNTIME=OMP -DONEDNN_GPU_RUNTIME=NONE -DONEDNN_BUILD_GRAPH=OFF -DONEDNN_BUILD_TESTS=OFF
+    -DONEDNN_BUILD_EXAMPLES=OFF -DONEDNN_BUILD_DOC=OFF -DONEDNN_ENABLE_JIT_PROFILING=OFF
+    -DONEDNN_ENABLE_ITT_TASKS=OFF "-DONEDNN_ENABLE_PRIMITIVE=CONVOLUTION;ELTWISE;INNER_PRODUCT;POOLING;REORDER")
+  local signature="$(basename "$tarball") ${opts[*]}"
+  up_to_date "$install/.onednn.stamp" "$signature" && { log "oneDNN 3.x already in $install"; return 0; }
+  local top; top=$( (tar tf "$tarball" || true) | head -n1 | cut -d/ -f1)
+  rm -rf "${dest:?}/$top"
+  tar xf "$tarball" -C "$dest"
+  log "building oneDNN from $(basename "$tarball") (5 primitives, all CPU ISAs, -O1)"
+  cmake -S "$dest/$top" -B "$build" -G Ninja "${opts[@]}" >"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
+  cmake --build "$build" -j "$jobs" >>"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
+  cmake --install "$build" >>"$build.log" 2>&1
+  rm -rf "${dest:?}/$top"
+  printf '%s\n' "$signature" >"$install/.onednn.stamp"
+}
+
 mkdir -p "$prefix" "$prefix_root/build"
 fetch_trilinos_source
 build_kokkos
 build_kokkos_kernels
+if [[ $onednn3 -eq 1 ]]; then
+  fetch_onednn3_source
+  build_onednn3
+  log "oneDNN 3.x ready in $prefix_root/onednn3 (the onednn3 preset)"
+fi
 log "dependencies ready in $prefix (pass -DCMAKE_PREFIX_PATH=$prefix to CMake)"

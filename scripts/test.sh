@@ -2,7 +2,8 @@
 # Installs the dependencies, builds Tessera, runs the whole test suite, checks the Spack recipe,
 # then installs Tessera and builds and runs examples/cpp against it with
 # find_package(Tessera), and packs the CPU build as a relocatable bundle and runs it with this
-# machine's libraries hidden (docs/gpu.md). Where the CUDA toolkit is installed it also builds
+# machine's libraries hidden (docs/gpu.md), and builds Tessera against oneDNN 3.x too (Debian 12
+# ships 2.6) and runs the unit tests on that build. Where the CUDA toolkit is installed it also builds
 # the CUDA configuration (Kokkos CUDA for Ampere80), checks its bundle the same way and, if a
 # GPU is visible, runs the suite there too.
 # With TESSERA_TEST_SANITIZE=1 it also runs the tests of the input readers under ASan+UBSan
@@ -28,6 +29,13 @@ scripts/check_install.sh
 # libraries hidden.
 scripts/gpu_bundle.sh --variant cpu --no-build --no-pack
 scripts/check_bundle.sh build/bundle/cpu
+# The oneDNN backend is one source for the 2.x and 3.x APIs (backends/onednn/src/dnnl_compat.hpp):
+# the suite above ran it on Debian's 2.6, this runs the unit tests on 3.x, built once from Debian
+# trixie's source package and then cached in /opt/tessera-deps/onednn3.
+echo "== oneDNN 3.x"
+scripts/install_deps.sh --onednn3 --no-apt
+scripts/build.sh onednn3
+TESSERA_REQUIRE=$require ctest --preset onednn3 "$@"
 if [[ ${TESSERA_TEST_SANITIZE:-0} == 1 ]]; then
   # Off by default: even this subset needs the whole library built with ASan, about as long as
   # the default build (README, "Sanitizers"); the full runs are scripts/sanitize.sh asan|tsan.
