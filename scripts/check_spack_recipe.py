@@ -4,7 +4,7 @@ Spack: the recipe is loaded with stand-in `spack.package` modules whose directiv
 arguments, once as Spack 1.x sees it and once as Spack 0.23 does, and what it declares is
 compared with the options and languages of the CMake project.
 
-Usage: scripts/check_spack_recipe.py [--recipe PATH] [--cmake PATH]
+Usage: scripts/check_spack_recipe.py [--recipe PATH] [--cmake PATH] [--onednn-cmake PATH]
 Prints one line per check (PASS/FAIL, its name, what was found), then `N passed, N failed`;
 exits 1 if any check failed. Python standard library only; the style check runs flake8.
 """
@@ -602,6 +602,32 @@ def check_gpu_spec(ctx):
     return "conflicts none; brings " + ", ".join(d for d in deps if "cud" in d)
 
 
+def onednn_versions_accepted(path):
+    """(lowest version, lowest major refused) that the oneDNN backend's CMake file accepts."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"dnnl_VERSION\s+VERSION_LESS\s+([\d.]+)\s+OR\s+"
+                  r"NOT\s+dnnl_VERSION\s+VERSION_LESS\s+(\d+)", text)
+    if not m:
+        raise CheckError(f"{path}: no `dnnl_VERSION VERSION_LESS <lowest> OR NOT dnnl_VERSION "
+                         "VERSION_LESS <major>` test to compare with")
+    return m.group(1), int(m.group(2))
+
+
+def check_onednn_range(ctx):
+    """the recipe asks for the oneDNN versions the backend's CMake accepts"""
+    lowest, refused = onednn_versions_accepted(ctx["onednn_cmake"])
+    expected = f"onednn@{lowest}:{refused - 1}"
+    deps = [d for d in ctx["recipe"].calls("depends_on") if dep_name(d) == "onednn"]
+    if not deps:
+        raise CheckError("no depends_on(\"onednn...\")")
+    for d in deps:
+        if d.args[0].split()[0] != expected:
+            raise CheckError(f"{d}: CMake accepts {lowest} up to {refused - 1}.x, so the recipe "
+                             f"should ask for {expected}")
+    return f"{expected}, as CMake accepts"
+
+
 def check_flake8(ctx):
     """passes flake8 --max-line-length 99 (Spack's style limit)"""
     if shutil.which("flake8"):
@@ -694,6 +720,7 @@ CHECKS = [
     ("cuda_arch", check_cuda_arch),
     ("onednn_default", check_onednn_default),
     ("gpu_spec", check_gpu_spec),
+    ("onednn_range", check_onednn_range),
     ("flake8", check_flake8),
     ("catch2", check_catch2),
     ("environment", check_no_environment),
@@ -707,9 +734,11 @@ def main(argv=None):
     parser.add_argument("--recipe", default=os.path.join(ROOT, "spack", "packages", "tessera",
                                                          "package.py"))
     parser.add_argument("--cmake", default=os.path.join(ROOT, "CMakeLists.txt"))
+    parser.add_argument("--onednn-cmake",
+                        default=os.path.join(ROOT, "backends", "onednn", "CMakeLists.txt"))
     args = parser.parse_args(argv)
 
-    ctx = {"recipe_path": args.recipe, "cmake": args.cmake,
+    ctx = {"recipe_path": args.recipe, "cmake": args.cmake, "onednn_cmake": args.onednn_cmake,
            "source_root": os.path.dirname(os.path.abspath(args.cmake)),
            "cuda_arch_values": CUDA_ARCH_VALUES}
     passed = failed = 0

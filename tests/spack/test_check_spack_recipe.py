@@ -13,8 +13,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CHECKER = os.path.join(ROOT, "scripts", "check_spack_recipe.py")
 RECIPE = os.path.join(ROOT, "spack", "packages", "tessera", "package.py")
 CMAKE = os.path.join(ROOT, "CMakeLists.txt")
-ALL_CHECKS = {"load", "options", "languages", "cuda_arch", "onednn_default", "gpu_spec", "flake8",
-              "catch2", "environment", "license", "tests"}
+ONEDNN_CMAKE = os.path.join(ROOT, "backends", "onednn", "CMakeLists.txt")
+ALL_CHECKS = {"load", "options", "languages", "cuda_arch", "onednn_default", "gpu_spec",
+              "onednn_range", "flake8", "catch2", "environment", "license", "tests"}
 
 #: name: (the check that must fail alone, the file broken, [(text, its replacement), ...]).
 #: Each text must occur in the real file, so a breakage cannot silently stop applying.
@@ -64,6 +65,10 @@ BROKEN = {
     "onednn_in_cuda_builds": ("gpu_spec", RECIPE, [
         ('when=f"target={_family}: ~cuda"', 'when=f"target={_family}:"'),
     ]),
+    "onednn_2x_only": ("onednn_range", RECIPE, [('"onednn@2.6:3"', '"onednn@2.6:2"')]),
+    "cmake_accepts_onednn_4": ("onednn_range", ONEDNN_CMAKE, [
+        ("NOT dnnl_VERSION VERSION_LESS 4", "NOT dnnl_VERSION VERSION_LESS 5"),
+    ]),
     "long_line": ("flake8", RECIPE, [
         ("    def cmake_args(self):",
          "    # " + "a long comment " * 7 + "\n    def cmake_args(self):"),
@@ -81,10 +86,10 @@ BROKEN = {
 }
 
 
-def run_checker(recipe=RECIPE, cmake=CMAKE):
+def run_checker(recipe=RECIPE, cmake=CMAKE, onednn_cmake=ONEDNN_CMAKE):
     """(exit status, {check: passed}, output) of the checker on these files."""
-    result = subprocess.run([sys.executable, CHECKER, "--recipe", recipe, "--cmake", cmake],
-                            capture_output=True, text=True)
+    result = subprocess.run([sys.executable, CHECKER, "--recipe", recipe, "--cmake", cmake,
+                             "--onednn-cmake", onednn_cmake], capture_output=True, text=True)
     output = result.stdout + result.stderr
     results = {m.group(2): m.group(1) == "PASS"
                for m in re.finditer(r"^(PASS|FAIL) (\w+):", result.stdout, re.M)}
@@ -113,12 +118,13 @@ class CheckSpackRecipeTest(unittest.TestCase):
         # and flake8, so a few at a time take the wall time of one.
         cls.tmp = tempfile.TemporaryDirectory()
         cls.copies = {}
-        jobs = {"real": (RECIPE, CMAKE)}
+        jobs = {"real": (RECIPE, CMAKE, ONEDNN_CMAKE)}
         for name, (_check, path, replacements) in BROKEN.items():
             copy = broken_copy(os.path.join(cls.tmp.name, name), path, replacements)
             cls.copies[name] = copy
             if copy:
-                jobs[name] = (copy, CMAKE) if path == RECIPE else (RECIPE, copy)
+                files = {RECIPE: RECIPE, CMAKE: CMAKE, ONEDNN_CMAKE: ONEDNN_CMAKE, path: copy}
+                jobs[name] = (files[RECIPE], files[CMAKE], files[ONEDNN_CMAKE])
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             futures = {name: pool.submit(run_checker, *files) for name, files in jobs.items()}
             cls.runs = {name: future.result() for name, future in futures.items()}

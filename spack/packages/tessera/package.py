@@ -106,7 +106,7 @@ class Tessera(CMakePackage, CudaPackage):
     # MPI carries data and spatial parallelism.
     depends_on("mpi")
 
-    depends_on("onednn@2.6:2", when="+onednn")  # the backend targets the oneDNN 2.x API
+    depends_on("onednn@2.6:3", when="+onednn")  # the backend is written to the 2.x and 3.x APIs
     depends_on("hdf5@1.10:+mpi", when="+hdf5")  # parallel reads of hyperslabs
     depends_on("zlib-api", when="+hdf5")  # the gzipped IDX files of datagen fashion-mnist
     depends_on("hwloc@2:", when="+hwloc")  # the hwloc 2 API (NUMA nodes as memory children)
