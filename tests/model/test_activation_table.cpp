@@ -50,7 +50,8 @@ struct Cubic {
 };
 
 using WithCubic = ops::ActivationList<ops::activations::Relu, ops::activations::LeakyRelu, ops::activations::Elu,
-                                      ops::activations::Tanh, ops::activations::Scale, ops::activations::Gelu, Cubic>;
+                                      ops::activations::Tanh, ops::activations::Scale, ops::activations::Gelu,
+                                      ops::activations::Sigmoid, Cubic>;
 
 }  // namespace activation_table_test
 
@@ -129,10 +130,10 @@ TEST_CASE("a row added to the table alone reaches the kernels, the docs and the 
 
   // The docs' list and key table.
   const std::string docs = ops::activation_docs(ops::activation_rows<WithCubic>());
-  CHECK(docs.find("### relu, leaky_relu, elu, tanh, scale, gelu, cubic\n") == 0);
+  CHECK(docs.find("### relu, leaky_relu, elu, tanh, scale, gelu, sigmoid, cubic\n") == 0);
   CHECK(docs.find("`cubic`: `x − k·x³`.\n") != std::string::npos);
   CHECK(docs.find("| `k` | number in [0, 1] | `0.5` | `cubic` | weight of the cube |\n") != std::string::npos);
-  CHECK(ops::activation_type_list(ops::activation_rows<WithCubic>()).find(", `gelu`, `cubic`") != std::string::npos);
+  CHECK(ops::activation_type_list(ops::activation_rows<WithCubic>()).find(", `sigmoid`, `cubic`") != std::string::npos);
 
   // The builder's entry, with and without its key.
   const auto entry = model::spec::activation<Cubic>(0.25);

@@ -30,6 +30,7 @@ std::vector<double> inputs_away_from_zero(size_t n, unsigned seed) {
 double reference(EltwiseKind kind, double alpha, double x) {
   if (kind == EltwiseKind::tanh) return std::tanh(x);
   if (kind == EltwiseKind::scale) return alpha * x;
+  if (kind == EltwiseKind::sigmoid) return 1.0 / (1.0 + std::exp(-x));
   if (x > 0) return x;
   switch (kind) {
     case EltwiseKind::leaky_relu: return alpha * x;
@@ -58,7 +59,8 @@ TEST_CASE("activation kernels match their formulas and finite differences in dou
                {EltwiseKind::elu, 0.5, "elu(0.5)"},
                {EltwiseKind::tanh, 0.0, "tanh"},
                {EltwiseKind::scale, 1.2, "scale(1.2)"},
-               {EltwiseKind::scale, -0.5, "scale(-0.5)"}};
+               {EltwiseKind::scale, -0.5, "scale(-0.5)"},
+               {EltwiseKind::sigmoid, 0.0, "sigmoid"}};
   for (const auto& c : cases) {
     const kb::ActivationFunction<double> f{c.kind, c.alpha};
     const auto x = inputs_away_from_zero(200, 31u);
@@ -86,6 +88,22 @@ TEST_CASE("activation kernels match their formulas and finite differences in dou
     CHECK(worst_value < 1e-14);
     CHECK(check.max_rel_error < 1e-6);
   }
+}
+
+TEST_CASE("sigmoid stays finite and exact in both tails", "[eltwise][kernels]") {
+  // The naive 1/(1 + exp(−x)) is exact for x ≥ 0 but, for x ≪ 0, exp(−x) overflows in float
+  // (x < −88.7) and gives 0 instead of a tiny positive value; the row's form for x < 0 keeps it.
+  const kb::ActivationFunction<double> sigmoid{EltwiseKind::sigmoid, 0.0};
+  const auto y = forward(sigmoid, {-800.0, -30.0, 0.0, 30.0, 800.0});
+  CHECK(y[0] == 0.0);  // exp(−800) underflows in double too: the true value is below the smallest double
+  CHECK(y[1] == Approx(9.357622968839299e-14).epsilon(1e-13));  // e^−30/(1 + e^−30)
+  CHECK(y[2] == 0.5);
+  CHECK(y[3] == Approx(1.0 - 9.357622968839299e-14).epsilon(1e-15));
+  CHECK(y[4] == 1.0);
+  const kb::ActivationFunction<float> sigmoid_f{EltwiseKind::sigmoid, 0.0f};
+  CHECK(sigmoid_f.value(-80.0f) == Approx(1.8048513878454153e-35).epsilon(1e-5));  // 1/(1 + e^80) overflows nothing
+  CHECK(sigmoid_f.derivative(-80.0f) == Approx(1.8048513878454153e-35).epsilon(1e-5));
+  CHECK(sigmoid_f.value(80.0f) == 1.0f);
 }
 
 TEST_CASE("activation derivatives at zero take the left branch", "[eltwise][kernels]") {

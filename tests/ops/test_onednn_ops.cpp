@@ -165,7 +165,8 @@ TEST_CASE("onednn activations match kokkos forward and backward", "[onednn][eltw
   ErrorLog log("onednn", tolerance);
   const std::vector<ops::EltwiseDesc> descs{{ops::EltwiseKind::relu, 0.0f}, {ops::EltwiseKind::leaky_relu, 0.1f},
                                             {ops::EltwiseKind::elu, 1.0f},  {ops::EltwiseKind::elu, 0.5f},
-                                            {ops::EltwiseKind::tanh, 0.0f}, {ops::EltwiseKind::scale, 1.2f}};
+                                            {ops::EltwiseKind::tanh, 0.0f}, {ops::EltwiseKind::scale, 1.2f},
+                                            {ops::EltwiseKind::sigmoid, 0.0f}};
   uint32_t seed = 500;
   for (const auto& d : descs) {
     INFO(d.str());

@@ -85,6 +85,7 @@ class OnednnEltwiseOp final : public ops::EltwiseOp {
       case ops::OnednnEltwise::elu: return dnnl::algorithm::eltwise_elu;
       case ops::OnednnEltwise::tanh: return dnnl::algorithm::eltwise_tanh;
       case ops::OnednnEltwise::linear: return dnnl::algorithm::eltwise_linear;
+      case ops::OnednnEltwise::logistic: return dnnl::algorithm::eltwise_logistic;
       case ops::OnednnEltwise::none: break;
     }
     throw Error("onednn " + desc_.str() + ": no oneDNN algorithm");

@@ -12,11 +12,11 @@
 namespace tessera::ops {
 
 /// The activations of the table below, in its order.
-enum class EltwiseKind { relu, leaky_relu, elu, tanh, scale, gelu };
+enum class EltwiseKind { relu, leaky_relu, elu, tanh, scale, gelu, sigmoid };
 
 /// The oneDNN eltwise algorithm that computes a row (named here so that ops needs no oneDNN);
 /// `none`: the oneDNN backend declines the activation and Kokkos runs it.
-enum class OnednnEltwise { none, relu, elu, tanh, linear };
+enum class OnednnEltwise { none, relu, elu, tanh, linear, logistic };
 
 /// The one number an activation may take from its config entry, its range and default.
 struct ActivationKey {
@@ -162,6 +162,31 @@ struct Gelu {
   }
 };
 
+/// The logistic function, e.g. for a per-voxel probability such as a flood-filling network's
+/// object mask (its training loss, sigmoid_cross_entropy, takes the logits, not this).
+struct Sigmoid {
+  static constexpr EltwiseKind kind = EltwiseKind::sigmoid;
+  static constexpr const char* name = "sigmoid";
+  static constexpr const char* formula = "`1/(1 + exp(−x))`";
+  static constexpr ActivationKey key{};
+  static constexpr OnednnEltwise onednn = OnednnEltwise::logistic;
+  static constexpr bool non_decreasing(double /*a*/) { return true; }
+  /// exp of a non-positive number only, so that large |x| neither overflows nor loses the
+  /// small side's digits.
+  template <class T>
+  KOKKOS_INLINE_FUNCTION static T value(T x, T /*a*/) {
+    if (x >= T(0)) return T(1) / (T(1) + math::exp(-x));
+    const T e = math::exp(x);
+    return e / (T(1) + e);
+  }
+  /// σ(x)·(1 − σ(x)).
+  template <class T>
+  KOKKOS_INLINE_FUNCTION static T derivative(T x, T a) {
+    const T s = value(x, a);
+    return s * (T(1) - s);
+  }
+};
+
 }  // namespace activations
 
 /// The run-time description of row type `Row`.
@@ -201,7 +226,7 @@ struct ActivationList {
 
 /// The table.
 using Activations = ActivationList<activations::Relu, activations::LeakyRelu, activations::Elu, activations::Tanh,
-                                   activations::Scale, activations::Gelu>;
+                                   activations::Scale, activations::Gelu, activations::Sigmoid>;
 static_assert(Activations::kinds_in_order(), "each EltwiseKind needs its row in Activations, in enum order");
 
 /// The row of `kind`; throws Error for a kind without a row.
