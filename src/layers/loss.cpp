@@ -73,6 +73,31 @@ class SoftmaxCrossEntropy final : public Loss {
   }
 };
 
+/// Per-element binary cross-entropy on logits against targets in [0, 1]: per-sample loss =
+/// mean over the sample's elements, as MeanSquaredError's, so the batch mean equals PyTorch's
+/// BCEWithLogitsLoss(reduction="mean"). `correct`/`predictions` count the elements whose
+/// logit's sign (probability above or below 0.5) agrees with the target.
+class SigmoidCrossEntropy final : public Loss {
+ public:
+  std::string type() const override { return "sigmoid_cross_entropy"; }
+  Shape target_shape(const Shape& prediction) const override { return prediction; }
+
+  LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad,
+                    int64_t sample_parts) override {
+    const Shape& p = prediction.shape();
+    require_batch(p, global_batch, type());
+    require_shape(target.shape() == p, "sigmoid_cross_entropy loss: target of shape " + target.shape().str() +
+                                           " does not match logits " + p.str());
+    const double per_sample = static_cast<double>(p.numel() / p[0] * sample_parts);
+    LossSums sums;
+    sums.loss_sum = kokkos_backend::sigmoid_cross_entropy(
+        prediction, target, per_sample, static_cast<float>(1.0 / static_cast<double>(global_batch)), grad,
+        sums.correct);
+    sums.predictions = p.numel();
+    return sums;
+  }
+};
+
 }  // namespace
 
 Loss::~Loss() = default;
@@ -82,7 +107,9 @@ std::unique_ptr<Loss> Loss::from_json(ConfigObject& cfg) { return make(cfg.strin
 std::unique_ptr<Loss> Loss::make(const std::string& type, const std::string& where) {
   if (type == "mse") return std::make_unique<MeanSquaredError>();
   if (type == "softmax_cross_entropy") return std::make_unique<SoftmaxCrossEntropy>();
-  throw ConfigError(where, "unknown loss \"" + type + "\"; expected one of: mse, softmax_cross_entropy");
+  if (type == "sigmoid_cross_entropy") return std::make_unique<SigmoidCrossEntropy>();
+  throw ConfigError(where,
+                    "unknown loss \"" + type + "\"; expected one of: mse, softmax_cross_entropy, sigmoid_cross_entropy");
 }
 
 }  // namespace tessera::layers

@@ -64,6 +64,7 @@ tessera::testing::GradientCheck check_loss_gradient(Loss& loss, const Shape& sha
 TEST_CASE("losses are chosen by type and reject unknown ones", "[loss]") {
   CHECK(make_loss("mse")->type() == "mse");
   CHECK(make_loss("softmax_cross_entropy")->type() == "softmax_cross_entropy");
+  CHECK(make_loss("sigmoid_cross_entropy")->type() == "sigmoid_cross_entropy");
   CHECK_THROWS_AS(make_loss("hinge"), ConfigError);
   CHECK_THROWS_WITH(make_loss("hinge"), Catch::Contains("$.loss.type") && Catch::Contains("hinge"));
   nlohmann::json missing = nlohmann::json::object();
@@ -150,13 +151,15 @@ TEST_CASE("softmax cross-entropy per voxel averages over each sample's voxels", 
 }
 
 TEST_CASE("loss sums and gradients of a batch split over ranks add up to the whole batch's", "[loss]") {
-  for (const std::string type : {"mse", "softmax_cross_entropy"}) {
+  for (const std::string type : {"mse", "softmax_cross_entropy", "sigmoid_cross_entropy"}) {
     auto loss = make_loss(type);
     const Shape whole{4, 2, 2, 3}, half{2, 2, 2, 3};
     const auto z = random_vector<float>(48, 23u);
     std::vector<float> t;
     if (type == "mse") {
       t = random_vector<float>(48, 24u);
+    } else if (type == "sigmoid_cross_entropy") {
+      t = random_vector<float>(48, 24u, 0.0, 1.0);
     } else {
       for (int i = 0; i < 16; ++i) t.push_back(static_cast<float>(i % 3));
     }
@@ -178,4 +181,57 @@ TEST_CASE("loss sums and gradients of a batch split over ranks add up to the who
     const auto full = g_whole.to_host();
     for (size_t i = 0; i < full.size(); ++i) CHECK(parts[i] == Approx(full[i]));
   }
+}
+
+TEST_CASE("sigmoid cross-entropy equals PyTorch's BCEWithLogitsLoss and its gradient", "[loss][cross_entropy]") {
+  auto loss = make_loss("sigmoid_cross_entropy");
+  CHECK(loss->target_shape(Shape{2, 4, 4, 4, 1}) == Shape{2, 4, 4, 4, 1});
+  // Reference values from Debian 12's python3-torch 1.13.1, in double:
+  //   x = torch.tensor([[2, -1, 0], [30, -30, 0.5]], dtype=torch.float64, requires_grad=True)
+  //   t = torch.tensor([[1, 0, 0.25], [0, 1, 1]], dtype=torch.float64)
+  //   l = F.binary_cross_entropy_with_logits(x, t, reduction="mean"); l.backward()
+  // l = 10.26790231055024, the mean over 6 elements; per-sample means summed over the 2
+  // samples give twice that, and over a global batch of 2 the gradient is x.grad itself.
+  const Tensor logits = tensor(Shape{2, 3}, {2.0f, -1.0f, 0.0f, 30.0f, -30.0f, 0.5f});
+  const Tensor targets = tensor(Shape{2, 3}, {1.0f, 0.0f, 0.25f, 0.0f, 1.0f, 1.0f});
+  Tensor grad(Shape{2, 3});
+  const LossSums s = loss->evaluate(logits, targets, 2, grad);
+  CHECK(s.loss_sum == Approx(2 * 10.26790231055024).epsilon(1e-12));
+  const std::vector<double> torch_grad{-0.01986715367035295, 0.04482357022833252, 0.041666666666666664,
+                                       0.1666666666666511,   -0.16666666666665106, -0.0629234447996909};
+  const auto g = grad.to_host();
+  for (size_t i = 0; i < g.size(); ++i) CHECK(g[i] == Approx(torch_grad[i]).epsilon(1e-6));
+  // On the target's side of 0.5: (2, 1), (−1, 0), (0, 0.25) and (0.5, 1); not (30, 0), (−30, 1).
+  CHECK(s.correct == 4);
+  CHECK(s.predictions == 6);
+
+  const Shape shape{3, 2, 2, 2, 2};
+  const auto check =
+      check_loss_gradient(*loss, shape, tensor(shape, random_vector<float>(48, 7u, 0.0, 1.0)), 6, 8u);
+  std::printf("[tolerance] sigmoid_cross_entropy loss gradient (float): max_rel_error %.3g (limit 2e-2)\n",
+              check.max_rel_error);
+  INFO(check.str());
+  CHECK(check.max_rel_error < 2e-2);
+}
+
+TEST_CASE("sigmoid cross-entropy stays finite for large logits and refuses targets outside [0, 1]",
+          "[loss][cross_entropy]") {
+  auto loss = make_loss("sigmoid_cross_entropy");
+  // A confident wrong answer costs |x|; a confident right one about exp(−|x|); nothing overflows.
+  const Tensor logits = tensor(Shape{1, 4}, {100.0f, -100.0f, 100.0f, -100.0f});
+  Tensor grad(Shape{1, 4});
+  const LossSums s = loss->evaluate(logits, tensor(Shape{1, 4}, {0.0f, 1.0f, 1.0f, 0.0f}), 1, grad);
+  CHECK(s.loss_sum == Approx((100.0 + 100.0) / 4).epsilon(1e-12));
+  const auto g = grad.to_host();
+  CHECK(g[0] == 0.25f);
+  CHECK(g[1] == -0.25f);
+  CHECK(std::abs(g[2]) < 1e-40f);  // σ(100) − 1 and σ(−100) − 0: e^−100 or less
+  CHECK(std::abs(g[3]) < 1e-40f);
+
+  Tensor no_grad;
+  CHECK_THROWS_WITH(loss->evaluate(logits, tensor(Shape{1, 4}, {0.0f, 1.5f, -0.1f, 0.5f}), 1, no_grad),
+                    Catch::Contains("2 of 4 targets are not in [0, 1]"));
+  CHECK_THROWS_WITH(loss->evaluate(logits, tensor(Shape{1, 4}, {0.0f, NAN, 1.0f, 0.5f}), 1, no_grad),
+                    Catch::Contains("1 of 4 targets are not in [0, 1]"));
+  CHECK_THROWS_AS(loss->evaluate(logits, tensor(Shape{4}, {0, 0, 0, 0}), 1, no_grad), ShapeError);
 }

@@ -273,4 +273,40 @@ double softmax_cross_entropy(const Tensor& logits, const Tensor& labels, double 
   return loss / count;
 }
 
+double sigmoid_cross_entropy(const Tensor& logits, const Tensor& targets, double count, float scale,
+                             const Tensor& grad, int64_t& correct) {
+  require_same_size(logits, targets, "sigmoid_cross_entropy (logits vs targets)");
+  const bool with_grad = !grad.empty();
+  if (with_grad) require_same_size(logits, grad, "sigmoid_cross_entropy (logits vs gradient)");
+  const auto lv = logits.view();
+  const auto tv = targets.view();
+  const auto gv = grad.view();
+  const double grad_scale = 1.0 / count * static_cast<double>(scale);
+  double loss = 0.0;
+  int64_t hits = 0, invalid = 0;
+  Kokkos::parallel_reduce(
+      "tessera::sigmoid_cross_entropy", RangePolicy(0, logits.numel()),
+      KOKKOS_LAMBDA(const int64_t i, double& loss_acc, int64_t& hit_acc, int64_t& invalid_acc) {
+        const double x = lv(i), t = tv(i);
+        if (!(t >= 0.0 && t <= 1.0)) {  // written so that NaN is invalid too
+          ++invalid_acc;
+          return;
+        }
+        // exp of −|x| only: neither tail overflows, and log1p keeps the small one's digits.
+        const double e = math::exp(-math::abs(x));
+        loss_acc += (x > 0.0 ? x : 0.0) - x * t + math::log1p(e);
+        if ((x > 0.0) == (t > 0.5)) ++hit_acc;
+        if (with_grad) {
+          const double sigma = x >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+          gv(i) = static_cast<float>(grad_scale * (sigma - t));
+        }
+      },
+      loss, hits, invalid);
+  if (invalid > 0)
+    throw Error("sigmoid_cross_entropy: " + std::to_string(invalid) + " of " + std::to_string(targets.numel()) +
+                " targets are not in [0, 1]");
+  correct = hits;
+  return loss / count;
+}
+
 }  // namespace tessera::kokkos_backend

@@ -36,6 +36,8 @@ KOKKOS_INLINE_FUNCTION float exp(float x) { return ::expf(x); }
 KOKKOS_INLINE_FUNCTION double exp(double x) { return ::exp(x); }
 KOKKOS_INLINE_FUNCTION float log(float x) { return ::logf(x); }
 KOKKOS_INLINE_FUNCTION double log(double x) { return ::log(x); }
+KOKKOS_INLINE_FUNCTION float log1p(float x) { return ::log1pf(x); }
+KOKKOS_INLINE_FUNCTION double log1p(double x) { return ::log1p(x); }
 KOKKOS_INLINE_FUNCTION float sqrt(float x) { return ::sqrtf(x); }
 KOKKOS_INLINE_FUNCTION double sqrt(double x) { return ::sqrt(x); }
 KOKKOS_INLINE_FUNCTION float cos(float x) { return ::cosf(x); }

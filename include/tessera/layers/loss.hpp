@@ -24,6 +24,10 @@ struct LossSums {
 ///    per row ([N] or [N, (D,) H, W], optionally with a trailing 1). Per-sample loss = mean
 ///    over the sample's voxels (or its single row); `correct`/`predictions` count arg-max hits
 ///    and rows.
+///  - "sigmoid_cross_entropy": binary cross-entropy on logits, element by element, against
+///    targets in [0, 1] of the logits' shape (PyTorch's BCEWithLogitsLoss); per-sample loss =
+///    mean over the sample's elements; `correct`/`predictions` count elements on the target's
+///    side of probability 0.5, and elements.
 class Loss {
  public:
   virtual ~Loss();
@@ -37,7 +41,8 @@ class Loss {
   /// samples: the sums are its blocks' shares, which add up over the spatial group.
   virtual LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch,
                             const Tensor& grad, int64_t sample_parts = 1) = 0;
-  /// Reads "type" ("mse" | "softmax_cross_entropy"); the caller calls cfg.finish().
+  /// Reads "type" ("mse" | "softmax_cross_entropy" | "sigmoid_cross_entropy"); the caller
+  /// calls cfg.finish().
   static std::unique_ptr<Loss> from_json(ConfigObject& cfg);
   /// The loss of that type, for programs that build a run in C++; an unknown type is a
   /// ConfigError naming `where`.

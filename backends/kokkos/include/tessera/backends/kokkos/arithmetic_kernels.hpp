@@ -62,4 +62,12 @@ double mse_loss(const Tensor& pred, const Tensor& target, double count, float sc
 double softmax_cross_entropy(const Tensor& logits, const Tensor& labels, double count, float scale, const Tensor& grad,
                              int64_t& correct);
 
+/// Binary cross-entropy on logits, element by element (PyTorch's BCEWithLogitsLoss): for logit
+/// x and target t in [0, 1], max(x, 0) − x·t + log(1 + exp(−|x|)), the stable form of
+/// −t·log σ(x) − (1 − t)·log(1 − σ(x)). Returns Σ loss / count, writes
+/// grad = (σ(x) − t)/count · scale unless `grad` is empty, and sets `correct` to the elements
+/// where x > 0 exactly when t > 0.5. Throws Error when a target is outside [0, 1] or NaN.
+double sigmoid_cross_entropy(const Tensor& logits, const Tensor& targets, double count, float scale,
+                             const Tensor& grad, int64_t& correct);
+
 }  // namespace tessera::kokkos_backend
