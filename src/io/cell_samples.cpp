@@ -34,13 +34,14 @@ SampleSchema CellSamples::schema() const {
   schema.target = Shape{s, s, s};
   schema.target_type = ElementType::uint8;
   schema.targets_per_voxel = true;
+  schema.extras.push_back({"instances", Shape{s, s, s}, ElementType::int32});
   return schema;
 }
 
-void CellSamples::generate(int64_t index, void* inputs, void* targets) {
-  auto* image = static_cast<uint8_t*>(inputs);
-  auto* labels = static_cast<uint8_t*>(targets);
-  cells_.sample(index, image, labels);
+void CellSamples::generate(int64_t index, const SampleBuffers& out) {
+  auto* image = static_cast<uint8_t*>(out.inputs);
+  auto* labels = static_cast<uint8_t*>(out.targets);
+  cells_.sample(index, image, labels, static_cast<int32_t*>(out.extras.at(0)));
   const int64_t s = cells_.options().size, volume = s * s * s;
   int64_t membrane = 0;
   for (int64_t v = 0; v < volume; ++v) {
@@ -60,7 +61,9 @@ std::vector<std::pair<std::string, std::string>> CellSamples::attributes() const
   return {{"generator", "tessera datagen cells --size " + std::to_string(o.size) +
                             format(" --cell-size %g --membrane %g --noise %g", o.cell_size, o.membrane, o.noise) +
                             " --seed " + std::to_string(o.seed)},
-          {"targets", "class per voxel: 0 membrane (cell boundary), 1 cell interior"}};
+          {"targets", "class per voxel: 0 membrane (cell boundary), 1 cell interior"},
+          {"instances", "cell id per voxel (1, 2, ...), 0 on membrane: the objects an instance segmentation "
+                        "is scored against"}};
 }
 
 CellSamples::Statistics CellSamples::statistics(const parallel::Communicator& comm) const {

@@ -46,9 +46,12 @@ KOKKOS_INLINE_FUNCTION float smoothstep(float lo, float hi, float x) {
 
 /// Per voxel: the owning cell (least power distance |p − s|² − weight) and the distance to
 /// that cell's boundary, the least distance to the bisecting plane between it and any other
-/// seed (exact for the convex cells of a power diagram); then the clean intensity and label.
+/// seed (exact for the convex cells of a power diagram); then the clean intensity and label, and
+/// the cell's id (its seed's index + 1; 0 on membrane) where `instances` is allocated.
 void render(const Seeds& seeds, int64_t s, int64_t grid, float pitch, float membrane, uint64_t seed, uint64_t index,
-            const DeviceView<float>& intensity, const DeviceView<uint8_t>& labels) {
+            const DeviceView<float>& intensity, const DeviceView<uint8_t>& labels,
+            const CellVolumes::InstanceView& instances) {
+  const bool with_instances = instances.extent(0) > 0;
   const uint64_t texture_stream = kTextureStream ^ (index << 20), organelle_stream = kOrganelleStream ^ (index << 20);
   Kokkos::parallel_for(
       "tessera::cell_render", MDPolicy<3>({0, 0, 0}, {s, s, s}),
@@ -85,6 +88,7 @@ void render(const Seeds& seeds, int64_t s, int64_t grid, float pitch, float memb
             }
         const int64_t v = (d * s + h) * s + w;
         const float texture = value_noise(seed, texture_stream, p[0], p[1], p[2], 2.5f) - 0.5f;
+        if (with_instances) instances(v) = boundary < 0.5f * membrane ? 0 : static_cast<int32_t>(owner + 1);
         if (boundary < 0.5f * membrane) {
           labels(v) = CellVolumes::kMembrane;
           intensity(v) = 0.12f + 0.06f * texture;
@@ -153,10 +157,12 @@ CellVolumes::CellVolumes(const Options& options) : options_(options) {
   labels_ = Kokkos::View<uint8_t*, MemSpace>("tessera::cell_labels", static_cast<size_t>(s * s * s));
 }
 
-void CellVolumes::clean(int64_t index, const DeviceView<float>& intensity, const DeviceView<uint8_t>& labels) {
+void CellVolumes::clean(int64_t index, const DeviceView<float>& intensity, const DeviceView<uint8_t>& labels,
+                        const InstanceView& instances) {
   const int64_t s = options_.size, cells = grid_ * grid_ * grid_;
   require_shape(
-      static_cast<int64_t>(intensity.extent(0)) >= s * s * s && static_cast<int64_t>(labels.extent(0)) >= s * s * s,
+      static_cast<int64_t>(intensity.extent(0)) >= s * s * s && static_cast<int64_t>(labels.extent(0)) >= s * s * s &&
+          (instances.extent(0) == 0 || static_cast<int64_t>(instances.extent(0)) >= s * s * s),
       "cell volumes: a sample needs " + std::to_string(s * s * s) + " values");
   const auto pitch = static_cast<float>(options_.cell_size);
   auto host = Kokkos::create_mirror_view(seeds_);
@@ -173,12 +179,14 @@ void CellVolumes::clean(int64_t index, const DeviceView<float>& intensity, const
   }
   Kokkos::deep_copy(seeds_, host);
   render(seeds_, s, grid_, pitch, static_cast<float>(options_.membrane), options_.seed, static_cast<uint64_t>(index),
-         intensity, labels);
+         intensity, labels, instances);
 }
 
-void CellVolumes::sample(int64_t index, uint8_t* image, uint8_t* labels) {
+void CellVolumes::sample(int64_t index, uint8_t* image, uint8_t* labels, int32_t* instances) {
   const int64_t s = options_.size, volume = s * s * s;
-  clean(index, intensity_.view(), labels_);
+  if (instances && instances_.extent(0) == 0)
+    instances_ = InstanceView("tessera::cell_instances", static_cast<size_t>(volume));
+  clean(index, intensity_.view(), labels_, instances ? instances_ : InstanceView());
   blur_axis(intensity_.view(), blurred_.view(), s, 0);
   blur_axis(blurred_.view(), intensity_.view(), s, 1);
   blur_axis(intensity_.view(), blurred_.view(), s, 2);
@@ -187,6 +195,10 @@ void CellVolumes::sample(int64_t index, uint8_t* image, uint8_t* labels) {
   using HostBytes = Kokkos::View<uint8_t*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   Kokkos::deep_copy(HostBytes(image, static_cast<size_t>(volume)), image_);
   Kokkos::deep_copy(HostBytes(labels, static_cast<size_t>(volume)), labels_);
+  if (instances) {
+    using HostIds = Kokkos::View<int32_t*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    Kokkos::deep_copy(HostIds(instances, static_cast<size_t>(volume)), instances_);
+  }
 }
 
 }  // namespace tessera::io

@@ -27,11 +27,12 @@ SampleSchema CosmoFlowSamples::schema() const {
   return schema;
 }
 
-void CosmoFlowSamples::generate(int64_t index, void* inputs, void* targets) {
+void CosmoFlowSamples::generate(int64_t index, const SampleBuffers& out) {
+  void* inputs = out.inputs;
   moments_.back() += static_cast<double>(fields_.stored_values(index, options_.type, options_.mean_count, inputs));
   require_information(inputs, index);
   const auto theta = fields_.parameters(index);
-  std::memcpy(targets, theta.data(), sizeof theta);
+  std::memcpy(out.targets, theta.data(), sizeof theta);
   measure(inputs);
 }
 

@@ -39,6 +39,16 @@ void Hdf5DatasetWriter::write(SampleGenerator& generator, bool progress) {
   options.durable = options.stacked;
   auto inputs = buffer(schema.input.numel(), schema.input_type);
   auto targets = buffer(schema.target.numel(), schema.target_type);
+  std::vector<std::vector<unsigned char>> extras;
+  SampleBuffers sample{inputs.data(), targets.data(), {}};
+  std::vector<const void*> written_extras;
+  double sample_bytes = static_cast<double>(inputs.size() + targets.size());
+  for (const SampleSchema::Extra& e : schema.extras) {
+    extras.push_back(buffer(e.shape.numel(), e.type));
+    sample.extras.push_back(extras.back().data());
+    written_extras.push_back(extras.back().data());
+    sample_bytes += static_cast<double>(extras.back().size());
+  }
   const auto attributes = generator.attributes();
   WriteProgress shown(progress && comm_.rank() == 0, samples_here(), comm_.size());
   int64_t done = 0;
@@ -46,9 +56,9 @@ void Hdf5DatasetWriter::write(SampleGenerator& generator, bool progress) {
   for (const PlannedFile* file : files_.of_rank(comm_.rank(), comm_.size())) {
     Hdf5SampleWriter writer(file->path, schema, file->samples, options);
     for (int64_t k = 0; k < file->samples; ++k) {
-      generator.generate(file->first_index + k, inputs.data(), targets.data());
-      writer.write(k, inputs.data(), targets.data());
-      bytes += static_cast<double>(inputs.size() + targets.size());
+      generator.generate(file->first_index + k, sample);
+      writer.write(k, inputs.data(), targets.data(), written_extras);
+      bytes += sample_bytes;
       shown.update(++done, bytes);
     }
     for (const auto& [name, value] : attributes) writer.set_attribute(name, value);

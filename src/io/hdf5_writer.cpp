@@ -42,6 +42,7 @@ std::string folder_of(const std::string& path) {
 
 struct Hdf5SampleWriter::Handles {
   hdf5::Handle file, inputs, targets;
+  std::vector<hdf5::Handle> extras;
 };
 
 Hdf5SampleWriter::Hdf5SampleWriter(const std::string& path, const SampleSchema& schema, int64_t samples,
@@ -82,6 +83,7 @@ Hdf5SampleWriter::Hdf5SampleWriter(const std::string& path, const SampleSchema& 
   try {
     handles_->inputs = create(options_.input_dataset, schema_.input, schema_.input_type);
     handles_->targets = create(options_.target_dataset, schema_.target, schema_.target_type);
+    for (const SampleSchema::Extra& e : schema_.extras) handles_->extras.push_back(create(e.name, e.shape, e.type));
   } catch (...) {
     handles_.reset();
     std::remove(temporary_.c_str());
@@ -98,9 +100,13 @@ Hdf5SampleWriter::~Hdf5SampleWriter() {
   std::remove(temporary_.c_str());
 }
 
-void Hdf5SampleWriter::write(int64_t index, const void* inputs, const void* targets) {
+void Hdf5SampleWriter::write(int64_t index, const void* inputs, const void* targets,
+                             const std::vector<const void*>& extras) {
   if (index < 0 || index >= samples_)
     throw Error(path_ + ": sample " + std::to_string(index) + " out of range [0, " + std::to_string(samples_) + ")");
+  if (extras.size() != schema_.extras.size())
+    throw Error(path_ + ": sample " + std::to_string(index) + " comes with " + std::to_string(extras.size()) +
+                " extra arrays; the schema has " + std::to_string(schema_.extras.size()));
   std::lock_guard<std::mutex> lock(hdf5::library_mutex());
   auto put = [&](const hdf5::Handle& dataset, const std::string& name, const Shape& per_sample, ElementType type,
                  const void* data) {
@@ -119,6 +125,10 @@ void Hdf5SampleWriter::write(int64_t index, const void* inputs, const void* targ
   };
   put(handles_->inputs, options_.input_dataset, schema_.input, schema_.input_type, inputs);
   put(handles_->targets, options_.target_dataset, schema_.target, schema_.target_type, targets);
+  for (size_t i = 0; i < extras.size(); ++i) {
+    const SampleSchema::Extra& e = schema_.extras[i];
+    put(handles_->extras[i], e.name, e.shape, e.type, extras[i]);
+  }
 }
 
 void Hdf5SampleWriter::set_attribute(const std::string& name, const std::string& value) {
@@ -136,6 +146,7 @@ void Hdf5SampleWriter::commit() {
   {
     std::lock_guard<std::mutex> lock(hdf5::library_mutex());
     const hid_t file = handles_->file.get();
+    handles_->extras.clear();
     handles_->targets.reset();
     handles_->inputs.reset();
     const herr_t flushed = H5Fflush(file, H5F_SCOPE_GLOBAL);

@@ -39,8 +39,10 @@ void SampleSchema::check_box(const parallel::Box& box, const std::string& who) c
 }
 
 std::string SampleSchema::str() const {
-  return "inputs " + input.str() + " " + element_type_name(input_type) + ", targets " + target.str() + " " +
-         element_type_name(target_type) + (targets_per_voxel ? " per voxel" : " per sample");
+  std::string s = "inputs " + input.str() + " " + element_type_name(input_type) + ", targets " + target.str() + " " +
+                  element_type_name(target_type) + (targets_per_voxel ? " per voxel" : " per sample");
+  for (const Extra& e : extras) s += ", " + e.name + " " + e.shape.str() + " " + element_type_name(e.type);
+  return s;
 }
 
 }  // namespace tessera::io

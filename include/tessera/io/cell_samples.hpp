@@ -11,7 +11,7 @@
 namespace tessera::io {
 
 /// The samples of `tessera datagen cells`: CellVolumes' uint8 images with their uint8 label
-/// per voxel. It measures what it makes: the images' mean and spread, for the normalisation a
+/// per voxel, and (the extra dataset "instances") each voxel's int32 cell id. It measures what it makes: the images' mean and spread, for the normalisation a
 /// run config should use, and the membrane fraction of the training and of the validation
 /// volumes (predicting "interior" everywhere scores a foreground IoU of 1 − that fraction:
 /// the baseline a segmentation must beat).
@@ -28,7 +28,7 @@ class CellSamples final : public SampleGenerator {
   CellSamples(const CellVolumes::Options& options, int64_t train_samples);
 
   SampleSchema schema() const override;
-  void generate(int64_t index, void* inputs, void* targets) override;
+  void generate(int64_t index, const SampleBuffers& out) override;
   std::vector<std::pair<std::string, std::string>> attributes() const override;
 
   /// The statistics of the samples every rank of `comm` made (collective).

@@ -12,7 +12,9 @@ namespace tessera::io {
 /// brightness, a fine cytoplasm texture and a few dark organelle-like blobs, so darkness alone
 /// does not mark a membrane. The image is blurred (the microscope's point spread) and noisy
 /// (Gaussian, `noise` of the [0, 1] intensity range) and stored as uint8, as EM data is.
-/// Labels, one per voxel: 0 = membrane (cell boundary), 1 = cell interior (the foreground).
+/// Labels, one per voxel: 0 = membrane (cell boundary), 1 = cell interior (the foreground); and,
+/// when asked for, the instance id of each voxel: its cell's seed index + 1, 0 on membrane (a
+/// power-diagram cell is convex, so each id's voxels are one connected object).
 /// Every sample is a pure function of (seed, index), whichever rank or device computes it.
 class CellVolumes {
  public:
@@ -24,14 +26,17 @@ class CellVolumes {
     uint64_t seed = 0;
   };
   static constexpr uint8_t kMembrane = 0, kInterior = 1;
+  using InstanceView = Kokkos::View<int32_t*, MemSpace>;
 
   explicit CellVolumes(const Options& options);
 
-  /// Sample `index`: S³ image bytes and S³ labels, row-major [D, H, W], into host memory.
-  void sample(int64_t index, uint8_t* image, uint8_t* labels);
+  /// Sample `index`: S³ image bytes and S³ labels, row-major [D, H, W], into host memory, and
+  /// its S³ instance ids unless `instances` is null.
+  void sample(int64_t index, uint8_t* image, uint8_t* labels, int32_t* instances = nullptr);
   /// The noise-free, unblurred intensity in [0, 1] and the labels of sample `index`, on the
-  /// device (S³ each), for tests.
-  void clean(int64_t index, const DeviceView<float>& intensity, const DeviceView<uint8_t>& labels);
+  /// device (S³ each), and its instance ids where `instances` is allocated; for tests.
+  void clean(int64_t index, const DeviceView<float>& intensity, const DeviceView<uint8_t>& labels,
+             const InstanceView& instances = {});
 
   const Options& options() const { return options_; }
   /// Seeds per axis of the grid the cells grow from.
@@ -43,6 +48,7 @@ class CellVolumes {
   Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> seeds_;  // [grid³, 5]: d, h, w, weight, brightness
   Tensor intensity_, blurred_;
   Kokkos::View<uint8_t*, MemSpace> image_, labels_;
+  InstanceView instances_;  // allocated on the first sample asked for with instances
 };
 
 }  // namespace tessera::io

@@ -33,7 +33,7 @@ class CosmoFlowSamples final : public SampleGenerator {
   SampleSchema schema() const override;
   /// Throws ConfigError naming --mean-count for a sample with a channel whose every voxel
   /// holds the same count: that comes only from a mean count the stored type cannot express.
-  void generate(int64_t index, void* inputs, void* targets) override;
+  void generate(int64_t index, const SampleBuffers& out) override;
   std::vector<std::pair<std::string, std::string>> attributes() const override;
 
   /// Whether the stored values are particle counts (normalised after log1p).

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tessera/core/temp_file_registry.hpp"
 #include "tessera/io/sample_schema.hpp"
@@ -36,9 +37,9 @@ class Hdf5SampleWriter {
   Hdf5SampleWriter(const Hdf5SampleWriter&) = delete;
   Hdf5SampleWriter& operator=(const Hdf5SampleWriter&) = delete;
 
-  /// Writes sample `index` (< samples): its whole inputs and targets, in the schema's element
-  /// types and shapes.
-  void write(int64_t index, const void* inputs, const void* targets);
+  /// Writes sample `index` (< samples): its whole inputs and targets, and the schema's extras
+  /// in its order (each to a dataset of its name), in the schema's element types and shapes.
+  void write(int64_t index, const void* inputs, const void* targets, const std::vector<const void*>& extras = {});
   /// A string attribute on the file's root group, e.g. what generated it.
   void set_attribute(const std::string& name, const std::string& value);
   /// Finishes the file and moves it into place. IoError naming the file when that fails.

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tessera/core/shape.hpp"
 #include "tessera/parallel/box.hpp"
@@ -19,11 +20,21 @@ std::string element_type_name(ElementType type);
 /// [D, H, W, C] and stored element type, and its targets, either T values per sample ([T]) or
 /// values per voxel ([D, H, W] or [D, H, W, K], with the inputs' D, H, W).
 struct SampleSchema {
+  /// A further per-sample array a generator writes beside inputs and targets, for tools rather
+  /// than training (which reads inputs and targets only): e.g. the instance ids of
+  /// `datagen cells`, which segmentation scores compare against.
+  struct Extra {
+    std::string name;  // its dataset in the file
+    Shape shape;       // per sample
+    ElementType type = ElementType::int32;
+  };
+
   Shape input;
   ElementType input_type = ElementType::float32;
   Shape target;
   ElementType target_type = ElementType::float32;
   bool targets_per_voxel = false;
+  std::vector<Extra> extras;
 
   int64_t channels() const { return input[3]; }
   /// Values of the part `box` of one sample's inputs, and of its targets (per-voxel targets
@@ -35,7 +46,7 @@ struct SampleSchema {
   int64_t target_bytes(const parallel::Box& box) const { return target_values(box) * element_size(target_type); }
   /// Throws ShapeError naming `who` unless `box` lies inside a sample.
   void check_box(const parallel::Box& box, const std::string& who) const;
-  /// "inputs [64, 64, 64, 4] int16, targets [4] float32 per sample"
+  /// "inputs [64, 64, 64, 4] int16, targets [4] float32 per sample", then any extras
   std::string str() const;
 };
 
