@@ -80,6 +80,18 @@ struct ReportArgs {
   std::string output, title = "Tessera run report";
 };
 
+/// The flags of `tessera score`.
+struct ScoreArgs {
+  std::string truth, truth_dataset = "instances";
+  std::string segmentation, segmentation_dataset = "segmentation";
+  std::string components, components_dataset = "predictions";
+  double threshold = 0.5;
+  double noisy_truth = -1;  // < 0: not asked for
+  int64_t sample = 0, min_voxels = 1;
+  uint64_t seed = 0;
+  bool json = false;
+};
+
 /// The flags of `tessera calibrate`.
 struct CalibrateArgs {
   std::string output, name;
@@ -110,5 +122,7 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args);
 int run_calibrate(CalibrateArgs& args);
 CLI::App* add_report_command(CLI::App& app, ReportArgs& args);
 int run_report(const ReportArgs& args);
+CLI::App* add_score_command(CLI::App& app, ScoreArgs& args);
+int run_score(const ScoreArgs& args);
 
 }  // namespace tessera::cli

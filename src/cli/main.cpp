@@ -128,8 +128,9 @@ struct Commands {
   tessera::cli::BenchArgs bench_args;
   tessera::cli::CalibrateArgs calibrate_args;
   tessera::cli::ReportArgs report_args;
+  tessera::cli::ScoreArgs score_args;
   CLI::App *train = nullptr, *datagen = nullptr, *fashion_mnist = nullptr, *info = nullptr, *search = nullptr,
-           *plan = nullptr, *bench = nullptr, *calibrate = nullptr, *report = nullptr;
+           *plan = nullptr, *bench = nullptr, *calibrate = nullptr, *report = nullptr, *score = nullptr;
 };
 
 void add_info_command(CLI::App& app, Commands& c) {
@@ -156,6 +157,7 @@ void add_commands(CLI::App& app, Commands& c, int argc, char* argv[]) {
   c.bench = tessera::cli::add_bench_command(app, c.bench_args);
   c.calibrate = tessera::cli::add_calibrate_command(app, c.calibrate_args);
   c.report = tessera::cli::add_report_command(app, c.report_args);
+  c.score = tessera::cli::add_score_command(app, c.score_args);
 }
 
 /// Parses our arguments and checks the Kokkos ones; the exit status when the program ends
@@ -190,6 +192,7 @@ int run_command(Commands& c) {
     if (*c.plan) status = tessera::cli::run_plan(c.plan_args);
     if (*c.calibrate) status = tessera::cli::run_calibrate(c.calibrate_args);
     if (*c.report) status = tessera::cli::run_report(c.report_args);
+    if (*c.score) status = tessera::cli::run_score(c.score_args);
   } catch (const std::exception& e) {
     // On one rank or many: say what failed where, and end every rank (no rank may be left
     // waiting in a collective for one that is gone).
