@@ -6,7 +6,8 @@
 #    into a fixed prefix outside the repository (default /opt/tessera-deps/<variant>);
 #  * with --for-tests, what only the tests use (Chromium, which renders `tessera report` pages);
 #  * with --onednn3, oneDNN 3.x built from the next Debian release's (trixie's) onednn *source*
-#    package, only the primitives Tessera uses, into <prefix>/../onednn3: the second oneDNN API
+#    package, only the primitives Tessera uses, into /opt/tessera-deps/onednn3 (--prefix DIR:
+#    DIR/onednn3): the second oneDNN API
 #    the backend is built and tested against (the onednn3 preset; Debian 12 ships 2.6).
 # Idempotent: a second run finds the stamp files and returns in seconds.
 #
@@ -27,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     --no-apt) do_apt=0 ;;
     --for-tests) for_tests=1 ;;
     --onednn3) onednn3=1 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install_deps.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
