@@ -88,8 +88,9 @@ void render(const Seeds& seeds, int64_t s, int64_t grid, float pitch, float memb
             }
         const int64_t v = (d * s + h) * s + w;
         const float texture = value_noise(seed, texture_stream, p[0], p[1], p[2], 2.5f) - 0.5f;
-        if (with_instances) instances(v) = boundary < 0.5f * membrane ? 0 : static_cast<int32_t>(owner + 1);
-        if (boundary < 0.5f * membrane) {
+        const bool on_membrane = boundary < 0.5f * membrane;
+        if (with_instances) instances(v) = on_membrane ? 0 : static_cast<int32_t>(owner + 1);
+        if (on_membrane) {
           labels(v) = CellVolumes::kMembrane;
           intensity(v) = 0.12f + 0.06f * texture;
           return;

@@ -41,14 +41,13 @@ void Hdf5DatasetWriter::write(SampleGenerator& generator, bool progress) {
   auto targets = buffer(schema.target.numel(), schema.target_type);
   std::vector<std::vector<unsigned char>> extras;
   SampleBuffers sample{inputs.data(), targets.data(), {}};
-  std::vector<const void*> written_extras;
   double sample_bytes = static_cast<double>(inputs.size() + targets.size());
   for (const SampleSchema::Extra& e : schema.extras) {
     extras.push_back(buffer(e.shape.numel(), e.type));
     sample.extras.push_back(extras.back().data());
-    written_extras.push_back(extras.back().data());
     sample_bytes += static_cast<double>(extras.back().size());
   }
+  const std::vector<const void*> written_extras(sample.extras.begin(), sample.extras.end());
   const auto attributes = generator.attributes();
   WriteProgress shown(progress && comm_.rank() == 0, samples_here(), comm_.size());
   int64_t done = 0;

@@ -16,6 +16,22 @@ void require_batch(const Shape& prediction, int64_t global_batch, const std::str
                                                    " samples");
 }
 
+/// For the losses whose target has the prediction's shape and whose per-sample loss is the
+/// mean over the sample's elements: checks both and returns how many elements that is (a
+/// sample cut into `sample_parts` blocks counted whole). `prediction_name` names the
+/// prediction in the mismatch message ("prediction", "logits").
+double elements_per_sample(const Shape& p, const Tensor& target, int64_t global_batch, int64_t sample_parts,
+                           const std::string& loss, const char* prediction_name) {
+  require_batch(p, global_batch, loss);
+  require_shape(target.shape() == p, loss + " loss: target of shape " + target.shape().str() + " does not match " +
+                                         prediction_name + " " + p.str());
+  return static_cast<double>(p.numel() / p[0] * sample_parts);
+}
+
+/// The factor each process's gradient carries: 1/global batch, so the sum over ranks is the
+/// gradient of the mean loss over the whole batch.
+float gradient_scale(int64_t global_batch) { return static_cast<float>(1.0 / static_cast<double>(global_batch)); }
+
 class MeanSquaredError final : public Loss {
  public:
   std::string type() const override { return "mse"; }
@@ -23,14 +39,10 @@ class MeanSquaredError final : public Loss {
 
   LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad,
                     int64_t sample_parts) override {
-    const Shape& p = prediction.shape();
-    require_batch(p, global_batch, type());
-    require_shape(target.shape() == p,
-                  "mse loss: target of shape " + target.shape().str() + " does not match prediction " + p.str());
-    const double per_sample = static_cast<double>(p.numel() / p[0] * sample_parts);
+    const double per_sample =
+        elements_per_sample(prediction.shape(), target, global_batch, sample_parts, type(), "prediction");
     LossSums sums;
-    sums.loss_sum = kokkos_backend::mse_loss(prediction, target, per_sample,
-                                             static_cast<float>(1.0 / static_cast<double>(global_batch)), grad);
+    sums.loss_sum = kokkos_backend::mse_loss(prediction, target, per_sample, gradient_scale(global_batch), grad);
     return sums;
   }
 };
@@ -56,8 +68,7 @@ class SoftmaxCrossEntropy final : public Loss {
     const double rows_per_sample = static_cast<double>(rows / p[0] * sample_parts);
     LossSums sums;
     sums.loss_sum = kokkos_backend::softmax_cross_entropy(prediction, target, rows_per_sample,
-                                                          static_cast<float>(1.0 / static_cast<double>(global_batch)),
-                                                          grad, sums.correct);
+                                                          gradient_scale(global_batch), grad, sums.correct);
     sums.predictions = rows;
     return sums;
   }
@@ -84,16 +95,12 @@ class SigmoidCrossEntropy final : public Loss {
 
   LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad,
                     int64_t sample_parts) override {
-    const Shape& p = prediction.shape();
-    require_batch(p, global_batch, type());
-    require_shape(target.shape() == p, "sigmoid_cross_entropy loss: target of shape " + target.shape().str() +
-                                           " does not match logits " + p.str());
-    const double per_sample = static_cast<double>(p.numel() / p[0] * sample_parts);
+    const double per_sample =
+        elements_per_sample(prediction.shape(), target, global_batch, sample_parts, type(), "logits");
     LossSums sums;
-    sums.loss_sum = kokkos_backend::sigmoid_cross_entropy(
-        prediction, target, per_sample, static_cast<float>(1.0 / static_cast<double>(global_batch)), grad,
-        sums.correct);
-    sums.predictions = p.numel();
+    sums.loss_sum = kokkos_backend::sigmoid_cross_entropy(prediction, target, per_sample,
+                                                          gradient_scale(global_batch), grad, sums.correct);
+    sums.predictions = prediction.numel();
     return sums;
   }
 };
