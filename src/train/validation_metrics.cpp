@@ -84,10 +84,13 @@ void MetricChoice::check(const std::string& loss_type, int64_t classes, const st
   const bool classification = loss_type == "softmax_cross_entropy";
   for (const std::string& name : names()) {
     const bool fits = name == "mae" ? loss_type == "mse" : classification;
-    if (!fits)
+    if (!fits) {
+      const std::string applicable = classification       ? "classification: accuracy, top5, iou, dice"
+                                     : loss_type == "mse" ? "regression: mae"
+                                                          : "none yet for this loss; use []";
       throw ConfigError(path, "metric \"" + name + "\" does not apply to the loss \"" + loss_type + "\" (" +
-                                  (classification ? "classification: accuracy, top5, iou, dice" : "regression: mae") +
-                                  ")");
+                                  applicable + ")");
+    }
   }
   if (top5 && classes < 5)
     throw ConfigError(path, "metric \"top5\" needs at least 5 classes; the model outputs " + std::to_string(classes));

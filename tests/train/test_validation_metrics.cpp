@@ -124,6 +124,10 @@ TEST_CASE("Metric names are checked against the list and against the loss", "[tr
                     Catch::Contains("\"mae\" does not apply to the loss \"softmax_cross_entropy\""));
   CHECK_THROWS_WITH(MetricChoice::from_names({"iou"}, path).check("mse", 0, path),
                     Catch::Contains("\"iou\" does not apply to the loss \"mse\""));
+  // sigmoid_cross_entropy has no validation metric of its own yet: neither list is offered.
+  CHECK_THROWS_WITH(MetricChoice::from_names({"mae"}, path).check("sigmoid_cross_entropy", 0, path),
+                    Catch::Contains("\"mae\" does not apply to the loss \"sigmoid_cross_entropy\" (none yet"));
+  CHECK(MetricChoice::defaults("sigmoid_cross_entropy", true).names().empty());
   CHECK_THROWS_WITH(MetricChoice::from_names({"top5"}, path).check("softmax_cross_entropy", 3, path),
                     Catch::Contains("needs at least 5 classes"));
   CHECK(MetricChoice::defaults("softmax_cross_entropy", false).names() == std::vector<std::string>{"accuracy"});
