@@ -575,6 +575,10 @@ double Trainer::train_step(int64_t step, int64_t last_step, float lr) {
 
 void Trainer::load_micro_batch(int64_t step, int64_t micro, int64_t last_step) {
   ProfileRegion r("data");
+  if (source_) {
+    source_->load(step, micro, inputs_, targets_);
+    return;
+  }
   data_.train->load(plan_->step_samples(step, micro), plan_->box(), inputs_, targets_);
   // The next micro-batch's samples are read while this one trains.
   const std::vector<int64_t> next = plan_->prefetch_samples(step, micro, last_step);
@@ -589,6 +593,7 @@ double Trainer::local_learning_step(int64_t step, int64_t last_step) {
     info.local_learning = true;
     load_micro_batch(step, micro, last_step);
     const Tensor& out = model_.forward(inputs_, info);
+    if (source_) source_->observe(out);
     ProfileRegion r("loss");
     loss_value += loss_.evaluate(out, loss_targets(targets_, out, b), update_batch(), Tensor(), sample_parts_).loss_sum;
   }
@@ -605,6 +610,7 @@ double Trainer::micro_step(int64_t step, int64_t micro, int64_t last_step) {
   const layers::StepInfo info{layers::Mode::training, step * k + micro, b};
   load_micro_batch(step, micro, last_step);
   const Tensor& out = model_.forward(inputs_, info);
+  if (source_) source_->observe(out);
   double loss_value;
   {
     ProfileRegion r("loss");

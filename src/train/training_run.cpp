@@ -1,5 +1,7 @@
 #include "tessera/train/training_run.hpp"
 
+#include <optional>
+
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
@@ -42,6 +44,36 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   // Before any op is made (the plan of an "auto" layout makes some): each reads them then.
   apply_cudnn_settings(root, o);
 
+  build_model(root, o);
+
+  auto loss_cfg = root.object("loss");
+  loss_ = layers::Loss::from_json(loss_cfg);
+  loss_cfg.finish();
+
+  // The schedule and the rate scaling sit inside "optimizer" in the file but are read by the
+  // trainer, which knows the total number of steps and the global batch.
+  optimizer_config_ = root.has("optimizer") ? root.raw().at("optimizer") : nlohmann::json::object();
+  root.object("optimizer");  // marks the key as read; the object itself is validated below
+  optimizer_ = optim::OptimizerSection(optimizer_config_).make_optimizer();
+
+  if (o.extension) {
+    const std::string key = o.extension->section();
+    std::optional<ConfigObject> section;
+    if (root.has(key)) section.emplace(root.object(key));
+    o.extension->configure(section ? &*section : nullptr);
+  }
+  auto data_cfg = root.object("data");
+  data_ = o.extension ? o.extension->make_datasets(data_cfg, options_, *model_) : io::make_datasets(data_cfg, options_.seed);
+  root.finish();
+  if (o.held_out_samples > 0) hold_out(o.held_out_samples, o.held_out_key);
+
+  trainer_ = std::make_unique<Trainer>(*model_, *loss_, *optimizer_, data_, options_, optimizer_config_, o.group);
+  if (o.extension)
+    if (auto source = o.extension->training_source(*trainer_)) trainer_->set_training_source(std::move(source));
+  if (plan_ && plan_->ranks > 1) trainer_->add_hook(std::make_unique<LayoutPlanHook>(plan::plan_json(*plan_)));
+}
+
+void TrainingRun::build_model(ConfigObject& root, const RunOverrides& o) {
   model::BuildOptions build;
   build.backend = o.backend;
   build.seed = options_.seed;
@@ -69,24 +101,6 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
   model::require_training_fits_this_machine(graph, options_.batch_size,
                                             o.batch_size ? "--batch-size" : "$.training.batch_size", o.group);
   model_ = std::make_unique<model::Model>(std::move(graph));
-
-  auto loss_cfg = root.object("loss");
-  loss_ = layers::Loss::from_json(loss_cfg);
-  loss_cfg.finish();
-
-  // The schedule and the rate scaling sit inside "optimizer" in the file but are read by the
-  // trainer, which knows the total number of steps and the global batch.
-  optimizer_config_ = root.has("optimizer") ? root.raw().at("optimizer") : nlohmann::json::object();
-  root.object("optimizer");  // marks the key as read; the object itself is validated below
-  optimizer_ = optim::OptimizerSection(optimizer_config_).make_optimizer();
-
-  auto data_cfg = root.object("data");
-  data_ = io::make_datasets(data_cfg, options_.seed);
-  root.finish();
-  if (o.held_out_samples > 0) hold_out(o.held_out_samples, o.held_out_key);
-
-  trainer_ = std::make_unique<Trainer>(*model_, *loss_, *optimizer_, data_, options_, optimizer_config_, o.group);
-  if (plan_ && plan_->ranks > 1) trainer_->add_hook(std::make_unique<LayoutPlanHook>(plan::plan_json(*plan_)));
 }
 
 void TrainingRun::apply_cudnn_settings(ConfigObject& root, const RunOverrides& o) const {

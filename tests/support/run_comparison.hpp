@@ -3,6 +3,8 @@
 // ranks, the same model trained on this rank alone, and how far the two runs drift apart.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -15,9 +17,12 @@ namespace tessera::testing {
 /// output), then compares every step's loss, the final weights and the validation loss.
 class RunComparison {
  public:
-  RunComparison(const nlohmann::json& parallel_config, const nlohmann::json& serial_config)
-      : parallel_(parallel_config, overrides(parallel::Communicator::world())),
-        serial_(serial_config, overrides(parallel::Communicator::self())) {
+  /// `extension` makes each run's RunExtension (a flood-filling network's), if it has one.
+  using ExtensionFactory = std::function<std::shared_ptr<train::RunExtension>()>;
+  RunComparison(const nlohmann::json& parallel_config, const nlohmann::json& serial_config,
+                const ExtensionFactory& extension = {})
+      : parallel_(parallel_config, overrides(parallel::Communicator::world(), extension)),
+        serial_(serial_config, overrides(parallel::Communicator::self(), extension)) {
     parallel_report_ = parallel_.run();
     serial_report_ = serial_.run();
     const auto& lp = parallel_report_.step_losses;
@@ -53,10 +58,11 @@ class RunComparison {
   double loss_diff = 0, weight_diff = 0, weight_scale = 0, validation_diff = 0;
 
  private:
-  static train::RunOverrides overrides(parallel::Communicator group) {
+  static train::RunOverrides overrides(parallel::Communicator group, const ExtensionFactory& extension) {
     train::RunOverrides o;
     o.progress = false;
     o.group = group;
+    if (extension) o.extension = extension();
     return o;
   }
   train::TrainingRun parallel_, serial_;

@@ -15,6 +15,7 @@
 #include "tessera/parallel/gradient_reducer.hpp"
 #include "tessera/parallel/lagged_agreement.hpp"
 #include "tessera/train/batch_plan.hpp"
+#include "tessera/train/batch_source.hpp"
 #include "tessera/train/checkpoint.hpp"
 #include "tessera/train/metrics_log.hpp"
 #include "tessera/train/loss_scaler.hpp"
@@ -113,6 +114,10 @@ class Trainer {
   TrainingReport run();
   /// Adds a hook, called after the standard ones at every point of every later run.
   void add_hook(std::unique_ptr<TrainerHook> hook);
+  /// Takes training batches from `source` instead of the training set's samples (validation
+  /// still reads the validation set). The training set then only sets the epoch's length
+  /// (its samples / the batch) and the shapes.
+  void set_training_source(std::unique_ptr<BatchSource> source) { source_ = std::move(source); }
 
   int64_t steps_per_epoch() const { return plan_->steps_per_epoch(); }
   /// Samples per optimizer step over all ranks: batch_size · accumulate.
@@ -241,6 +246,7 @@ class Trainer {
   std::unique_ptr<MetricsLog> metrics_;
   std::unique_ptr<ProgressReporter> progress_;
   std::vector<std::unique_ptr<TrainerHook>> standard_hooks_, added_hooks_;
+  std::unique_ptr<BatchSource> source_;  // null: the training set's samples, in the plan's order
 };
 
 /// Peak resident memory of this process in MiB.

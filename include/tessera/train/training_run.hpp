@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/plan/layout_planner.hpp"
+#include "tessera/train/run_extension.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
@@ -32,6 +33,9 @@ struct RunOverrides {
   /// The machine profile a model with "distribution": "auto" is planned on (--machine, or
   /// TESSERA_MACHINE); `machine_key` names where it came from, for errors.
   std::string machine_file, machine_key = "--machine";
+  /// What a kind of run adds (its config section, datasets and training source); null: a
+  /// standard run.
+  std::shared_ptr<RunExtension> extension;
 };
 
 /// A training run assembled from a run config:
@@ -60,6 +64,8 @@ class TrainingRun {
 
  private:
   void hold_out(int64_t samples, const std::string& key);
+  /// The config's model (planned first when its distribution is "auto"), checked to fit.
+  void build_model(ConfigObject& root, const RunOverrides& overrides);
   /// The config's "cudnn" section, TF32 and the command line's overrides, handed to the cuDNN
   /// backend (a note where the build has none).
   void apply_cudnn_settings(ConfigObject& root, const RunOverrides& overrides) const;
