@@ -29,6 +29,12 @@ std::vector<FovMove> face_max_moves(const std::vector<float>& probability, const
                                     const std::array<int64_t, 3>& delta, float threshold) {
   check(probability, fov, delta);
   const std::array<int64_t, 3> centre{fov[0] / 2, fov[1] / 2, fov[2] / 2};
+  // Squared distance from the face's centre, within the face (the axis term is the same for all).
+  auto off_centre = [&](const std::array<int64_t, 3>& p) {
+    int64_t d2 = 0;
+    for (size_t k = 0; k < 3; ++k) d2 += (p[k] - centre[k]) * (p[k] - centre[k]);
+    return d2;
+  };
   auto at = [&](const std::array<int64_t, 3>& p) {
     return probability[static_cast<size_t>((p[0] * fov[1] + p[1]) * fov[2] + p[2])];
   };
@@ -37,9 +43,10 @@ std::vector<FovMove> face_max_moves(const std::vector<float>& probability, const
     if (delta[axis] == 0) continue;
     for (const int64_t step : {-delta[axis], delta[axis]}) {
       // The face: the plane centre ± δ along `axis`, centre ± δ on the others; visited in
-      // row-major order so the first highest wins ties.
+      // row-major order; of equal highest, the one nearest the face's centre wins, then the first.
       FovMove best;
       bool any = false;
+      int64_t off_centre_best = 0;
       std::array<int64_t, 3> p{};
       std::array<int64_t, 3> lo{}, hi{};
       for (size_t k = 0; k < 3; ++k) {
@@ -49,9 +56,10 @@ std::vector<FovMove> face_max_moves(const std::vector<float>& probability, const
       for (p[0] = lo[0]; p[0] <= hi[0]; ++p[0])
         for (p[1] = lo[1]; p[1] <= hi[1]; ++p[1])
           for (p[2] = lo[2]; p[2] <= hi[2]; ++p[2])
-            if (!any || at(p) > best.score) {
+            if (!any || at(p) > best.score || (at(p) == best.score && off_centre(p) < off_centre_best)) {
               any = true;
               best.score = at(p);
+              off_centre_best = off_centre(p);
               for (size_t k = 0; k < 3; ++k) best.offset[k] = p[k] - centre[k];
             }
       if (best.score >= threshold) moves.push_back(best);

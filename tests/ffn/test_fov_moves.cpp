@@ -64,14 +64,25 @@ TEST_CASE("a filled field of view asks for all six moves, equal scores in axis o
   const std::vector<float> full(9 * 9 * 9, 0.97f);
   const auto moves = face_max_moves(full, kFov, kDelta, 0.9f);
   REQUIRE(moves.size() == 6);
-  // Ties within a face go to its first voxel in row-major order: the face's lowest corner.
-  CHECK(moves[0].offset == std::array<int64_t, 3>{-2, -2, -2});
-  CHECK(moves[1].offset == std::array<int64_t, 3>{2, -2, -2});
-  CHECK(moves[2].offset == std::array<int64_t, 3>{-2, -2, -2});
-  CHECK(moves[4].offset == std::array<int64_t, 3>{-2, -2, -2});
-  CHECK(moves[5].offset == std::array<int64_t, 3>{-2, -2, 2});
+  // Ties within a face go to the voxel nearest its centre: straight along each axis.
+  CHECK(moves[0].offset == std::array<int64_t, 3>{-2, 0, 0});
+  CHECK(moves[1].offset == std::array<int64_t, 3>{2, 0, 0});
+  CHECK(moves[2].offset == std::array<int64_t, 3>{0, -2, 0});
+  CHECK(moves[3].offset == std::array<int64_t, 3>{0, 2, 0});
+  CHECK(moves[4].offset == std::array<int64_t, 3>{0, 0, -2});
+  CHECK(moves[5].offset == std::array<int64_t, 3>{0, 0, 2});
   // A zero step switches an axis off (2D-like movement within a plane).
   CHECK(face_max_moves(full, kFov, {0, 2, 2}, 0.9f).size() == 4);
+}
+
+TEST_CASE("of equal highest voxels on a face, the one nearest its centre moves the FOV", "[ffn][fov]") {
+  Map m;
+  // Two voxels of the +W face at 0.99: one two steps off its centre (first in row-major order),
+  // one a step off it.
+  m.set(3, 3, 6, 0.99f).set(4, 5, 6, 0.99f);
+  const auto moves = face_max_moves(m.p, kFov, kDelta, 0.9f);
+  REQUIRE(moves.size() == 1);
+  CHECK(moves[0].offset == std::array<int64_t, 3>{0, 1, 2});
 }
 
 TEST_CASE("FOV moves refuse a map of the wrong size and steps past the field of view", "[ffn][fov]") {

@@ -22,8 +22,12 @@ struct FovMove {
 /// centre along that axis, within ±δ of the centre along the other two (the part of the FOV
 /// the next FOV, centred there, keeps in its own centre region). When the face's highest
 /// probability reaches `threshold`, the FOV moves there: ±δ along the axis, and on the other
-/// axes to that voxel's position relative to the face's centre (the first highest, in
-/// row-major order, on ties). At most 6 moves, by decreasing score (equal scores in axis order
+/// axes to that voxel's position relative to the face's centre. Of equal highest voxels the one
+/// nearest the face's centre wins (then the first in row-major order). The reference takes the
+/// first in row-major order; on a saturated face (probability 1 in float, which a confident
+/// network reaches) that always shifts the FOV towards lower indices, and on a uniform object
+/// no sequence of moves then climbs on all three axes at once, leaving its far corner unvisited.
+/// At most 6 moves, by decreasing score (equal scores in axis order
 /// D, H, W, minus before plus). Throws Error when the map does not hold fov voxels, or a face
 /// lies outside the FOV (δ > (F − 1)/2 on an axis).
 std::vector<FovMove> face_max_moves(const std::vector<float>& probability, const std::array<int64_t, 3>& fov,
