@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/ffn/flood_filler.hpp"
 #include "tessera/train/training_run.hpp"
 
 namespace tessera::cli {
@@ -88,8 +89,23 @@ struct ScoreArgs {
   double threshold = 0.5;
   double noisy_truth = -1;  // < 0: not asked for
   int64_t sample = 0, min_voxels = 1;
+  int64_t channel = -1;  // of a [D, H, W, K] map; −1: the last
   uint64_t seed = 0;
   bool json = false;
+};
+
+/// The flags of `tessera predict`.
+struct PredictArgs {
+  std::string config, checkpoint, input, output, backend = "auto";
+  int64_t sample = 0;
+};
+
+/// The flags of `tessera ffn segment`.
+struct FfnSegmentArgs {
+  std::string config, checkpoint, volume, output, truth_dataset = "instances", backend = "auto";
+  int64_t sample = 0;
+  ffn::FloodFillOptions fill;
+  bool untrained = false, no_score = false, json = false;
 };
 
 /// The flags of `tessera calibrate`.
@@ -124,5 +140,10 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& args);
 int run_report(const ReportArgs& args);
 CLI::App* add_score_command(CLI::App& app, ScoreArgs& args);
 int run_score(const ScoreArgs& args);
+CLI::App* add_predict_command(CLI::App& app, PredictArgs& args);
+int run_predict(const PredictArgs& args);
+/// Adds `ffn` with its `segment` subcommand; returns `ffn`.
+CLI::App* add_ffn_command(CLI::App& app, FfnSegmentArgs& args);
+int run_ffn_segment(const FfnSegmentArgs& args);
 
 }  // namespace tessera::cli

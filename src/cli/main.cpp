@@ -129,8 +129,11 @@ struct Commands {
   tessera::cli::CalibrateArgs calibrate_args;
   tessera::cli::ReportArgs report_args;
   tessera::cli::ScoreArgs score_args;
+  tessera::cli::PredictArgs predict_args;
+  tessera::cli::FfnSegmentArgs ffn_args;
   CLI::App *train = nullptr, *datagen = nullptr, *fashion_mnist = nullptr, *info = nullptr, *search = nullptr,
-           *plan = nullptr, *bench = nullptr, *calibrate = nullptr, *report = nullptr, *score = nullptr;
+           *plan = nullptr, *bench = nullptr, *calibrate = nullptr, *report = nullptr, *score = nullptr,
+           *predict = nullptr, *ffn = nullptr;
 };
 
 void add_info_command(CLI::App& app, Commands& c) {
@@ -158,6 +161,8 @@ void add_commands(CLI::App& app, Commands& c, int argc, char* argv[]) {
   c.calibrate = tessera::cli::add_calibrate_command(app, c.calibrate_args);
   c.report = tessera::cli::add_report_command(app, c.report_args);
   c.score = tessera::cli::add_score_command(app, c.score_args);
+  c.predict = tessera::cli::add_predict_command(app, c.predict_args);
+  c.ffn = tessera::cli::add_ffn_command(app, c.ffn_args);
 }
 
 /// Parses our arguments and checks the Kokkos ones; the exit status when the program ends
@@ -193,6 +198,8 @@ int run_command(Commands& c) {
     if (*c.calibrate) status = tessera::cli::run_calibrate(c.calibrate_args);
     if (*c.report) status = tessera::cli::run_report(c.report_args);
     if (*c.score) status = tessera::cli::run_score(c.score_args);
+    if (*c.predict) status = tessera::cli::run_predict(c.predict_args);
+    if (*c.ffn) status = tessera::cli::run_ffn_segment(c.ffn_args);
   } catch (const std::exception& e) {
     // On one rank or many: say what failed where, and end every rank (no rank may be left
     // waiting in a collective for one that is gone).

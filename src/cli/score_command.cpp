@@ -37,6 +37,9 @@ CLI::App* add_score_command(CLI::App& app, ScoreArgs& a) {
                                "Data file holding a map whose voxels above --threshold are joined into components")
                    ->check(CLI::ExistingFile);
   cmd->add_option("--components-dataset", a.components_dataset, "Its dataset")->capture_default_str();
+  cmd->add_option("--channel", a.channel,
+                  "The channel of a map with several per voxel ([D, H, W, K], e.g. the class probabilities of "
+                  "`tessera predict`); default: the last (a two-class model's foreground)");
   cmd->add_option("--threshold", a.threshold, "Foreground: map values above this")->capture_default_str();
   auto* noisy = cmd->add_option("--noisy-truth", a.noisy_truth,
                                 "Score the components of the true interior (object id not 0) with this fraction of "
@@ -82,10 +85,17 @@ eval::Labels segmentation_of(const ScoreArgs& a, const eval::Labels& truth, cons
   std::vector<uint8_t> mask(truth.size());
   if (!a.components.empty()) {
     const auto array = io::read_sample_array(a.components, a.components_dataset, a.sample);
-    volume_of(array.shape, "--components");
-    if (array.values.size() != truth.size())
-      throw ConfigError("--components", format("%zu voxels against the truth's %zu", array.values.size(), truth.size()));
-    for (size_t i = 0; i < mask.size(); ++i) mask[i] = array.values[i] > a.threshold ? 1 : 0;
+    const Shape& shape = array.shape;
+    const int64_t k = shape.rank() == 4 ? shape[3] : 1;
+    if (shape.rank() < 3 || shape.rank() > 4 || shape[0] * shape[1] * shape[2] != static_cast<int64_t>(truth.size()))
+      throw ConfigError("--components", "a map [D, H, W] or [D, H, W, K] of the truth's " + std::to_string(truth.size()) +
+                                            " voxels was expected, the dataset holds " + shape.str());
+    const int64_t channel = a.channel < 0 ? k - 1 : a.channel;
+    if (channel >= k)
+      throw ConfigError("--channel", format("the map has %lld channel(s); there is no channel %lld",
+                                            static_cast<long long>(k), static_cast<long long>(channel)));
+    for (size_t i = 0; i < mask.size(); ++i)
+      mask[i] = array.values[i * static_cast<size_t>(k) + static_cast<size_t>(channel)] > a.threshold ? 1 : 0;
   } else {
     for (size_t i = 0; i < mask.size(); ++i) {
       const bool flip = rng::uniform(a.seed, 0x6e6f697379ull, static_cast<uint64_t>(i)) < a.noisy_truth;
@@ -97,8 +107,9 @@ eval::Labels segmentation_of(const ScoreArgs& a, const eval::Labels& truth, cons
 
 std::string source_of(const ScoreArgs& a) {
   if (!a.segmentation.empty()) return a.segmentation + ":" + a.segmentation_dataset;
-  if (!a.components.empty()) return format("components of %s:%s above %g", a.components.c_str(),
-                                           a.components_dataset.c_str(), a.threshold);
+  if (!a.components.empty())
+    return format("components of %s:%s (channel %lld) above %g", a.components.c_str(), a.components_dataset.c_str(),
+                  static_cast<long long>(a.channel), a.threshold);
   return format("components of the true interior with %g of the voxels flipped (seed %llu)", a.noisy_truth,
                 static_cast<unsigned long long>(a.seed));
 }

@@ -9,6 +9,7 @@
 #include "tessera/core/json_reader.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/stop_request.hpp"
+#include "tessera/ffn/ffn_run.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/parallel/placement_check.hpp"
 #include "tessera/parallel/rank_placement.hpp"
@@ -225,6 +226,8 @@ int run_train(TrainArgs& a) {
                         "expected an object such as {\"depth\": 2} or auto, got " + json_excerpt(distribution));
     if (config.contains("model") && config["model"].is_object()) config["model"]["distribution"] = distribution;
   }
+  // A config with an "ffn" section trains a flood-filling network: its FOVs follow its predictions.
+  if (config.is_object() && config.contains("ffn")) a.overrides.extension = std::make_shared<ffn::FfnRun>();
   if (train::PopulationRun::requested(config, a.trainers)) return run_population(a, config);
   train::TrainingRun run(config, a.overrides);
   if (!a.quiet) {

@@ -1,0 +1,129 @@
+// `tessera predict`: a trained model's output for one sample of a data file, written as a data
+// file: per-voxel probabilities (or values) for tools such as `tessera score --components`.
+#include <algorithm>
+#include <cmath>
+
+#include "commands.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
+#include "tessera/core/json_reader.hpp"
+#include "tessera/core/log.hpp"
+#include "tessera/io/normalization.hpp"
+#include "tessera/parallel/communicator.hpp"
+#include "tessera/train/trained_model.hpp"
+#ifdef TESSERA_HAVE_HDF5
+#include "tessera/io/hdf5_sample_array.hpp"
+#include "tessera/io/hdf5_writer.hpp"
+#endif
+
+namespace tessera::cli {
+
+CLI::App* add_predict_command(CLI::App& app, PredictArgs& a) {
+  auto* cmd = app.add_subcommand(
+      "predict",
+      "Run a trained model on one sample of a data file and write its per-voxel output as a data file: "
+      "'predictions' [D, H, W, K] holds class probabilities (softmax_cross_entropy), object probabilities "
+      "(sigmoid_cross_entropy) or the values (mse); 'targets' the most likely class (or the values' first "
+      "channel); 'inputs' the sample as the model read it. A fully convolutional model runs at the sample's size, "
+      "whatever size it was trained at.");
+  cmd->add_option("config", a.config, "The run config the model was trained with")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--checkpoint", a.checkpoint, "Checkpoint of that run")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--input", a.input, "Data file holding the sample")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--sample", a.sample, "The sample of a file that holds several")->capture_default_str();
+  cmd->add_option("--output", a.output, "Data file to write (atomically)")->required();
+  cmd->add_option("--backend", a.backend, "Op backend (auto, onednn, kokkos, cudnn)")->capture_default_str();
+  return cmd;
+}
+
+#ifdef TESSERA_HAVE_HDF5
+namespace {
+
+/// The model's output turned into what the loss says it means, in place; K channels per voxel.
+void to_probabilities(std::vector<float>& out, int64_t k, const std::string& loss) {
+  if (loss == "sigmoid_cross_entropy") {
+    for (auto& v : out) v = 1.0f / (1.0f + std::exp(-v));
+  } else if (loss == "softmax_cross_entropy") {
+    for (size_t i = 0; i < out.size(); i += static_cast<size_t>(k)) {
+      const float top = *std::max_element(out.begin() + static_cast<long>(i), out.begin() + static_cast<long>(i) + k);
+      float sum = 0;
+      for (int64_t c = 0; c < k; ++c)
+        sum += out[i + static_cast<size_t>(c)] = std::exp(out[i + static_cast<size_t>(c)] - top);
+      for (int64_t c = 0; c < k; ++c) out[i + static_cast<size_t>(c)] /= sum;
+    }
+  }
+}
+
+std::vector<float> normalised_input(const PredictArgs& a, const nlohmann::json& config, const io::SampleArray& in) {
+  io::Normalization n;
+  if (config.contains("data") && config["data"].contains("normalize"))
+    n = io::Normalization::from_json(ConfigObject(config["data"]["normalize"], "$.data.normalize"));
+  const int64_t channels = in.shape[in.shape.rank() - 1];
+  const std::vector<float> c = n.coefficients(channels, "$.data.normalize");
+  std::vector<float> x(in.values.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const auto ch = static_cast<size_t>(static_cast<int64_t>(i) % channels);
+    const double v = n.transform == io::Normalization::Transform::log1p ? std::log1p(in.values[i]) : in.values[i];
+    x[i] = static_cast<float>(v) * c[ch] + c[static_cast<size_t>(channels) + ch];
+  }
+  (void)a;
+  return x;
+}
+
+}  // namespace
+#endif
+
+int run_predict(const PredictArgs& a) {
+#ifndef TESSERA_HAVE_HDF5
+  (void)a;
+  throw ConfigError("predict", "this build of Tessera has no HDF5 support (configure with -DTESSERA_ENABLE_HDF5=ON)");
+#else
+  if (parallel::Communicator::world().rank() != 0) return 0;  // one process's work
+  const nlohmann::json config = read_json_file(a.config);
+  const io::SampleArray in = io::read_sample_array(a.input, "inputs", a.sample);
+  if (in.shape.rank() != 4)
+    throw ConfigError("--input", "a sample [D, H, W, C] was expected, the file holds " + in.shape.str());
+  train::TrainedModel trained(config, a.checkpoint, a.backend,
+                              std::array<int64_t, 3>{in.shape[0], in.shape[1], in.shape[2]});
+  model::Model& m = trained.model();
+  Tensor x(Shape{1, in.shape[0], in.shape[1], in.shape[2], in.shape[3]}, "tessera::predict_input");
+  const std::vector<float> host = normalised_input(a, config, in);
+  x.copy_from_host(host);
+  const Tensor& y = m.forward(x, {layers::Mode::inference, 0, 1});
+  const Shape out_shape = y.shape();
+  if (out_shape.rank() != 5 || out_shape[1] != in.shape[0] || out_shape[2] != in.shape[1] ||
+      out_shape[3] != in.shape[2])
+    throw ConfigError("$.model", "predict writes per-voxel outputs; this model's output is " + out_shape.str());
+  const int64_t k = out_shape[4];
+  std::vector<float> out = y.to_host();
+  const std::string loss = config.contains("loss") ? config["loss"].value("type", std::string()) : std::string();
+  to_probabilities(out, k, loss);
+  std::vector<float> labels(out.size() / static_cast<size_t>(k));
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const auto first = out.begin() + static_cast<long>(i * static_cast<size_t>(k));
+    labels[i] = loss == "softmax_cross_entropy"   ? static_cast<float>(std::max_element(first, first + k) - first)
+                : loss == "sigmoid_cross_entropy" ? (*first >= 0.5f ? 1.0f : 0.0f)
+                                                  : *first;
+  }
+  io::SampleSchema schema;
+  schema.input = in.shape;
+  schema.target = Shape{in.shape[0], in.shape[1], in.shape[2]};
+  schema.targets_per_voxel = true;
+  schema.extras.push_back({"predictions", Shape{in.shape[0], in.shape[1], in.shape[2], k}, io::ElementType::float32});
+  io::Hdf5SampleWriter::Options options;
+  options.stacked = false;
+  io::Hdf5SampleWriter writer(a.output, schema, 1, options);
+  writer.write(0, host.data(), labels.data(), {out.data()});
+  writer.set_attribute("generator", "tessera predict " + a.config + " (checkpoint " + a.checkpoint + ")");
+  writer.commit();
+  log::info(format("predict: %s sample %lld through %s (step %lld) -> %s, predictions [%lld, %lld, %lld, %lld]",
+                   a.input.c_str(), static_cast<long long>(a.sample), a.checkpoint.c_str(),
+                   static_cast<long long>(trained.trained_steps()), a.output.c_str(),
+                   static_cast<long long>(in.shape[0]), static_cast<long long>(in.shape[1]),
+                   static_cast<long long>(in.shape[2]), static_cast<long long>(k)));
+  return 0;
+#endif
+}
+
+}  // namespace tessera::cli
