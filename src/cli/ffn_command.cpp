@@ -44,6 +44,14 @@ CLI::App* add_ffn_command(CLI::App& app, FfnSegmentArgs& a) {
   cmd->add_option("--seed-spacing", a.fill.seed_spacing, "Try a seed every this many voxels along each axis")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--seed-order", a.fill.seed_order,
+                  "grid: the grid's seeds in raster order; interior: deepest inside a cell first, by the distance "
+                  "from voxels darker than --dark")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"grid", "interior"}));
+  cmd->add_option("--dark", a.fill.dark, "Image value (normalised, as the network reads it) below which a voxel is "
+                                         "boundary for --seed-order interior")
+      ->capture_default_str();
   cmd->add_option("--min-voxels", a.fill.min_voxels, "Drop objects smaller than this")->capture_default_str();
   cmd->add_option("--max-fovs", a.fill.max_fovs, "FOVs one object may take at most")
       ->capture_default_str()

@@ -11,6 +11,7 @@
 #include "tessera/core/seconds_since.hpp"
 #include "tessera/ffn/fov_moves.hpp"
 #include "tessera/ffn/object_map.hpp"
+#include "tessera/ffn/seed_policy.hpp"
 
 namespace tessera::ffn {
 namespace {
@@ -104,6 +105,8 @@ FloodFiller::FloodFiller(model::Model& model, const FfnOptions& options, const F
                                            std::to_string(options.fov[1]) + ", " + std::to_string(options.fov[2]) +
                                            ", 2] (image and object map), the model's input is " + in.str());
   if (fill.seed_spacing < 1) throw ConfigError("--seed-spacing", "must be at least 1");
+  if (fill.seed_order != "grid" && fill.seed_order != "interior")
+    throw ConfigError("--seed-order", "expected grid or interior, got " + fill.seed_order);
 }
 
 FloodFillResult FloodFiller::segment(const LabeledVolume& volume) {
@@ -116,37 +119,34 @@ FloodFillResult FloodFiller::segment(const LabeledVolume& volume) {
   ObjectMap map({0, 0, 0}, volume.size);
   ObjectTrace trace(model_, volume, options_, map);
   const float claim = logit(options_.segment_threshold);
-  const int64_t s = fill_.seed_spacing;
   uint32_t next_id = 1;
-  for (int64_t d = s / 2; d < volume.size[0]; d += s)
-    for (int64_t h = s / 2; h < volume.size[1]; h += s)
-      for (int64_t w = s / 2; w < volume.size[2]; w += s) {
-        const Voxel seed{d, h, w};
-        if (r.ids[static_cast<size_t>(volume.index(seed))] != 0) continue;
-        ++r.seeds_tried;
-        Bounds bounds;
-        r.fovs += trace.grow(seed, fill_.max_fovs, bounds);
-        if (map.at(seed) < claim) {
-          ++r.seeds_failed;
-          continue;
+  const std::vector<Voxel> seeds = fill_.seed_order == "grid" ? grid_seeds(volume.size, fill_.seed_spacing)
+                                                              : interior_seeds(volume, fill_.seed_spacing, fill_.dark);
+  for (const Voxel& seed : seeds) {
+    if (r.ids[static_cast<size_t>(volume.index(seed))] != 0) continue;
+    ++r.seeds_tried;
+    Bounds bounds;
+    r.fovs += trace.grow(seed, fill_.max_fovs, bounds);
+    if (map.at(seed) < claim) {
+      ++r.seeds_failed;
+      continue;
+    }
+    // Consolidation: the free voxels the object reached.
+    std::vector<int64_t> claimed;
+    for (int64_t z = bounds.lo[0]; z <= bounds.hi[0]; ++z)
+      for (int64_t y = bounds.lo[1]; y <= bounds.hi[1]; ++y)
+        for (int64_t x = bounds.lo[2]; x <= bounds.hi[2]; ++x) {
+          const int64_t i = volume.index({z, y, x});
+          if (r.ids[static_cast<size_t>(i)] == 0 && map.logits()[static_cast<size_t>(i)] >= claim) claimed.push_back(i);
         }
-        // Consolidation: the free voxels the object reached.
-        std::vector<int64_t> claimed;
-        for (int64_t z = bounds.lo[0]; z <= bounds.hi[0]; ++z)
-          for (int64_t y = bounds.lo[1]; y <= bounds.hi[1]; ++y)
-            for (int64_t x = bounds.lo[2]; x <= bounds.hi[2]; ++x) {
-              const int64_t i = volume.index({z, y, x});
-              if (r.ids[static_cast<size_t>(i)] == 0 && map.logits()[static_cast<size_t>(i)] >= claim)
-                claimed.push_back(i);
-            }
-        if (static_cast<int64_t>(claimed.size()) < fill_.min_voxels) {
-          ++r.too_small;
-          continue;
-        }
-        for (const int64_t i : claimed) r.ids[static_cast<size_t>(i)] = next_id;
-        ++next_id;
-        ++r.objects;
-      }
+    if (static_cast<int64_t>(claimed.size()) < fill_.min_voxels) {
+      ++r.too_small;
+      continue;
+    }
+    for (const int64_t i : claimed) r.ids[static_cast<size_t>(i)] = next_id;
+    ++next_id;
+    ++r.objects;
+  }
   r.seconds = seconds_since(start);
   return r;
 }

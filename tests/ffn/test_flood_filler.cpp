@@ -58,19 +58,27 @@ TEST_CASE("flood filling finds each object whole from one seed and leaves the ba
   // Two boxes apart: one near a corner (its FOVs pushed inward), one spanning the middle.
   const LabeledVolume v = boxes({{{0, 0, 0}, {4, 5, 6}}, {{9, 8, 7}, {17, 16, 15}}});
   auto m = image_reader(7);
-  FloodFillOptions fill;
-  fill.seed_spacing = 4;
-  fill.min_voxels = 10;
-  FloodFiller filler(*m, options(), fill);
-  const FloodFillResult r = filler.segment(v);
-  CHECK(r.objects == 2);
-  CHECK(r.seeds_failed > 0);  // grid seeds in the background
-  CHECK(r.too_small == 0);
-  const auto s = eval::score_segmentation(v.ids, r.ids);
-  CHECK(s.vi() == Approx(0.0).margin(1e-12));
-  CHECK(s.rand_error == Approx(0.0).margin(1e-12));
-  for (size_t i = 0; i < r.ids.size(); ++i)
-    if (v.ids[i] == 0) REQUIRE(r.ids[i] == 0);
+  for (const std::string order : {"interior", "grid"}) {
+    INFO(order);
+    FloodFillOptions fill;
+    fill.seed_spacing = 4;
+    fill.min_voxels = 10;
+    fill.seed_order = order;
+    FloodFiller filler(*m, options(), fill);
+    const FloodFillResult r = filler.segment(v);
+    CHECK(r.objects == 2);
+    CHECK(r.too_small == 0);
+    if (order == "grid") {
+      CHECK(r.seeds_failed > 0);  // grid seeds in the background
+    } else {
+      CHECK(r.seeds_tried == 2);  // the dark background holds no seed; each box's first claims it all
+    }
+    const auto s = eval::score_segmentation(v.ids, r.ids);
+    CHECK(s.vi() == Approx(0.0).margin(1e-12));
+    CHECK(s.rand_error == Approx(0.0).margin(1e-12));
+    for (size_t i = 0; i < r.ids.size(); ++i)
+      if (v.ids[i] == 0) REQUIRE(r.ids[i] == 0);
+  }
 }
 
 TEST_CASE("flood filling drops objects smaller than min_voxels", "[ffn]") {

@@ -2,6 +2,7 @@
 // Inference of a flood-filling network: a whole volume segmented object by object, each object
 // grown from a seed by the network following its own prediction (Januszewski et al. 2018).
 #include <cstdint>
+#include <string>
 
 #include "tessera/eval/segmentation_scores.hpp"
 #include "tessera/ffn/ffn_options.hpp"
@@ -12,9 +13,12 @@ namespace tessera::ffn {
 
 /// What segment() does besides the thresholds of FfnOptions.
 struct FloodFillOptions {
-  /// Seeds are tried on a grid of this spacing (voxels), in raster order, skipping voxels an
-  /// earlier object holds (the reference's grid seed policy).
+  /// Seeds are tried on a grid of this spacing (voxels), skipping voxels an earlier object
+  /// holds: in raster order (`"grid"`, the reference's grid policy) or from the deepest inside
+  /// a cell (`"interior"`, interior_seeds() with `dark`), the default.
   int64_t seed_spacing = 4;
+  std::string seed_order = "interior";
+  float dark = -1.0f;  // in normalised image units
   /// An object with fewer voxels than this is dropped and its voxels stay free.
   int64_t min_voxels = 50;
   /// FOVs one object may take at most (a guard against an object that floods everything).
