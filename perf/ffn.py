@@ -57,7 +57,8 @@ def ffn_quality(a, config_path, checkpoint, volumes):
     """Mean scores of flood-filling every held-out volume."""
     results = [json_output([a.tessera, "ffn", "segment", config_path, "--checkpoint", checkpoint, "--volume", v,
                             "--min-voxels", str(a.min_voxels), "--json"], a.threads) for v in volumes]
-    return {k: sum(r[k] for r in results) / len(results) for k in ("vi", "vi_split", "vi_merge", "rand_error", "seconds")}
+    keys = ("vi", "vi_split", "vi_merge", "rand_error", "seconds")
+    return {k: sum(r[k] for r in results) / len(results) for k in keys}
 
 
 def components_quality(a, unet_path, checkpoint, volumes):

@@ -88,8 +88,9 @@ eval::Labels segmentation_of(const ScoreArgs& a, const eval::Labels& truth, cons
     const Shape& shape = array.shape;
     const int64_t k = shape.rank() == 4 ? shape[3] : 1;
     if (shape.rank() < 3 || shape.rank() > 4 || shape[0] * shape[1] * shape[2] != static_cast<int64_t>(truth.size()))
-      throw ConfigError("--components", "a map [D, H, W] or [D, H, W, K] of the truth's " + std::to_string(truth.size()) +
-                                            " voxels was expected, the dataset holds " + shape.str());
+      throw ConfigError("--components", "a map [D, H, W] or [D, H, W, K] of the truth's " +
+                                            std::to_string(truth.size()) + " voxels was expected, the dataset holds " +
+                                            shape.str());
     const int64_t channel = a.channel < 0 ? k - 1 : a.channel;
     if (channel >= k)
       throw ConfigError("--channel", format("the map has %lld channel(s); there is no channel %lld",

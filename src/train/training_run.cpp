@@ -63,7 +63,8 @@ TrainingRun::TrainingRun(const nlohmann::json& config, const RunOverrides& o) : 
     o.extension->configure(section ? &*section : nullptr);
   }
   auto data_cfg = root.object("data");
-  data_ = o.extension ? o.extension->make_datasets(data_cfg, options_, *model_) : io::make_datasets(data_cfg, options_.seed);
+  data_ = o.extension ? o.extension->make_datasets(data_cfg, options_, *model_)
+                      : io::make_datasets(data_cfg, options_.seed);
   root.finish();
   if (o.held_out_samples > 0) hold_out(o.held_out_samples, o.held_out_key);
 
