@@ -15,20 +15,24 @@ UNET = "examples/ffn/unet_cells48.json"
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
+def threads_env(threads):
+    """The environment of a tessera process with `threads` OpenMP threads that sleep when idle."""
+    return dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false", OMP_WAIT_POLICY="passive")
+
+
 def tessera_run(command, out_path, threads, ranks=1):
     """Runs a tessera command (under mpirun for ranks > 1) with `threads` OpenMP threads per rank."""
     if ranks > 1:
         command = ["mpirun", "-np", str(ranks), "--bind-to", "none"] + command
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false", OMP_WAIT_POLICY="passive")
     start = time.monotonic()
     with open(out_path, "w") as out:
-        subprocess.run(command, check=True, stdout=out, stderr=subprocess.STDOUT, env=env)
+        subprocess.run(command, check=True, stdout=out, stderr=subprocess.STDOUT, env=threads_env(threads))
     return time.monotonic() - start
 
 
 def json_output(command, threads):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false", OMP_WAIT_POLICY="passive")
-    out = subprocess.run(command, check=True, capture_output=True, text=True, env=env).stdout
+    """The JSON object a tessera command prints last."""
+    out = subprocess.run(command, check=True, capture_output=True, text=True, env=threads_env(threads)).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 

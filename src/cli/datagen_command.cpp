@@ -13,6 +13,7 @@
 #include "tessera/core/format.hpp"
 #include "tessera/core/seconds_since.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/io/dataset.hpp"
 #include "tessera/parallel/communicator.hpp"
 #ifdef TESSERA_HAVE_HDF5
 #include "tessera/io/cell_samples.hpp"
@@ -229,7 +230,7 @@ CLI::App* add_datagen_command(CLI::App& app, DatagenArgs& a) {
 int run_datagen(DatagenArgs& a) {
 #ifndef TESSERA_HAVE_HDF5
   (void)a;
-  throw ConfigError("datagen", "this build of Tessera has no HDF5 support (configure with -DTESSERA_ENABLE_HDF5=ON)");
+  throw io::hdf5_missing("datagen");
 #else
   return a.generator == "cells" ? run_cells(a) : run_cosmoflow(a);
 #endif

@@ -8,6 +8,7 @@
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/stop_request.hpp"
+#include "tessera/io/dataset.hpp"
 #include "tessera/parallel/communicator.hpp"
 #ifdef TESSERA_HAVE_HDF5
 #include "tessera/io/fashion_mnist.hpp"
@@ -42,7 +43,7 @@ CLI::App* add_fashion_mnist_command(CLI::App& datagen, FashionMnistArgs& a) {
 int run_fashion_mnist(FashionMnistArgs& a) {
 #ifndef TESSERA_HAVE_HDF5
   (void)a;
-  throw ConfigError("datagen", "this build of Tessera has no HDF5 support (configure with -DTESSERA_ENABLE_HDF5=ON)");
+  throw io::hdf5_missing("datagen");
 #else
   // Nothing to save half-way: a stop ends the process at once and removes the file being written.
   const StopSignalHandlers signals(StopMode::at_once);

@@ -10,6 +10,7 @@
 #include "tessera/eval/segmentation_scores.hpp"
 #include "tessera/ffn/ffn_options.hpp"
 #include "tessera/ffn/flood_filler.hpp"
+#include "tessera/io/dataset.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/train/trained_model.hpp"
 #ifdef TESSERA_HAVE_HDF5
@@ -70,11 +71,6 @@ ffn::FfnOptions ffn_options_of(const nlohmann::json& config) {
   return ffn::FfnOptions::from_json(section);
 }
 
-io::Normalization normalization_of(const nlohmann::json& config) {
-  if (!config.contains("data") || !config["data"].contains("normalize")) return {};
-  return io::Normalization::from_json(ConfigObject(config["data"]["normalize"], "$.data.normalize"));
-}
-
 void write_segmentation(const std::string& path, const ffn::LabeledVolume& v, const eval::Labels& ids,
                         const std::string& config) {
   io::SampleSchema schema;
@@ -130,8 +126,7 @@ void report(const FfnSegmentArgs& a, const ffn::FloodFillResult& r, const eval::
 int run_ffn_segment(const FfnSegmentArgs& a) {
 #ifndef TESSERA_HAVE_HDF5
   (void)a;
-  throw ConfigError("ffn segment",
-                    "this build of Tessera has no HDF5 support (configure with -DTESSERA_ENABLE_HDF5=ON)");
+  throw io::hdf5_missing("ffn segment");
 #else
   if (a.checkpoint.empty() && !a.untrained)
     throw ConfigError("ffn segment", "which network? give --checkpoint FILE (or --untrained for a baseline)");
@@ -139,7 +134,7 @@ int run_ffn_segment(const FfnSegmentArgs& a) {
   const nlohmann::json config = read_json_file(a.config);
   const ffn::FfnOptions options = ffn_options_of(config);
   const ffn::LabeledVolume volume = ffn::read_labeled_volume(a.volume, a.sample, a.no_score ? "" : a.truth_dataset,
-                                                             normalization_of(config), "--volume");
+                                                             io::Normalization::of_run_config(config), "--volume");
   train::TrainedModel trained(config, a.checkpoint, a.backend);
   ffn::FloodFiller filler(trained.model(), options, a.fill);
   const ffn::FloodFillResult r = filler.segment(volume);

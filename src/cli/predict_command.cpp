@@ -9,6 +9,7 @@
 #include "tessera/core/json_reader.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/io/normalization.hpp"
+#include "tessera/io/dataset.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/train/trained_model.hpp"
 #ifdef TESSERA_HAVE_HDF5
@@ -55,21 +56,6 @@ void to_probabilities(std::vector<float>& out, int64_t k, const std::string& los
   }
 }
 
-std::vector<float> normalised_input(const PredictArgs& a, const nlohmann::json& config, const io::SampleArray& in) {
-  io::Normalization n;
-  if (config.contains("data") && config["data"].contains("normalize"))
-    n = io::Normalization::from_json(ConfigObject(config["data"]["normalize"], "$.data.normalize"));
-  const int64_t channels = in.shape[in.shape.rank() - 1];
-  const std::vector<float> c = n.coefficients(channels, "$.data.normalize");
-  std::vector<float> x(in.values.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    const auto ch = static_cast<size_t>(static_cast<int64_t>(i) % channels);
-    const double v = n.transform == io::Normalization::Transform::log1p ? std::log1p(in.values[i]) : in.values[i];
-    x[i] = static_cast<float>(v) * c[ch] + c[static_cast<size_t>(channels) + ch];
-  }
-  (void)a;
-  return x;
-}
 
 }  // namespace
 #endif
@@ -77,7 +63,7 @@ std::vector<float> normalised_input(const PredictArgs& a, const nlohmann::json& 
 int run_predict(const PredictArgs& a) {
 #ifndef TESSERA_HAVE_HDF5
   (void)a;
-  throw ConfigError("predict", "this build of Tessera has no HDF5 support (configure with -DTESSERA_ENABLE_HDF5=ON)");
+  throw io::hdf5_missing("predict");
 #else
   if (parallel::Communicator::world().rank() != 0) return 0;  // one process's work
   const nlohmann::json config = read_json_file(a.config);
@@ -88,7 +74,8 @@ int run_predict(const PredictArgs& a) {
                               std::array<int64_t, 3>{in.shape[0], in.shape[1], in.shape[2]});
   model::Model& m = trained.model();
   Tensor x(Shape{1, in.shape[0], in.shape[1], in.shape[2], in.shape[3]}, "tessera::predict_input");
-  const std::vector<float> host = normalised_input(a, config, in);
+  const std::vector<float> host = io::normalize_on_host(in.values, in.shape[3], io::Normalization::of_run_config(config),
+                                                        "$.data.normalize", a.input + ": dataset 'inputs'");
   x.copy_from_host(host);
   const Tensor& y = m.forward(x, {layers::Mode::inference, 0, 1});
   const Shape out_shape = y.shape();

@@ -11,6 +11,7 @@
 #include "tessera/core/rng.hpp"
 #include "tessera/eval/connected_components.hpp"
 #include "tessera/eval/segmentation_scores.hpp"
+#include "tessera/io/dataset.hpp"
 #include "tessera/parallel/communicator.hpp"
 #ifdef TESSERA_HAVE_HDF5
 #include "tessera/io/hdf5_sample_array.hpp"
@@ -60,13 +61,11 @@ namespace {
 
 /// The true objects' ids and their volume's (D, H, W).
 eval::Labels read_ids(const io::SampleArray& array, const std::string& what) {
-  eval::Labels ids(array.values.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const double v = array.values[i];
-    if (!(v >= 0 && v <= 4294967295.0) || v != static_cast<double>(static_cast<uint32_t>(v)))
-      throw ConfigError(what, format("value %g at voxel %zu is not an object id (a whole number from 0)", v, i));
-    ids[i] = static_cast<uint32_t>(v);
-  }
+  eval::Labels ids;
+  const int64_t bad = eval::labels_from_values(array.values, ids);
+  if (bad >= 0)
+    throw ConfigError(what, format("value %g at voxel %lld is not an object id (a whole number from 0)",
+                                   array.values[static_cast<size_t>(bad)], static_cast<long long>(bad)));
   return ids;
 }
 
@@ -121,7 +120,7 @@ std::string source_of(const ScoreArgs& a) {
 int run_score(const ScoreArgs& a) {
 #ifndef TESSERA_HAVE_HDF5
   (void)a;
-  throw ConfigError("score", "this build of Tessera has no HDF5 support (configure with -DTESSERA_ENABLE_HDF5=ON)");
+  throw io::hdf5_missing("score");
 #else
   if (a.segmentation.empty() && a.components.empty() && a.noisy_truth < 0)
     throw ConfigError("score", "nothing to score: give --segmentation, --components or --noisy-truth");

@@ -62,4 +62,15 @@ SegmentationScores score_segmentation(const Labels& truth, const Labels& found) 
   return s;
 }
 
+int64_t labels_from_values(const std::vector<double>& values, Labels& ids) {
+  ids.resize(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    if (!(v >= 0 && v <= 4294967295.0) || v != static_cast<double>(static_cast<uint32_t>(v)))
+      return static_cast<int64_t>(i);
+    ids[i] = static_cast<uint32_t>(v);
+  }
+  return -1;
+}
+
 }  // namespace tessera::eval

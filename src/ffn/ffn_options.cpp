@@ -3,6 +3,9 @@
 #include <cmath>
 #include <string>
 
+#include "tessera/core/error.hpp"
+#include "tessera/model/model.hpp"
+
 namespace tessera::ffn {
 
 std::array<int64_t, 3> FfnOptions::training_reach() const {
@@ -28,6 +31,21 @@ FfnOptions FfnOptions::from_json(ConfigObject& cfg) {
   o.segment_threshold = static_cast<float>(cfg.number_in("segment_threshold", 0.5, 0.999, 0.6));
   cfg.finish();
   return o;
+}
+
+void check_ffn_model(const model::Model& model, const FfnOptions& o) {
+  const auto& f = o.fov;
+  const Shape in = model.sample_shape(), out = model.output_shape(1);
+  const std::string fov = std::to_string(f[0]) + "x" + std::to_string(f[1]) + "x" + std::to_string(f[2]);
+  if (in != Shape{f[0], f[1], f[2], 2})
+    throw ConfigError("$.model.input", "an FFN with a " + fov + " FOV reads [" + std::to_string(f[0]) + ", " +
+                                           std::to_string(f[1]) + ", " + std::to_string(f[2]) +
+                                           ", 2] (the image and the object map); the model's input is " + in.str() +
+                                           ": set \"size\" to $.ffn.fov and \"channels\" to 2");
+  if (out != Shape{1, f[0], f[1], f[2], 1})
+    throw ConfigError("$.model.layers", "an FFN gives one object logit per voxel of its " + fov +
+                                            " FOV; the model's output per sample is " + out.str() +
+                                            " (end with a 1-filter convolution keeping the size)");
 }
 
 float logit(float probability) { return std::log(probability / (1.0f - probability)); }

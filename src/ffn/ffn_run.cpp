@@ -13,29 +13,9 @@ void FfnRun::configure(ConfigObject* section) {
   options_ = FfnOptions::from_json(*section);
 }
 
-namespace {
-
-/// The model must read FOVs of the image and the object map and give one logit per FOV voxel.
-void check_model(const model::Model& model, const FfnOptions& o) {
-  const auto& f = o.fov;
-  const Shape in = model.sample_shape(), out = model.output_shape(1);
-  const std::string fov = std::to_string(f[0]) + "x" + std::to_string(f[1]) + "x" + std::to_string(f[2]);
-  if (in != Shape{f[0], f[1], f[2], 2})
-    throw ConfigError("$.model.input", "an FFN with a " + fov + " FOV reads [" + std::to_string(f[0]) + ", " +
-                                           std::to_string(f[1]) + ", " + std::to_string(f[2]) +
-                                           ", 2] (the image and the object map); the model's input is " + in.str() +
-                                           ": set \"size\" to $.ffn.fov and \"channels\" to 2");
-  if (out != Shape{1, f[0], f[1], f[2], 1})
-    throw ConfigError("$.model.layers", "an FFN gives one object logit per voxel of its " + fov +
-                                            " FOV; the model's output per sample is " + out.str() +
-                                            " (end with a 1-filter convolution keeping the size)");
-}
-
-}  // namespace
-
 io::DataSplit FfnRun::make_datasets(ConfigObject& data, const train::TrainingOptions& options,
                                     const model::Model& model) {
-  check_model(model, options_);
+  check_ffn_model(model, options_);
   data.choice("source", {"hdf5"}, "hdf5");
   const std::string instances = data.string("instances", "instances");
   const io::Normalization normalization =

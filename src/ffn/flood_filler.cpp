@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <deque>
 #include <set>
 #include <vector>
@@ -38,7 +37,7 @@ class ObjectTrace {
         fov_(options.fov_voxels()),
         inputs_(Shape{1, options.fov[0], options.fov[1], options.fov[2], 2}, "tessera::ffn_fov"),
         host_(static_cast<size_t>(fov_ * 2)),
-        probability_(static_cast<size_t>(fov_)) {}
+        logits_(static_cast<size_t>(fov_)) {}
 
   /// Grows the object of `seed`; returns the FOVs it took and where they lay.
   int64_t grow(const Voxel& seed, int64_t max_fovs, Bounds& bounds) {
@@ -57,7 +56,8 @@ class ObjectTrace {
       // The reference's early end: a seed the network no longer believes in (a membrane, or an
       // object that drifted away from it) is not followed further.
       if (map_.at(seed) < strong) break;
-      for (const FovMove& m : face_max_moves(probability_, options_.fov, options_.delta, options_.move_threshold)) {
+      for (const FovMove& m :
+           face_max_moves_of_logits(logits_.data(), options_.fov, options_.delta, options_.move_threshold)) {
         const Voxel next{centre[0] + m.offset[0], centre[1] + m.offset[1], centre[2] + m.offset[2]};
         if (map_.holds_fov(next, options_.fov) && visited.insert(next).second) queue.push_back(next);
       }
@@ -79,11 +79,10 @@ class ObjectTrace {
     map_.crop(centre, options_.fov, host_.data() + 1, 2);
     inputs_.copy_from_host(host_);
     const Tensor& out = model_.forward(inputs_, {layers::Mode::inference, 0, 1});
-    const std::vector<float> logits = out.to_host();
-    if (static_cast<int64_t>(logits.size()) != fov_)
+    logits_ = out.to_host();
+    if (static_cast<int64_t>(logits_.size()) != fov_)
       throw ShapeError("FFN inference: the model's output " + out.shape().str() + " is not one logit per FOV voxel");
-    map_.paste(centre, options_.fov, logits.data());
-    for (size_t i = 0; i < logits.size(); ++i) probability_[i] = 1.0f / (1.0f + std::exp(-logits[i]));
+    map_.paste(centre, options_.fov, logits_.data());
   }
 
   model::Model& model_;
@@ -92,18 +91,14 @@ class ObjectTrace {
   ObjectMap& map_;
   int64_t fov_;
   Tensor inputs_;
-  std::vector<float> host_, probability_;
+  std::vector<float> host_, logits_;  // the FOV's inputs, and the last prediction
 };
 
 }  // namespace
 
 FloodFiller::FloodFiller(model::Model& model, const FfnOptions& options, const FloodFillOptions& fill)
     : model_(model), options_(options), fill_(fill) {
-  const Shape in = model.sample_shape();
-  if (in.rank() != 4 || in[0] != options.fov[0] || in[1] != options.fov[1] || in[2] != options.fov[2] || in[3] != 2)
-    throw ConfigError("$.model.input", "an FFN reads FOVs of [" + std::to_string(options.fov[0]) + ", " +
-                                           std::to_string(options.fov[1]) + ", " + std::to_string(options.fov[2]) +
-                                           ", 2] (image and object map), the model's input is " + in.str());
+  check_ffn_model(model, options);
   if (fill.seed_spacing < 1) throw ConfigError("--seed-spacing", "must be at least 1");
   if (fill.seed_order != "grid" && fill.seed_order != "interior")
     throw ConfigError("--seed-order", "expected grid or interior, got " + fill.seed_order);

@@ -1,6 +1,5 @@
 #include "tessera/ffn/fov_example.hpp"
 
-#include <cmath>
 #include <cstdlib>
 #include <vector>
 
@@ -55,9 +54,7 @@ void FovExample::write_targets(float* row) const {
 
 bool FovExample::advance(const float* logits) {
   map_.paste(centre_, options_.fov, logits);
-  std::vector<float> probability(static_cast<size_t>(options_.fov_voxels()));
-  for (size_t i = 0; i < probability.size(); ++i) probability[i] = 1.0f / (1.0f + std::exp(-logits[i]));
-  for (const FovMove& m : face_max_moves(probability, options_.fov, options_.delta, options_.move_threshold)) {
+  for (const FovMove& m : face_max_moves_of_logits(logits, options_.fov, options_.delta, options_.move_threshold)) {
     const Voxel next{centre_[0] + m.offset[0], centre_[1] + m.offset[1], centre_[2] + m.offset[2]};
     bool near = true;
     for (size_t a = 0; a < 3; ++a)

@@ -1,6 +1,7 @@
 #include "tessera/ffn/fov_moves.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "tessera/core/error.hpp"
@@ -67,6 +68,13 @@ std::vector<FovMove> face_max_moves(const std::vector<float>& probability, const
   }
   std::stable_sort(moves.begin(), moves.end(), [](const FovMove& a, const FovMove& b) { return a.score > b.score; });
   return moves;
+}
+
+std::vector<FovMove> face_max_moves_of_logits(const float* logits, const std::array<int64_t, 3>& fov,
+                                              const std::array<int64_t, 3>& delta, float threshold) {
+  std::vector<float> probability(static_cast<size_t>(fov[0] * fov[1] * fov[2]));
+  for (size_t i = 0; i < probability.size(); ++i) probability[i] = 1.0f / (1.0f + std::exp(-logits[i]));
+  return face_max_moves(probability, fov, delta, threshold);
 }
 
 }  // namespace tessera::ffn

@@ -20,6 +20,10 @@ std::array<int64_t, 3> Dataset::spatial_size() const {
   return {1, 1, 1};
 }
 
+ConfigError hdf5_missing(const std::string& where) {
+  return ConfigError(where, "this build of Tessera has no HDF5 support (configure with -DTESSERA_ENABLE_HDF5=ON)");
+}
+
 void check_load_arguments(const std::string& who, const std::array<int64_t, 3>& size, const parallel::Box& box,
                           int64_t rows, const Tensor& inputs, int64_t input_channels, const Tensor& targets,
                           int64_t target_values_per_row) {
@@ -137,8 +141,7 @@ DataSplit make_datasets(ConfigObject& cfg, uint64_t seed) {
 #ifdef TESSERA_HAVE_HDF5
     split = hdf5_datasets(cfg, seed);
 #else
-    throw ConfigError(cfg.path_of("source"),
-                      "this build of Tessera has no HDF5 support (configure with -DTESSERA_ENABLE_HDF5=ON)");
+    throw hdf5_missing(cfg.path_of("source"));
 #endif
   }
   cfg.finish();

@@ -204,4 +204,24 @@ int64_t convert_values_on_host(const void* values, ElementType type, int64_t cou
   return -1;
 }
 
+Normalization Normalization::of_run_config(const nlohmann::json& config) {
+  if (!config.is_object() || !config.contains("data") || !config.at("data").is_object() ||
+      !config.at("data").contains("normalize"))
+    return {};
+  return from_json(ConfigObject(config.at("data").at("normalize"), "$.data.normalize"));
+}
+
+std::vector<float> normalize_on_host(const std::vector<double>& values, int64_t channels, const Normalization& n,
+                                     const std::string& where, const std::string& what) {
+  const DeviceCoefficients coefficients = DeviceCoefficients::of(n.coefficients(channels, where));
+  const std::vector<float> stored(values.begin(), values.end());
+  std::vector<float> out(values.size());
+  const int64_t bad = convert_values_on_host(stored.data(), ElementType::float32, static_cast<int64_t>(stored.size()),
+                                             n.transform, coefficients, out.data());
+  if (bad >= 0)
+    throw IoError(what + format(": value %g at index %lld is not finite once normalised (%s)",
+                                values[static_cast<size_t>(bad)], static_cast<long long>(bad), n.str().c_str()));
+  return out;
+}
+
 }  // namespace tessera::io

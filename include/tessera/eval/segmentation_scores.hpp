@@ -33,4 +33,9 @@ struct SegmentationScores {
 /// Throws Error when the two differ in size or no voxel has a true object.
 SegmentationScores score_segmentation(const Labels& truth, const Labels& found);
 
+/// Object ids as a data file stores them, read as doubles (io::SampleArray's values), into
+/// `ids`; returns the index of the first value that is not an id (a whole number in
+/// [0, 2^32)), or −1 when all are, so that each reader names its own file in the error.
+int64_t labels_from_values(const std::vector<double>& values, Labels& ids);
+
 }  // namespace tessera::eval

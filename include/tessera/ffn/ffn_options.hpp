@@ -6,6 +6,10 @@
 
 #include "tessera/core/config.hpp"
 
+namespace tessera::model {
+class Model;
+}
+
 namespace tessera::ffn {
 
 /// How a flood-filling network moves over a volume. Defaults follow the reference
@@ -36,6 +40,11 @@ struct FfnOptions {
   /// "delta" take one integer for all axes or [D, H, W].
   static FfnOptions from_json(ConfigObject& cfg);
 };
+
+/// Throws ConfigError naming $.model.input unless `model` reads FOVs of `options` with two
+/// channels (the image and the object map), and $.model.layers unless it gives one logit per
+/// FOV voxel: what training (FfnRun) and inference (FloodFiller) both need.
+void check_ffn_model(const model::Model& model, const FfnOptions& options);
 
 /// log(p / (1 − p)): what the object map and the network's output hold.
 float logit(float probability);

@@ -33,4 +33,9 @@ struct FovMove {
 std::vector<FovMove> face_max_moves(const std::vector<float>& probability, const std::array<int64_t, 3>& fov,
                                     const std::array<int64_t, 3>& delta, float threshold);
 
+/// face_max_moves of the probability that the network's `logits` (fov voxels) give: what
+/// training and inference both ask after each prediction.
+std::vector<FovMove> face_max_moves_of_logits(const float* logits, const std::array<int64_t, 3>& fov,
+                                              const std::array<int64_t, 3>& delta, float threshold);
+
 }  // namespace tessera::ffn

@@ -22,7 +22,6 @@ struct LabeledVolume {
 
   int64_t voxels() const { return size[0] * size[1] * size[2]; }
   int64_t index(const Voxel& v) const { return (v[0] * size[1] + v[1]) * size[2] + v[2]; }
-  bool contains(const Voxel& v) const;
 };
 
 /// Sample `sample` of the data file `path`: the one-channel image of "inputs" and, unless

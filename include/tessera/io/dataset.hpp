@@ -54,6 +54,9 @@ struct DataSplit {
 /// docs/config.md lists the keys). `seed` is the run's seed, the default of "data.seed".
 DataSplit make_datasets(ConfigObject& cfg, uint64_t seed);
 
+/// The error of a command or data source that needs HDF5 in a build without it, at `where`.
+ConfigError hdf5_missing(const std::string& where);
+
 /// Throws ShapeError naming `who` unless `box` lies inside a sample of spatial size `size`
 /// and `inputs` / `targets` hold at least `rows` rows of the box.
 void check_load_arguments(const std::string& who, const std::array<int64_t, 3>& size, const parallel::Box& box,

@@ -21,6 +21,9 @@ struct Normalization {
   /// Reads {"transform": "none" | "log1p", "mean": number | [numbers], "std": number | [numbers]}
   /// and rejects other keys (errors name the JSON path).
   static Normalization from_json(const ConfigObject& cfg);
+  /// The normalisation of a run config's data section ("data.normalize"; none without one),
+  /// for tools that read samples outside a dataset (`tessera predict`, `tessera ffn segment`).
+  static Normalization of_run_config(const nlohmann::json& config);
   /// Per channel, the scale 1/std followed by the shift −mean/std (2·channels floats). Throws
   /// ConfigError at `where` when mean or std has neither 1 nor `channels` entries.
   std::vector<float> coefficients(int64_t channels, const std::string& where) const;
@@ -51,5 +54,12 @@ int64_t convert_values(const void* values, ElementType type, int64_t count, Norm
 /// the index of the first value that is not finite, or −1.
 int64_t convert_values_on_host(const void* values, ElementType type, int64_t count, Normalization::Transform transform,
                                const DeviceCoefficients& coefficients, float* out);
+
+/// One whole sample's values as read from a file (doubles, e.g. io::SampleArray's; channels-last,
+/// `channels` per voxel) normalised on the host exactly as training reads them: their float32
+/// values through convert_values_on_host. ConfigError at `where` when the means or stds do not fit
+/// the channels; IoError naming `what` for a value that is or becomes not finite.
+std::vector<float> normalize_on_host(const std::vector<double>& values, int64_t channels, const Normalization& n,
+                                     const std::string& where, const std::string& what);
 
 }  // namespace tessera::io
