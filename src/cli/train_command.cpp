@@ -138,6 +138,29 @@ int run_population(TrainArgs& a, const nlohmann::json& config) {
   return report.stop_signal != 0 ? report_stop(a, population.checkpoint_path(), report) : 0;
 }
 
+/// How the run computes and splits its batch: backend, precision, cuDNN's choices, balance.
+void add_compute_options(CLI::App* cmd, TrainArgs& a) {
+  cmd->add_option("--backend", a.overrides.backend,
+                  "Default op backend for layers that do not name one: auto (fastest available, falling back "
+                  "to kokkos per layer) or a compiled-in backend (see `tessera info`)")
+      ->capture_default_str();
+  cmd->add_option("--precision", a.overrides.precision,
+                  "Override training.precision, the type activations are computed in: fp32, bf16 or fp16 "
+                  "(parameters and optimizer state stay fp32; fp16 with dynamic loss scaling), or tf32 (fp32 "
+                  "data, TF32 tensor-core products in cuDNN's convolutions); see docs/precision.md");
+  cmd->add_option("--balance", a.overrides.balance,
+                  "Override training.balance, how each global batch splits over the sample groups: even (shares "
+                  "that differ by at most one sample), measured (in proportion to each rank's measured speed, set "
+                  "after the first steps and again each epoch) or one weight per rank, e.g. 2,1 (docs/parallelism.md)");
+  cmd->add_option("--cudnn-algorithms", a.overrides.cudnn_algorithms,
+                  "Override cudnn.algorithms: heuristic (cuDNN's ranking, the same every run) or benchmark (time "
+                  "the candidates on the first call; see docs/gpu.md)")
+      ->check(CLI::IsMember({"heuristic", "benchmark"}));
+  cmd->add_option("--cudnn-deterministic", a.overrides.cudnn_deterministic,
+                  "Override cudnn.deterministic: true takes only algorithms that repeat bit for bit, false also "
+                  "those that sum with atomics");
+}
+
 }  // namespace
 
 CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
@@ -159,21 +182,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->check(at_least(0));
   cmd->add_option("--seed", a.seed, "Override training.seed (initialisation, data order, dropout), 0 to 2^62")
       ->check(seed_in_range);
-  cmd->add_option("--backend", a.overrides.backend,
-                  "Default op backend for layers that do not name one: auto (fastest available, falling back "
-                  "to kokkos per layer) or a compiled-in backend (see `tessera info`)")
-      ->capture_default_str();
-  cmd->add_option("--precision", a.overrides.precision,
-                  "Override training.precision, the type activations are computed in: fp32, bf16 or fp16 "
-                  "(parameters and optimizer state stay fp32; fp16 with dynamic loss scaling), or tf32 (fp32 "
-                  "data, TF32 tensor-core products in cuDNN's convolutions); see docs/precision.md");
-  cmd->add_option("--cudnn-algorithms", a.overrides.cudnn_algorithms,
-                  "Override cudnn.algorithms: heuristic (cuDNN's ranking, the same every run) or benchmark (time "
-                  "the candidates on the first call; see docs/gpu.md)")
-      ->check(CLI::IsMember({"heuristic", "benchmark"}));
-  cmd->add_option("--cudnn-deterministic", a.overrides.cudnn_deterministic,
-                  "Override cudnn.deterministic: true takes only algorithms that repeat bit for bit, false also "
-                  "those that sum with atomics");
+  add_compute_options(cmd, a);
   cmd->add_option("--distribution", a.distribution,
                   "Override model.distribution, the split of every layer without its own, as JSON, e.g. "
                   "'{\"sample\": 2, \"depth\": 2}' (counts must multiply to the number of ranks), or auto: "

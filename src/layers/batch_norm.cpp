@@ -61,6 +61,7 @@ void BatchNorm::reshape(const std::vector<Shape>& inputs) {
   require_shape(s[s.rank() - 1] == channels_, where() + ": input " + s.str() + " does not have the " +
                                                   std::to_string(channels_) + " channels it was set up with");
   rows_ = s.numel() / channels_;
+  samples_ = s[0];
   ops::BatchNormGeometry g;
   g.rows = rows_;
   g.channels = channels_;
@@ -82,19 +83,23 @@ const parallel::Communicator& BatchNorm::statistics_group() const {
   return sync_ ? grid().replicas() : grid().spatial();
 }
 
-double BatchNorm::group_rows() const {
-  // Every rank holds an equal share of the mini-batch and of each sample (splits are even).
-  return static_cast<double>(rows_) * statistics_group().size();
+double BatchNorm::group_rows(const StepInfo& step) const {
+  // A spatial group splits each of its samples evenly; with "sync" the samples are the whole
+  // batch, whose sample groups may hold different numbers of them (SampleShares).
+  const double over_space = static_cast<double>(rows_) * grid().spatial().size();
+  if (!sync_ || samples_ == 0) return over_space;
+  const int64_t batch = step.batch > 0 ? step.batch : samples_ * grid().distribution().sample;
+  return over_space / static_cast<double>(samples_) * static_cast<double>(batch);
 }
 
 void BatchNorm::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) {
   const Tensor& x = inputs.at(0);
   if (step.mode == Mode::training) {
-    require_shape(group_rows() > 1,
+    require_shape(group_rows(step) > 1,
                   where() + ": training needs more than one value per channel, got input " + x.shape().str());
     op_->statistics(x, sums_);
     statistics_group().allreduce_sum(sums_);
-    kokkos_backend::batch_norm_batch_statistics(sums_, group_rows(), momentum_, epsilon_, mean_, invstd_,
+    kokkos_backend::batch_norm_batch_statistics(sums_, group_rows(step), momentum_, epsilon_, mean_, invstd_,
                                                 running_mean_->value, running_var_->value);
   } else {
     kokkos_backend::batch_norm_running_statistics(running_mean_->value, running_var_->value, epsilon_, mean_, invstd_);
@@ -115,7 +120,7 @@ void BatchNorm::backward(const std::vector<Tensor>& inputs, const Tensor& /*outp
   // dx depends on the sums over every sample the statistics came from.
   if (batch_stats) statistics_group().allreduce_sum(grad_sums_);
   op_->backward_data(x, grad_output, mean_, invstd_, gamma_->value, grad_sums_,
-                     batch_stats ? group_rows() : static_cast<double>(rows_), batch_stats, grad_inputs[0]);
+                     batch_stats ? group_rows(step) : static_cast<double>(rows_), batch_stats, grad_inputs[0]);
 }
 
 }  // namespace tessera::layers

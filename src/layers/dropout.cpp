@@ -21,7 +21,8 @@ Shape Dropout::output_shape(const std::vector<Shape>& inputs) const {
 
 kokkos_backend::BlockPlacement Dropout::placement(const Tensor& t, const StepInfo& step) const {
   kokkos_backend::BlockPlacement placed;
-  placed.first_sample = grid().first_sample(step.batch, where());
+  // A step without its global batch (a layer run alone) is one whole batch on this rank.
+  placed.first_sample = step.batch > 0 ? grid().first_sample(step.batch, where()) : 0;
   if (grid().distribution().is_spatial() && t.shape().rank() > 2) {
     placed.sample = parallel::spatial_size_of(global_shape(t.shape()));
     placed.offset = grid().local_box(placed.sample, where()).offset;

@@ -14,6 +14,9 @@ void Layer::declare(const std::vector<Shape>& inputs, const LayerContext& ctx, P
 
 void Layer::reshape(const std::vector<Shape>& /*inputs*/) {}
 
-Shape Layer::global_shape(const Shape& local) const { return ctx_.grid.global_shape(local); }
+Shape Layer::global_shape(const Shape& local) const {
+  const int64_t batch = batch_ > 0 || local.rank() == 0 ? batch_ : local[0] * ctx_.grid.distribution().sample;
+  return ctx_.grid.global_shape(local, batch);
+}
 
 }  // namespace tessera::layers

@@ -12,10 +12,16 @@ Shape Redistribute::output_shape(const std::vector<Shape>& inputs) const {
 
 void Redistribute::reshape(const std::vector<Shape>& inputs) {
   const Shape& local = inputs.at(0);
-  if (move_ && local == input_) return;
-  const Shape global = from_.global_shape(local);
+  const int64_t batch = this->batch() > 0 ? this->batch() : local[0] * from_.distribution().sample;
+  // The plan holds every rank's block: new shares move other ranks' blocks even where this
+  // rank's stays the same.
+  const uint64_t shares = from_.shares()->version();
+  if (move_ && local == input_ && batch == batch_ && shares == shares_version_) return;
+  const Shape global = from_.global_shape(local, batch);
   move_ = std::make_unique<parallel::Redistribution>(from_, grid(), global, where(), context().precision);
   input_ = local;
+  batch_ = batch;
+  shares_version_ = shares;
 }
 
 void Redistribute::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {

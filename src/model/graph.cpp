@@ -35,9 +35,11 @@ std::vector<Shape> Graph::local_inputs(size_t node, int64_t batch) const {
 }
 
 void Graph::check_batch(int64_t batch) const {
-  if (batch % batch_multiple != 0)
-    throw ShapeError("a global batch of " + std::to_string(batch) + " samples does not split over the model's " +
-                     "distributions; use a multiple of " + std::to_string(batch_multiple));
+  if (batch < min_batch)
+    throw ShapeError("a global batch of " + std::to_string(batch) + " samples leaves some of the model's " +
+                     std::to_string(min_batch) + " sample groups without a sample; use at least " +
+                     std::to_string(min_batch));
+  for (const auto& node : nodes) node.grid().local_batch(batch, "layer '" + node.layer->name() + "'");
 }
 
 Footprint Graph::footprint(int64_t batch) const {

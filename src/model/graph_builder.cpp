@@ -1,6 +1,8 @@
 #include "tessera/model/graph_builder.hpp"
 
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <numeric>
 
 #include "tessera/core/error.hpp"
@@ -43,12 +45,12 @@ class Builder {
 const parallel::ProcessGrid& Builder::grid_for(const parallel::Distribution& d, const std::string& path) {
   auto it = grids_.find(d.str());
   if (it == grids_.end()) {
-    it = grids_.emplace(d.str(), parallel::ProcessGrid(d, options_.group, path)).first;
+    it = grids_.emplace(d.str(), parallel::ProcessGrid(d, options_.group, path, g_.shares)).first;
     // A channel group exchanges activations at every layer: across nodes it would be slow,
     // and the launch that fixes it is simple, so it is refused rather than run.
     parallel::check_channel_group_placement(it->second, path);
   }
-  g_.batch_multiple = g_.batch_multiple / std::gcd(g_.batch_multiple, int64_t{d.sample}) * d.sample;
+  g_.min_batch = std::max<int64_t>(g_.min_batch, d.sample);
   return it->second;
 }
 
@@ -94,13 +96,13 @@ int Builder::add(GraphNode node, const std::string& where) {
     // The layer's own output must split under its grid too: checked here, so that a window or
     // stride that leaves too few planes for the ranks is blamed on its layer, not on the next.
     Shape output = n.global_output;
-    output[0] = g_.batch_multiple;
+    output[0] = g_.min_batch;
     n.grid().local_shape(output, "layer '" + n.layer->name() + "' (" + n.layer->type() + "): its output " + output.str());
     // Blocks of a small batch only to declare parameters; the model sets the real ones.
     for (size_t k = 0; k < globals.size(); ++k) {
       const int in = n.inputs[k];  // its producer holds it under its own grid
       const auto& grid = in == Graph::kModelInput ? g_.input_grid : g_.nodes[static_cast<size_t>(in)].grid();
-      globals[k][0] = g_.batch_multiple;
+      globals[k][0] = g_.min_batch;
       locals.push_back(grid.local_shape(globals[k], "layer '" + n.layer->name() + "' (" + n.layer->type() + ")"));
     }
   } catch (const ShapeError& e) {
@@ -173,6 +175,7 @@ Graph Builder::build() {
   g_.fuse_conv_max_pool = spec_.fuse_conv_max_pool;
   g_.layers_path = spec_.layers_path;
   g_.declared = std::make_unique<ParameterCounter>();
+  g_.shares = options_.shares ? options_.shares : std::make_shared<parallel::SampleShares>(options_.group.size());
   parallel::Distribution data_parallel;
   data_parallel.sample = options_.group.size();
   g_.input_grid = grid_for(spec_.distribution.value_or(data_parallel), spec_.distribution_path);

@@ -41,7 +41,7 @@ void require_training_fits(const Graph& graph, int64_t batch, const std::string&
                            const std::string& capacity_text) {
   // A batch that does not split over the distributions has its own error, where the batch
   // is checked; there is nothing to weigh here.
-  if (batch % graph.batch_multiple != 0) return;
+  if (batch < graph.min_batch) return;
   MemoryNeed need;
   try {
     need = training_memory_need(graph, batch);

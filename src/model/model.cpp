@@ -22,7 +22,7 @@ std::unique_ptr<Model> Model::from_json(ConfigObject& spec, const BuildOptions& 
 Model::Model(Graph graph) : graph_(std::move(graph)), state_(graph_.nodes.size()) {
   set_up_layers();
   try {
-    reshape_for(graph_.batch_multiple);
+    reshape_for(graph_.min_batch);
   } catch (const ShapeError& e) {
     throw ConfigError(graph_.layers_path, e.what());
   }
@@ -50,11 +50,12 @@ void Model::set_up_layers() {
     GraphNode& node = graph_.nodes[i];
     std::vector<Shape> locals;
     try {
-      locals = graph_.local_inputs(i, graph_.batch_multiple);
+      locals = graph_.local_inputs(i, graph_.min_batch);
     } catch (const ShapeError& e) {
       throw ConfigError(node.spec_path, e.what());
     }
     state_[i].first_parameter = params_.trainable_count();
+    node.layer->set_batch(graph_.min_batch);
     node.layer->setup(locals, node.context, params_);
   }
   graph_.declared.reset();  // the layers now point into params_
@@ -64,6 +65,15 @@ Shape Model::output_shape(int64_t batch) const {
   Shape s = graph_.nodes.back().global_output;
   s[0] = batch;
   return s;
+}
+
+bool Model::splits(int64_t batch) const {
+  try {
+    graph_.check_batch(batch);
+  } catch (const ShapeError&) {
+    return false;
+  }
+  return true;
 }
 
 bool Model::has_spatial_split() const {
@@ -82,6 +92,7 @@ void Model::reshape_for(int64_t batch) {
     state.input_shapes = graph_.local_inputs(i, batch);  // each input as its producer holds it
     const std::string where = "layer '" + node.layer->name() + "' (" + node.layer->type() + ")";
     state.global_output = node.layer->output_shape(globals);
+    node.layer->set_batch(batch);
     node.layer->reshape(state.input_shapes);
     ensure_shape(state.output, node.grid().local_shape(state.global_output, where), node.layer->name() + ".output",
                  node.context.precision);
@@ -89,14 +100,16 @@ void Model::reshape_for(int64_t batch) {
     state.converted_grad.resize(node.inputs.size());
   }
   current_batch_ = batch;
+  current_shares_ = graph_.shares->version();
 }
 
 const Tensor& Model::forward(const Tensor& input, const layers::StepInfo& step) {
-  const int64_t batch = input.shape().rank() > 0 ? input.shape()[0] * input_grid().distribution().sample : 0;
-  require_shape(step.batch == 0 || step.batch == batch, "model input of shape " + input.shape().str() +
-                                                            " is not this rank's share of a batch of " +
-                                                            std::to_string(step.batch) + " samples");
-  if (batch != current_batch_) reshape_for(batch);
+  int64_t batch = step.batch;
+  if (batch == 0 && input.shape().rank() > 0) {
+    batch = input.shape()[0];
+    input_grid().samples().allreduce_sum(&batch, 1);
+  }
+  if (batch != current_batch_ || graph_.shares->version() != current_shares_) reshape_for(batch);
   const Shape expected = input_grid().local_shape(graph_.input_shape(batch), "model input");
   if (input.shape() != expected)
     throw ShapeError("model input has shape " + input.shape().str() + ", expected " + expected.str() +

@@ -1,4 +1,5 @@
 #include "tessera/parallel/communicator.hpp"
+#include "tessera/parallel/wait_clock.hpp"
 
 #include <cstring>
 #include <limits>
@@ -34,13 +35,20 @@ namespace {
 
 void check(int status, const char* call) { check_mpi(status, call); }
 
+/// check() of a call that may wait for other ranks: its time goes to this thread's WaitClock.
+template <class Call>
+void waited(Call&& call, const char* name) {
+  const WaitClock::Scope waiting;
+  check(call(), name);
+}
+
 /// MPI counts are int; longer buffers go in pieces.
 template <class T>
 void allreduce_in_pieces(MPI_Comm comm, T* data, int64_t count, MPI_Datatype type) {
   constexpr int64_t piece = std::numeric_limits<int>::max() / 2;
   for (int64_t offset = 0; offset < count; offset += piece) {
     const int n = static_cast<int>(std::min(piece, count - offset));
-    check(MPI_Allreduce(MPI_IN_PLACE, data + offset, n, type, MPI_SUM, comm), "MPI_Allreduce");
+    waited([&] { return MPI_Allreduce(MPI_IN_PLACE, data + offset, n, type, MPI_SUM, comm); }, "MPI_Allreduce");
   }
 }
 
@@ -101,7 +109,7 @@ void Communicator::allreduce_max(double* data, int64_t count) const {
   if (is_serial()) return;
   if (count > std::numeric_limits<int>::max())
     throw DistError("all-reduce of " + std::to_string(count) + " values is too large");
-  check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce");
+  waited([&] { return MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_DOUBLE, MPI_MAX, comm_); }, "MPI_Allreduce");
 }
 
 void Communicator::start_allreduce_sum(const float* send, float* receive, int64_t count, MPI_Request* request) const {
@@ -111,14 +119,14 @@ void Communicator::start_allreduce_sum(const float* send, float* receive, int64_
         "MPI_Iallreduce");
 }
 
-void Communicator::wait(MPI_Request* request) const { check(MPI_Wait(request, MPI_STATUS_IGNORE), "MPI_Wait"); }
+void Communicator::wait(MPI_Request* request) const { waited([&] { return MPI_Wait(request, MPI_STATUS_IGNORE); }, "MPI_Wait"); }
 
 void Communicator::wait_all(int count, MPI_Request* requests) const {
-  if (count > 0) check(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE), "MPI_Waitall");
+  if (count > 0) waited([&] { return MPI_Waitall(count, requests, MPI_STATUSES_IGNORE); }, "MPI_Waitall");
 }
 
 void Communicator::barrier() const {
-  if (!is_serial()) check(MPI_Barrier(comm_), "MPI_Barrier");
+  if (!is_serial()) waited([&] { return MPI_Barrier(comm_); }, "MPI_Barrier");
 }
 
 Communicator Communicator::split(int color, int key) const {
@@ -169,7 +177,7 @@ int count_of(int64_t count, const char* call) {
 
 std::vector<double> Communicator::allgather(double value) const {
   std::vector<double> all(static_cast<size_t>(size_), value);
-  if (!is_serial()) check(MPI_Allgather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm_), "MPI_Allgather");
+  if (!is_serial()) waited([&] { return MPI_Allgather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm_); }, "MPI_Allgather");
   return all;
 }
 
@@ -179,12 +187,12 @@ void Communicator::allreduce_sum(float* data, int64_t count) const {
 
 void Communicator::send_bytes(const void* data, int64_t bytes, int peer, int tag) const {
   if (is_serial()) throw DistError("a send needs a peer: this group has one rank");
-  check(MPI_Send(data, count_of(bytes, "MPI_Send"), MPI_BYTE, peer, tag, comm_), "MPI_Send");
+  waited([&] { return MPI_Send(data, count_of(bytes, "MPI_Send"), MPI_BYTE, peer, tag, comm_); }, "MPI_Send");
 }
 
 void Communicator::recv_bytes(void* data, int64_t bytes, int peer, int tag) const {
   if (is_serial()) throw DistError("a receive needs a peer: this group has one rank");
-  check(MPI_Recv(data, count_of(bytes, "MPI_Recv"), MPI_BYTE, peer, tag, comm_, MPI_STATUS_IGNORE), "MPI_Recv");
+  waited([&] { return MPI_Recv(data, count_of(bytes, "MPI_Recv"), MPI_BYTE, peer, tag, comm_, MPI_STATUS_IGNORE); }, "MPI_Recv");
 }
 
 void Communicator::allgather_bytes(const void* send, void* recv, int64_t bytes) const {
@@ -193,7 +201,7 @@ void Communicator::allgather_bytes(const void* send, void* recv, int64_t bytes) 
     std::memcpy(recv, send, static_cast<size_t>(n));
     return;
   }
-  check(MPI_Allgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_), "MPI_Allgather");
+  waited([&] { return MPI_Allgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_); }, "MPI_Allgather");
 }
 
 void Communicator::alltoall_bytes(const void* send, void* recv, int64_t bytes) const {
@@ -202,7 +210,7 @@ void Communicator::alltoall_bytes(const void* send, void* recv, int64_t bytes) c
     std::memcpy(recv, send, static_cast<size_t>(n));
     return;
   }
-  check(MPI_Alltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_), "MPI_Alltoall");
+  waited([&] { return MPI_Alltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_); }, "MPI_Alltoall");
 }
 
 void Communicator::reduce_scatter_sum(const float* send, float* recv, int64_t count) const {
@@ -211,7 +219,7 @@ void Communicator::reduce_scatter_sum(const float* send, float* recv, int64_t co
     std::memcpy(recv, send, static_cast<size_t>(n) * sizeof(float));
     return;
   }
-  check(MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, comm_), "MPI_Reduce_scatter_block");
+  waited([&] { return MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, comm_); }, "MPI_Reduce_scatter_block");
 }
 
 }  // namespace tessera::parallel

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tessera/core/half_float.hpp"
+#include "tessera/parallel/wait_clock.hpp"
 
 namespace tessera::parallel {
 namespace {
@@ -64,7 +65,10 @@ void MpiCollectives::allgather(const float* send, float* receive, int64_t count)
     return;
   }
   const int n = int_count(count, "MPI_Allgather");
-  check_mpi(MPI_Allgather(send, n, MPI_FLOAT, receive, n, MPI_FLOAT, group_.handle()), "MPI_Allgather");
+  {
+    const WaitClock::Scope waiting;
+    check_mpi(MPI_Allgather(send, n, MPI_FLOAT, receive, n, MPI_FLOAT, group_.handle()), "MPI_Allgather");
+  }
 }
 
 void MpiCollectives::reduce_scatter_sum(const float* send, float* receive, int64_t count) {
@@ -84,7 +88,10 @@ void MpiCollectives::bf16_allreduce_sum(const Tensor& t) {
   const int n = int_count(count, "MPI_Allreduce");
   std::vector<uint16_t> mine, sum(values.size());
   round_to_bf16(values.data(), count, mine);
-  check_mpi(MPI_Allreduce(mine.data(), sum.data(), n, MPI_UINT16_T, bf16_sum_op(), group_.handle()), "MPI_Allreduce");
+  {
+    const WaitClock::Scope waiting;
+    check_mpi(MPI_Allreduce(mine.data(), sum.data(), n, MPI_UINT16_T, bf16_sum_op(), group_.handle()), "MPI_Allreduce");
+  }
   for (int64_t i = 0; i < count; ++i) values[static_cast<size_t>(i)] = half_float::from_bf16(sum[static_cast<size_t>(i)]);
   t.copy_from_host(values);
 }

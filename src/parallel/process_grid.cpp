@@ -13,8 +13,9 @@ std::string Box::str() const {
   return s;
 }
 
-ProcessGrid::ProcessGrid(const Distribution& distribution, Communicator group, const std::string& where)
-    : distribution_(distribution), all_(std::move(group)) {
+ProcessGrid::ProcessGrid(const Distribution& distribution, Communicator group, const std::string& where,
+                         std::shared_ptr<SampleShares> shares)
+    : distribution_(distribution), all_(std::move(group)), shares_(std::move(shares)) {
   const Distribution& d = distribution_;
   if (d.sample < 1 || d.channel < 1 || d.filter < 1 || d.depth < 1 || d.height < 1 || d.width < 1)
     throw ConfigError(where, "distribution " + d.str() + " has a count below 1");
@@ -26,6 +27,10 @@ ProcessGrid::ProcessGrid(const Distribution& distribution, Communicator group, c
     throw ConfigError(where, "distribution " + d.str() + " needs " + std::to_string(d.ranks()) +
                                  " ranks but the job has " + std::to_string(all_.size()) + "; launch with mpirun -np " +
                                  std::to_string(d.ranks()) + " or change the distribution so its counts multiply to " +
+                                 std::to_string(all_.size()));
+  if (!shares_) shares_ = std::make_shared<SampleShares>(all_.size());
+  if (shares_->ranks() != all_.size())
+    throw ConfigError(where, "sample shares for " + std::to_string(shares_->ranks()) + " ranks given to a group of " +
                                  std::to_string(all_.size()));
   const int spatial_ranks = d.depth * d.height * d.width, parts = d.channel_parts();
   const int r = all_.rank();
@@ -79,16 +84,28 @@ Box ProcessGrid::local_box(const std::array<int64_t, 3>& size, const std::string
   return box;
 }
 
+int64_t ProcessGrid::group_first_sample(int64_t batch, int sample_index) const {
+  return shares_->boundary(batch, sample_index * (all_.size() / distribution_.sample));
+}
+
+int64_t ProcessGrid::group_batch(int64_t batch, int sample_index) const {
+  return group_first_sample(batch, sample_index + 1) - group_first_sample(batch, sample_index);
+}
+
 int64_t ProcessGrid::local_batch(int64_t batch, const std::string& where) const {
-  if (batch % distribution_.sample != 0)
-    throw ShapeError(where + ": a batch of " + std::to_string(batch) + " samples does not split evenly over " +
-                     std::to_string(distribution_.sample) + " sample groups (distribution " + distribution_.str() +
-                     ")");
-  return batch / distribution_.sample;
+  // Every group is checked, not only this rank's: all ranks throw alike or none does.
+  for (int s = 0; s < distribution_.sample; ++s)
+    if (group_batch(batch, s) < 1)
+      throw ShapeError(where + ": a batch of " + std::to_string(batch) + " samples leaves sample group " +
+                       std::to_string(s) + " of " + std::to_string(distribution_.sample) +
+                       " without a sample (distribution " + distribution_.str() +
+                       (shares_->even() ? "" : ", balanced shares") + "); each sample group needs at least one");
+  return group_batch(batch, sample_index_);
 }
 
 int64_t ProcessGrid::first_sample(int64_t batch, const std::string& where) const {
-  return local_batch(batch, where) * sample_index_;
+  local_batch(batch, where);
+  return group_first_sample(batch, sample_index_);
 }
 
 Shape ProcessGrid::local_shape(const Shape& global, const std::string& where) const {
@@ -108,11 +125,11 @@ Shape ProcessGrid::local_shape(const Shape& global, const std::string& where) co
   return local;
 }
 
-Shape ProcessGrid::global_shape(const Shape& local) const {
+Shape ProcessGrid::global_shape(const Shape& local, int64_t batch) const {
   const Distribution& d = distribution_;
   Shape global = local;
   if (global.rank() == 0) return global;
-  global[0] *= d.sample;
+  global[0] = batch;
   if (global.rank() >= 2) global[global.rank() - 1] *= d.channel_parts();
   if (local.rank() == 5) {
     global[1] *= d.depth;

@@ -5,6 +5,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/parallel/traffic_counter.hpp"
+#include "tessera/parallel/wait_clock.hpp"
 
 namespace tessera::parallel {
 namespace {
@@ -21,13 +22,18 @@ std::vector<Block> blocks_of(const ProcessGrid& grid, const Shape& global, const
   const Index5 extent = extents5_of(grid.local_shape(global, where));
   const Distribution& d = grid.distribution();
   std::vector<Block> blocks(static_cast<size_t>(d.ranks()));
-  for (int s = 0; s < d.sample; ++s)
+  // Sample groups may hold different numbers of samples (SampleShares); the rest is even.
+  for (int s = 0; s < d.sample; ++s) {
+    Index5 group_extent = extent;
+    group_extent[0] = grid.group_batch(global[0], s);
+    const int64_t first = grid.group_first_sample(global[0], s);
     for (int i = 0; i < d.depth; ++i)
       for (int j = 0; j < d.height; ++j)
         for (int k = 0; k < d.width; ++k)
           for (int c = 0; c < d.channel_parts(); ++c)
             blocks[static_cast<size_t>(grid.rank_of(s, {i, j, k}, c))] = {
-                {s * extent[0], i * extent[1], j * extent[2], k * extent[3], c * extent[4]}, extent};
+                {first, i * extent[1], j * extent[2], k * extent[3], c * extent[4]}, group_extent};
+  }
   return blocks;
 }
 
@@ -138,9 +144,12 @@ void Redistribution::move(const Tensor& src, Side& src_side, const Index5& self_
       send = src_side.host.data();
       receive = dst_side.host.data();
     }
-    check_mpi(MPI_Alltoallv(send, src_side.counts.data(), src_side.displacements.data(), MPI_FLOAT, receive,
-                            dst_side.counts.data(), dst_side.displacements.data(), MPI_FLOAT, group_.handle()),
-              "MPI_Alltoallv");
+    {
+      const WaitClock::Scope waiting;
+      check_mpi(MPI_Alltoallv(send, src_side.counts.data(), src_side.displacements.data(), MPI_FLOAT, receive,
+                              dst_side.counts.data(), dst_side.displacements.data(), MPI_FLOAT, group_.handle()),
+                "MPI_Alltoallv");
+    }
     if constexpr (!kHostAccessible) Kokkos::deep_copy(dst_side.buffer, dst_side.host);
   }
   copy_sub_box("tessera::redistribution_local", in, self_src_offset, out, self_dst_offset, self_extent_);

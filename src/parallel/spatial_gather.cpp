@@ -4,13 +4,13 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/profiling.hpp"
+#include "tessera/parallel/wait_clock.hpp"
 
 namespace tessera::parallel {
 SpatialGather::SpatialGather(const ProcessGrid& grid, const Shape& local, const std::string& where)
-    : grid_(grid), local_(local), whole_(grid.global_shape(local)), where_(where) {
+    : grid_(grid), local_(local), whole_(grid.global_shape(local, local.rank() > 0 ? local[0] : 0)), where_(where) {
   require_shape(local.rank() == 4 || local.rank() == 5,
                 where + ": only [N, H, W, C] or [N, D, H, W, C] blocks can be gathered, got " + local.str());
-  whole_[0] = local[0];  // the samples stay this sample group's
   const int64_t count = local.numel();
   if (count > std::numeric_limits<int>::max())
     throw ShapeError(where + ": a block of " + std::to_string(count) + " values is too large for one MPI message");
@@ -46,13 +46,19 @@ void SpatialGather::forward(const Tensor& block, const Tensor& whole) {
     Kokkos::deep_copy(Kokkos::subview(blocks_, std::make_pair<size_t, size_t>(0, static_cast<size_t>(count))),
                       block.view());
   } else if constexpr (kHostAccessible) {
-    check_mpi(MPI_Allgather(block.data(), count, MPI_FLOAT, blocks_.data(), count, MPI_FLOAT, group.handle()),
-              "MPI_Allgather");
+    {
+      const WaitClock::Scope waiting;
+      check_mpi(MPI_Allgather(block.data(), count, MPI_FLOAT, blocks_.data(), count, MPI_FLOAT, group.handle()),
+                "MPI_Allgather");
+    }
   } else {
     Kokkos::deep_copy(block_host_, block.view());
-    check_mpi(
-        MPI_Allgather(block_host_.data(), count, MPI_FLOAT, blocks_host_.data(), count, MPI_FLOAT, group.handle()),
-        "MPI_Allgather");
+    {
+      const WaitClock::Scope waiting;
+      check_mpi(
+          MPI_Allgather(block_host_.data(), count, MPI_FLOAT, blocks_host_.data(), count, MPI_FLOAT, group.handle()),
+          "MPI_Allgather");
+    }
     Kokkos::deep_copy(blocks_, blocks_host_);
   }
   const Index5 extent = extents5_of(local_);
@@ -78,13 +84,19 @@ void SpatialGather::backward(const Tensor& grad_whole, const Tensor& grad_block)
     Kokkos::deep_copy(grad_block.view(),
                       Kokkos::subview(blocks_, std::make_pair<size_t, size_t>(0, static_cast<size_t>(count))));
   } else if constexpr (kHostAccessible) {
-    check_mpi(MPI_Reduce_scatter_block(blocks_.data(), grad_block.data(), count, MPI_FLOAT, MPI_SUM, group.handle()),
-              "MPI_Reduce_scatter_block");
+    {
+      const WaitClock::Scope waiting;
+      check_mpi(MPI_Reduce_scatter_block(blocks_.data(), grad_block.data(), count, MPI_FLOAT, MPI_SUM, group.handle()),
+                "MPI_Reduce_scatter_block");
+    }
   } else {
     Kokkos::deep_copy(blocks_host_, blocks_);
-    check_mpi(
-        MPI_Reduce_scatter_block(blocks_host_.data(), block_host_.data(), count, MPI_FLOAT, MPI_SUM, group.handle()),
-        "MPI_Reduce_scatter_block");
+    {
+      const WaitClock::Scope waiting;
+      check_mpi(
+          MPI_Reduce_scatter_block(blocks_host_.data(), block_host_.data(), count, MPI_FLOAT, MPI_SUM, group.handle()),
+          "MPI_Reduce_scatter_block");
+    }
     Kokkos::deep_copy(grad_block.view(), block_host_);
   }
 }

@@ -19,8 +19,10 @@ std::optional<Shape> block_shape(const Shape& global, const parallel::Distributi
   if (global.rank() < 2) return std::nullopt;
   Shape local = global;
   const size_t last = global.rank() - 1;
-  if (!divides(global[0], d.sample) || !divides(global[last], d.channel_parts())) return std::nullopt;
-  local[0] = global[0] / d.sample;
+  if (global[0] < d.sample || !divides(global[last], d.channel_parts())) return std::nullopt;
+  // Samples split into shares that differ by at most one (parallel::SampleShares): the largest
+  // is the block that sets the pace.
+  local[0] = (global[0] + d.sample - 1) / d.sample;
   local[last] = global[last] / d.channel_parts();
   if (global.rank() == 2) return local;
   if (global.rank() == 4) {

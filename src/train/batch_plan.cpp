@@ -14,6 +14,8 @@ BatchSlot BatchSlot::of(const parallel::ProcessGrid& grid, const std::array<int6
   slot.sample_groups = grid.distribution().sample;
   slot.sample_index = grid.sample_index();
   slot.box = grid.local_box(sample_size, "model input");
+  slot.shares = grid.shares();
+  slot.ranks_per_group = grid.all().size() / grid.distribution().sample;
   return slot;
 }
 
@@ -26,6 +28,10 @@ BatchPlan::BatchPlan(int64_t train_samples, int64_t validation_samples, int64_t 
       steps_per_epoch_(batch > 0 && accumulate > 0 ? train_samples / (batch * accumulate) : 0),
       seed_(seed),
       slot_(slot) {
+  if (!slot_.shares) {
+    slot_.shares = std::make_shared<parallel::SampleShares>(static_cast<int>(std::max<int64_t>(slot_.sample_groups, 1)));
+    slot_.ranks_per_group = 1;
+  }
   if (accumulate_ < 1)
     throw Error("batch plan: an optimizer step must take at least one micro-batch, got " + std::to_string(accumulate));
   if (steps_per_epoch_ < 1)
@@ -34,14 +40,27 @@ BatchPlan::BatchPlan(int64_t train_samples, int64_t validation_samples, int64_t 
   if (slot_.sample_groups < 1 || slot_.sample_index < 0 || slot_.sample_index >= slot_.sample_groups)
     throw Error("batch plan: slice " + std::to_string(slot_.sample_index) + " of " +
                 std::to_string(slot_.sample_groups) + " does not exist");
+  if (slot_.shares->ranks() != slot_.sample_groups * slot_.ranks_per_group)
+    throw Error("batch plan: shares for " + std::to_string(slot_.shares->ranks()) + " ranks, but " +
+                std::to_string(slot_.sample_groups) + " slices of " + std::to_string(slot_.ranks_per_group) + " ranks");
   local_rows(batch_);
 }
 
+std::vector<int64_t> BatchPlan::slice_rows(int64_t rows) const {
+  return slot_.shares->rows(rows, static_cast<int>(slot_.sample_groups));
+}
+
 int64_t BatchPlan::local_rows(int64_t rows) const {
-  if (rows % slot_.sample_groups != 0)
-    throw ShapeError("batch plan: a batch of " + std::to_string(rows) + " samples does not split evenly over " +
-                     std::to_string(slot_.sample_groups) + " sample groups");
-  return rows / slot_.sample_groups;
+  const std::vector<int64_t> slices = slice_rows(rows);
+  for (size_t g = 0; g < slices.size(); ++g)
+    if (slices[g] < 1)
+      throw ShapeError("batch plan: a batch of " + std::to_string(rows) + " samples leaves slice " + std::to_string(g) +
+                       " of " + std::to_string(slot_.sample_groups) + " without a sample");
+  return slices[static_cast<size_t>(slot_.sample_index)];
+}
+
+int64_t BatchPlan::first_row(int64_t rows) const {
+  return slot_.shares->boundary(rows, static_cast<int>(slot_.sample_index) * slot_.ranks_per_group);
 }
 
 std::vector<int64_t> BatchPlan::epoch_order(int64_t epoch) const {

@@ -19,6 +19,7 @@
 #include "tessera/model/model_spec.hpp"
 #include "tessera/core/stop_request.hpp"
 #include "tessera/optim/optimizer_section.hpp"
+#include "tessera/parallel/wait_clock.hpp"
 #include "tessera/train/checkpoint_hook.hpp"
 #include "tessera/train/parameter_tensor_layout.hpp"
 #include "tessera/train/metrics_hook.hpp"
@@ -99,6 +100,7 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
     o.metrics = cfg.string_list("metrics", {});
     MetricChoice::from_names(*o.metrics, cfg.path_of("metrics"));  // unknown names fail here, before any data is read
   }
+  if (cfg.has("balance")) o.balance = BalanceOptions::parse(cfg.value("balance"), cfg.path_of("balance"));
   if (cfg.has("checkpoint")) {
     auto ck = cfg.object("checkpoint");
     o.checkpoint_file = ck.string("path");
@@ -197,14 +199,10 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   check_local_learning();
   schedule_ = section.make_schedule(optimizer_.base_lr(),
                                     std::max<int64_t>(options_.epochs * steps_per_epoch - local_steps_, 1));
+  apply_balance_weights();
   make_plan();
-  // Inputs and targets are read for this rank's block under the input distribution; the loss
-  // sees its block of the targets under the output distribution.
-  const parallel::ProcessGrid& out_grid = model_.output_grid();
-  inputs_ = Tensor(local_input_shape(plan_->local_batch()), "tessera::batch_inputs");
-  targets_ = Tensor(local_target_shape(plan_->local_batch(), data_.train->target_shape()), "tessera::batch_targets");
-  grad_ = Tensor(out_grid.local_shape(model_.output_shape(options_.batch_size), "model output"), "tessera::loss_grad");
-  sample_parts_ = out_grid.spatial().size();
+  allocate_batch_buffers();
+  sample_parts_ = model_.output_grid().spatial().size();
   if (options_.accumulate > 1 && model_.parameters().trainable_count() > 0)
     accumulated_ = Tensor(model_.parameters().grads().shape(), "tessera::accumulated_grads");
   if (options_.loss_scaling) {
@@ -217,6 +215,50 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::allocate_batch_buffers() {
+  // Inputs and targets are read for this rank's block under the input distribution; the loss
+  // sees its block of the targets under the output distribution.
+  inputs_ = Tensor(local_input_shape(plan_->local_batch()), "tessera::batch_inputs");
+  targets_ = Tensor(local_target_shape(plan_->local_batch(), data_.train->target_shape()), "tessera::batch_targets");
+  grad_ = Tensor(model_.output_grid().local_shape(model_.output_shape(options_.batch_size), "model output"),
+                 "tessera::loss_grad");
+}
+
+void Trainer::apply_balance_weights() {
+  const BalanceOptions& b = options_.balance;
+  if (b.kind != BalanceOptions::Kind::weights) return;
+  if (static_cast<int>(b.weights.size()) != group_.size())
+    throw ConfigError(b.key, std::to_string(b.weights.size()) + " weights for the " + std::to_string(group_.size()) +
+                                 " ranks of the run; give one per rank");
+  model_.sample_shares().set_weights(b.integer_weights(), b.key);
+  if (!model_.splits(options_.batch_size))
+    throw ConfigError(b.key, "these weights leave a sample group without a sample of the batch of " +
+                                 std::to_string(options_.batch_size) + "; raise the smallest or the batch");
+}
+
+void Trainer::set_group_rows(const std::vector<int64_t>& rows, const std::string& why) {
+  const int groups = model_.input_grid().distribution().sample;
+  if (static_cast<int>(rows.size()) != groups)
+    throw Error(why + ": " + std::to_string(rows.size()) + " shares for " + std::to_string(groups) + " sample groups");
+  // Each rank of group g weighs rows[g]: the groups' weights are then rows[g] times the ranks
+  // per group, so a batch of batch_size splits exactly into `rows`.
+  const int per_group = group_.size() / groups;
+  std::vector<int64_t> weights;
+  for (int r = 0; r < group_.size(); ++r) weights.push_back(rows[static_cast<size_t>(r / per_group)]);
+  model_.sample_shares().set_weights(std::move(weights), why);
+  if (!model_.splits(options_.batch_size))
+    throw Error(why + ": the new shares leave a sample group of some layer without a sample");
+  allocate_batch_buffers();
+}
+
+void Trainer::set_training_source(std::unique_ptr<BatchSource> source) {
+  if (options_.balance.kind != BalanceOptions::Kind::even)
+    throw ConfigError(options_.balance.key,
+                      "this kind of run takes its training rows from its own source, which splits the batch evenly; "
+                      "use \"even\"");
+  source_ = std::move(source);
+}
 
 void Trainer::check_data_and_loss() const {
   if (!data_.train) throw Error("training needs a training dataset");
@@ -255,12 +297,12 @@ void Trainer::check_batch() const {
                       std::to_string(options_.accumulate) + " accumulated micro-batches of " +
                           std::to_string(options_.batch_size) + " make a step of " + std::to_string(update_batch()) +
                           " samples, more than the " + std::to_string(data_.train->size()) + " training samples");
-  const int64_t multiple = model_.batch_multiple();
-  if (options_.batch_size % multiple != 0)
+  const int64_t least = model_.min_batch();
+  if (options_.batch_size < least)
     throw ConfigError("$.training.batch_size", "the global batch of " + std::to_string(options_.batch_size) +
-                                                   " samples does not divide over the model's sample groups; use a "
-                                                   "multiple of " +
-                                                   std::to_string(multiple));
+                                                   " samples leaves some of the model's " + std::to_string(least) +
+                                                   " sample groups without a sample; use at least " +
+                                                   std::to_string(least));
 }
 
 void Trainer::check_distributions() const {
@@ -286,6 +328,13 @@ void Trainer::check_distributions() const {
                                               " splits the batch into fewer sample groups than the input's " +
                                               in_grid.distribution().str() + "; its targets would live on other ranks");
   }
+  const bool uneven = options_.balance.kind != BalanceOptions::Kind::even ||
+                      options_.batch_size % model_.input_grid().distribution().sample != 0;
+  if (options_.gradient_combination == parallel::GradientCombination::adasum && uneven)
+    throw ConfigError("$.training.gradient_combination",
+                      "adasum combines the gradients of equal shares of the batch; this run splits the batch of " +
+                          std::to_string(options_.batch_size) + " unevenly over " +
+                          std::to_string(model_.input_grid().distribution().sample) + " sample groups");
   if (options_.gradient_combination == parallel::GradientCombination::adasum && model_.has_spatial_split())
     throw ConfigError("$.training.gradient_combination",
                       "adasum combines whole-sample gradients of sample groups; this model splits samples in space");
@@ -322,12 +371,11 @@ void Trainer::make_plan() {
       BatchSlot::of(model_.input_grid(), sample_spatial_size(model_.sample_shape()), options_.batch_size);
   int64_t validation_samples = 0;
   if (data_.validation) {
-    const int64_t multiple = model_.batch_multiple();
-    validation_samples = data_.validation->size() / multiple * multiple;
-    if (validation_samples < data_.validation->size())
+    validation_samples = evaluated_samples(data_.validation->size());
+    if (validation_samples < data_.validation->size() && group_.rank() == 0)
       log::warn("validation uses " + std::to_string(validation_samples) + " of its " +
-                std::to_string(data_.validation->size()) + " samples: batches must split over " +
-                std::to_string(multiple) + " sample groups");
+                std::to_string(data_.validation->size()) + " samples: the last batch would leave some of the " +
+                std::to_string(model_.min_batch()) + " sample groups without a sample");
   }
   plan_ = std::make_unique<BatchPlan>(data_.train->size(), validation_samples, options_.batch_size, options_.seed, slot,
                                       options_.accumulate);
@@ -367,12 +415,20 @@ Tensor Trainer::loss_targets(const Tensor& targets, const Tensor& prediction, in
 ValidationResult Trainer::validate() { return evaluate_first(*data_.validation, plan_->validation_size()); }
 
 ValidationResult Trainer::evaluate(io::Dataset& data) {
-  const int64_t multiple = model_.batch_multiple();
-  const int64_t n = data.size() / multiple * multiple;
+  const int64_t n = evaluated_samples(data.size());
   if (n == 0)
     throw Error("cannot evaluate on " + data.describe() + ": its " + std::to_string(data.size()) +
-                " sample(s) do not fill one batch over the model's " + std::to_string(multiple) + " sample groups");
+                " sample(s) do not fill one batch over the model's " + std::to_string(model_.min_batch()) +
+                " sample groups");
   return evaluate_first(data, n);
+}
+
+int64_t Trainer::evaluated_samples(int64_t available) const {
+  // Whole batches, and a last short one while it still gives every sample group a sample
+  // (the batch plan splits it as it splits every batch).
+  const int64_t rest = available % options_.batch_size;
+  if (rest == 0 || model_.splits(rest)) return available;
+  return available - rest;
 }
 
 double Trainer::lr(int64_t step) const {
@@ -472,6 +528,7 @@ std::vector<TrainerHook*> Trainer::start_run() {
   standard_hooks_.push_back(std::make_unique<ProgressHook>());
   standard_hooks_.push_back(std::make_unique<CheckpointHook>());
   if (data_.validation) standard_hooks_.push_back(std::make_unique<ValidationHook>());
+  if (options_.balance.kind == BalanceOptions::Kind::measured) standard_hooks_.push_back(std::make_unique<ShareBalancer>());
   standard_hooks_.push_back(std::make_unique<ProfileHook>());
   std::vector<TrainerHook*> hooks;
   for (const auto* list : {&standard_hooks_, &added_hooks_})
@@ -553,7 +610,12 @@ double Trainer::train_step(int64_t step, int64_t last_step, float lr) {
   ProfileRegion region("step");
   if (learns_locally(step)) return local_learning_step(step, last_step);
   double loss_value = 0.0;
+  // What this rank computed: the steps' time less what it spent blocked in MPI (a
+  // synchronised batch norm or a halo exchange waits there for slower ranks).
+  const auto compute_start = Clock::now();
+  const double waited_before = parallel::WaitClock::seconds();
   for (int64_t micro = 0; micro < options_.accumulate; ++micro) loss_value += micro_step(step, micro, last_step);
+  compute_seconds_ += seconds_since(compute_start) - (parallel::WaitClock::seconds() - waited_before);
   bool finite = true;
   loss_value = finish_gradients(loss_value, finite) / static_cast<double>(update_batch());
   const float scale = scaler_.scale();

@@ -1,5 +1,6 @@
 #include "tessera/train/training_run.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "tessera/core/config.hpp"
@@ -139,6 +140,7 @@ TrainingOptions TrainingRun::training_options(ConfigObject& training, const RunO
     options.precision = options.tf32 ? ElementType::fp32 : model::parse_precision(*o.precision, "--precision");
     options.precision_key = "--precision";
   }
+  if (o.balance) options.balance = BalanceOptions::from_flag(*o.balance);
   options.metrics_file = o.metrics_file;
   options.resume_file = o.resume_file;
   options.progress = o.progress;
@@ -186,6 +188,25 @@ std::string gradient_line(const model::Model& m, const TrainingOptions& o, const
   return s + "\n";
 }
 
+/// "batch shares: 4/3 of 7 over 2 sample groups (...)" where the batch does not split into
+/// equal shares or a balance is set; empty otherwise.
+std::string shares_line(const Trainer& t) {
+  const BalanceOptions& b = t.options().balance;
+  const std::vector<int64_t> rows = t.plan().slice_rows(t.options().batch_size);
+  const bool equal = std::all_of(rows.begin(), rows.end(), [&](int64_t r) { return r == rows.front(); });
+  if (equal && b.kind == BalanceOptions::Kind::even) return "";
+  std::string s;
+  for (int64_t r : rows) s += (s.empty() ? "" : "/") + std::to_string(r);
+  const char* why = b.kind == BalanceOptions::Kind::weights ? "by the weights of " : "";
+  return "batch shares: " + s + " of " + std::to_string(t.options().batch_size) + " over " +
+         std::to_string(rows.size()) + " sample groups (" + why +
+         (b.kind == BalanceOptions::Kind::measured ? "even until measured after the first steps, then in proportion "
+                                                     "to measured speed, checked each epoch"
+          : b.kind == BalanceOptions::Kind::weights ? b.key
+                                                    : "as even as the batch allows") +
+         ")\n";
+}
+
 }  // namespace
 
 std::string TrainingRun::describe() const {
@@ -205,6 +226,7 @@ std::string TrainingRun::describe() const {
   s += "precision: " + model_->precision_summary() +
        (options_.tf32 ? " with TF32 products in cuDNN's convolutions" : "") + ", parameters and optimizer state fp32\n";
   s += gradient_line(*model_, options_, parallel::Communicator::world());
+  s += shares_line(*trainer_);
   if (trainer_->loss_scaler().enabled()) s += "loss scaling: " + trainer_->loss_scaler().describe() + "\n";
   s += "threads:   " + std::to_string(ExecSpace().concurrency()) + " (" + ExecSpace::name() + ") per rank, " +
        std::to_string(parallel::Communicator::world().size()) + " rank(s)\n";

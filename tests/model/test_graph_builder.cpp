@@ -56,7 +56,7 @@ TEST_CASE("A graph is built without setting a layer up", "[model][graph]") {
   const auto spec = read_spec(kNet);
   const model::Graph g = model::build_graph(spec, {});
   REQUIRE(g.nodes.size() == 8);
-  CHECK(g.batch_multiple == 1);
+  CHECK(g.min_batch == 1);
   CHECK(g.init == layers::InitScheme::uniform_fan_in);
   CHECK(g.nodes[0].layer->backend().empty());  // no op made
   CHECK(g.nodes[0].context.ops->preference() == "kokkos");

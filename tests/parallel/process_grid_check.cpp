@@ -4,6 +4,9 @@
 // splits and wrong rank counts. Exit status 0 on every rank when all checks pass.
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include "mpi_check.hpp"
 #include "support/mpi_program.hpp"
 #include "tessera/core/error.hpp"
@@ -72,12 +75,12 @@ void check_grid(const parallel::Distribution& d, const parallel::Communicator& w
   // 2D activations split over height and width only.
   if (d.depth == 1) {
     const Shape local2d = pg.local_shape(Shape{global[0], global[2], global[3], 3}, name);
-    log.check(local2d == Shape{2, 3, 2, 3} && pg.global_shape(local2d) == Shape{global[0], global[2], global[3], 3},
+    log.check(local2d == Shape{2, 3, 2, 3} && pg.global_shape(local2d, global[0]) == Shape{global[0], global[2], global[3], 3},
               name + ": 2D local shape " + local2d.str());
   }
-  log.check(pg.global_shape(local) == global, name + ": global_shape inverts local_shape");
+  log.check(pg.global_shape(local, global[0]) == global, name + ": global_shape inverts local_shape");
   log.check(
-      pg.local_shape(Shape{global[0], 5}, name) == Shape{2, 5} && pg.global_shape(Shape{2, 5}) == Shape{global[0], 5},
+      pg.local_shape(Shape{global[0], 5}, name) == Shape{2, 5} && pg.global_shape(Shape{2, 5}, global[0]) == Shape{global[0], 5},
       name + ": features split over samples only");
 }
 
@@ -122,10 +125,30 @@ int main(int argc, char* argv[]) {
           {"conv2d", "2D activation [2, 4, 4, 1] cannot split over depth"}, "a 2D activation split over depth");
       log.check(over_height.local_shape(Shape{2, 10}, "dense") == Shape{2, 10},
                 "features [N, C] are whole on every rank of a spatial group");
+      // A batch that does not divide: blocks of consecutive samples that tile it and differ by
+      // at most one sample; a batch smaller than the groups is refused on every rank.
+      for (const int64_t batch : {int64_t{world.size()} + 1, int64_t{2} * world.size() + 3}) {
+        const int64_t rows = over_samples.local_batch(batch, "batch");
+        const int64_t first = over_samples.first_sample(batch, "batch");
+        std::vector<int64_t> all_rows(static_cast<size_t>(world.size()), 0);
+        all_rows[static_cast<size_t>(world.rank())] = rows;
+        world.allreduce_sum(all_rows.data(), world.size());
+        int64_t before = 0, total = 0, fewest = batch, most = 0;
+        for (int r = 0; r < world.size(); ++r) {
+          if (r < world.rank()) before += all_rows[static_cast<size_t>(r)];
+          total += all_rows[static_cast<size_t>(r)];
+          fewest = std::min(fewest, all_rows[static_cast<size_t>(r)]);
+          most = std::max(most, all_rows[static_cast<size_t>(r)]);
+        }
+        log.check(total == batch && before == first && most - fewest <= 1 &&
+                      over_samples.group_batch(batch, over_samples.sample_index()) == rows,
+                  "a batch of " + std::to_string(batch) + " splits into blocks that differ by at most one sample");
+      }
       log.expect_error<ShapeError>(
-          [&] { over_samples.local_batch(world.size() + 1, "batch"); },
-          {"batch", "a batch of " + odd + " samples does not split evenly over " + size + " sample groups"},
-          "an uneven batch split");
+          [&] { over_samples.local_batch(world.size() - 1, "batch"); },
+          {"batch", "a batch of " + std::to_string(world.size() - 1) + " samples leaves sample group", "of " + size +
+                    " without a sample"},
+          "a batch smaller than the sample groups");
     }
   } catch (const std::exception& e) {
     return parallel::handle_fatal_error(e);

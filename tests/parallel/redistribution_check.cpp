@@ -42,6 +42,13 @@ std::vector<RedistributionCase> all_cases() {
       {"depth 2, height 2, width 2 / sample 8", Shape{8, 2, 2, 2, 3}, grid(1, 2, 2, 2), grid(8, 1, 1, 1)},
       {"sample 2, depth 2, height 2 / sample 4, width 2", Shape{8, 4, 2, 4, 2}, grid(2, 2, 2, 1), grid(4, 1, 1, 2)},
       {"sample 2, height 2, width 2 / sample 8 2D", Shape{8, 4, 4, 2}, grid(2, 1, 2, 2), grid(8, 1, 1, 1)},
+      // Batches that do not divide: sample groups of shares that differ by one sample.
+      {"sample 2 / depth 2, batch 5", Shape{5, 4, 3, 2, 3}, grid(2, 1, 1, 1), grid(1, 2, 1, 1)},
+      {"sample 2 / sample 2, batch 3", Shape{3, 2, 2, 2, 2}, grid(2, 1, 1, 1), grid(2, 1, 1, 1)},
+      {"sample 2, depth 2 / sample 4, batch 7", Shape{7, 4, 2, 2, 3}, grid(2, 2, 1, 1), grid(4, 1, 1, 1)},
+      {"sample 4 / depth 2, height 2, batch 5", Shape{5, 4, 4, 3, 2}, grid(4, 1, 1, 1), grid(1, 2, 2, 1)},
+      {"sample 2, height 2, width 2 / sample 8 2D, batch 11", Shape{11, 4, 4, 2}, grid(2, 1, 2, 2),
+       grid(8, 1, 1, 1)},
   };
 }
 
@@ -52,13 +59,13 @@ int64_t linear(const Index5& extents, const Index5& i) {
 }
 
 /// This rank's block under `pg` filled with value(global index), computed from the grid
-/// position and the documented even split.
+/// position, the documented even spatial split and the sample group's first sample.
 template <class F>
 std::vector<float> block_values(const parallel::ProcessGrid& pg, const Shape& global, const std::string& name,
                                 F value) {
   const Index5 g5 = parallel::extents5_of(global), l5 = parallel::extents5_of(pg.local_shape(global, name));
   const auto& s = pg.spatial_index();
-  const Index5 offset{pg.sample_index() * l5[0], s[0] * l5[1], s[1] * l5[2], s[2] * l5[3], 0};
+  const Index5 offset{pg.first_sample(global[0], name), s[0] * l5[1], s[1] * l5[2], s[2] * l5[3], 0};
   std::vector<float> v;
   Index5 i{};
   for (i[0] = 0; i[0] < l5[0]; ++i[0])
@@ -128,10 +135,10 @@ int main(int argc, char* argv[]) {
           {"flatten", "both must span the same ranks"}, "grids over different ranks");
       log.expect_error<ShapeError>(
           [&] {
-            parallel::Redistribution(over_world, over_world, Shape{world.size() + 1, 2, 2, 2}, "flatten");
+            parallel::Redistribution(over_world, over_world, Shape{world.size() - 1, 2, 2, 2}, "flatten");
           },
-          {"flatten", "a batch of " + std::to_string(world.size() + 1) + " samples does not split evenly"},
-          "a batch that does not split evenly");
+          {"flatten", "a batch of " + std::to_string(world.size() - 1) + " samples leaves sample group"},
+          "a batch smaller than the sample groups");
     }
   } catch (const std::exception& e) {
     return parallel::handle_fatal_error(e);

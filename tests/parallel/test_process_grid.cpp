@@ -25,7 +25,7 @@ TEST_CASE("A process grid of one rank owns every sample whole", "[parallel][grid
     CHECK(grid->local_shape(Shape{3, 5, 6, 7, 2}, "x") == Shape{3, 5, 6, 7, 2});
     CHECK(grid->local_shape(Shape{3, 6, 7, 2}, "x") == Shape{3, 6, 7, 2});
     CHECK(grid->local_shape(Shape{3, 10}, "x") == Shape{3, 10});
-    CHECK(grid->global_shape(Shape{3, 5, 6, 7, 2}) == Shape{3, 5, 6, 7, 2});
+    CHECK(grid->global_shape(Shape{3, 5, 6, 7, 2}, 3) == Shape{3, 5, 6, 7, 2});
   }
 }
 

@@ -38,7 +38,7 @@ plan::PlanRequest small_request(int ranks, int64_t batch = 4) {
 
 }  // namespace
 
-TEST_CASE("block_shape splits samples, space and channels evenly, features over samples and channels only") {
+TEST_CASE("block_shape splits samples in shares, space and channels evenly, features over samples and channels only") {
   Distribution d;
   d.sample = 2;
   d.depth = 2;
@@ -46,7 +46,8 @@ TEST_CASE("block_shape splits samples, space and channels evenly, features over 
   CHECK(plan::block_shape(Shape{4, 8, 6, 6, 8}, d) == Shape{2, 4, 6, 6, 4});
   CHECK(plan::block_shape(Shape{4, 32}, d) == Shape{2, 16});  // copies across the depth split
   CHECK_FALSE(plan::block_shape(Shape{4, 7, 6, 6, 8}, d));    // depth 7 over 2
-  CHECK_FALSE(plan::block_shape(Shape{3, 8, 6, 6, 8}, d));    // 3 samples over 2
+  CHECK(plan::block_shape(Shape{3, 8, 6, 6, 8}, d) == Shape{2, 4, 6, 6, 4});  // 3 samples over 2: 2 and 1
+  CHECK_FALSE(plan::block_shape(Shape{1, 8, 6, 6, 8}, d));                     // 1 sample over 2
   CHECK_FALSE(plan::block_shape(Shape{4, 6, 6, 8}, d));       // a 2D activation cannot split depth
 }
 
@@ -143,8 +144,8 @@ TEST_CASE("apply_layout writes every layer's distribution and the model's (its i
 TEST_CASE("a layer no distribution of the ranks fits is refused naming it") {
   model::ModelSpec spec = test::spec_of(kSmallNet);
   plan::MachineProfile profile = test::published_profile();
-  // 4 samples, 16^3 blocks and 8 filters: nothing splits in three.
-  plan::PlanRequest request = small_request(3);
+  // 2 samples, 16^3 blocks and 8 filters: nothing splits in three.
+  plan::PlanRequest request = small_request(3, 2);
   CHECK_THROWS_WITH(plan::plan_model(spec, request, profile),
                     Catch::Contains("conv1") && Catch::Contains("runs under no distribution of 3 ranks"));
 }

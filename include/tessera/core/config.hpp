@@ -42,6 +42,9 @@ class ConfigObject {
   std::array<int64_t, 3> spatial(const std::string& key, int spatial_rank, int64_t fallback, int64_t min_value,
                                  int64_t depth_value);
   ConfigObject object(const std::string& key);
+  /// The value under `key` as it is (a key that takes several forms); throws ConfigError when
+  /// it is missing.
+  const nlohmann::json& value(const std::string& key) { return get(key); }
   /// Each element of an array of objects.
   std::vector<ConfigObject> object_list(const std::string& key);
 

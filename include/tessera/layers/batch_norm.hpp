@@ -42,10 +42,10 @@ class BatchNorm final : public Layer {
   /// Rows the statistics are taken over: this rank's, or the whole sample group's with sync.
   /// The ranks whose statistics are combined, and the number of values per channel they cover.
   const parallel::Communicator& statistics_group() const;
-  double group_rows() const;
+  double group_rows(const StepInfo& step) const;
   bool sync_ = false;  // statistics over the whole sample group (synchronised batch norm)
   double momentum_, epsilon_;
-  int64_t channels_ = 0, rows_ = 0;
+  int64_t channels_ = 0, rows_ = 0, samples_ = 0;
   Parameter* gamma_ = nullptr;
   Parameter* beta_ = nullptr;
   Parameter* running_mean_ = nullptr;

@@ -102,6 +102,9 @@ class Layer {
                                                      const Shape& /*input*/) const {
     return nullptr;
   }
+  /// The global batch of the shapes the next setup or reshape gives (the model tells it, since
+  /// a block's sample count alone does not say it when shares are uneven).
+  void set_batch(int64_t batch) { batch_ = batch; }
   /// Forward FLOPs per sample of compute-bound work (for throughput reports).
   virtual double forward_flops(const std::vector<Shape>& /*inputs*/) const { return 0.0; }
 
@@ -111,12 +114,16 @@ class Layer {
   const registry::OpFactory& op_factory() const { return *ctx_.ops; }
   std::string where() const { return "layer '" + name_ + "' (" + type() + ")"; }
   const parallel::ProcessGrid& grid() const { return ctx_.grid; }
-  /// The whole (global) shape of which `local` is this rank's block (splits are even).
+  /// The whole (global) shape of which `local` is this rank's block, for the batch set_batch
+  /// gave (unset: the batch whose even split `local` is).
   Shape global_shape(const Shape& local) const;
+  /// The global batch set_batch gave; 0 when none was.
+  int64_t batch() const { return batch_; }
 
  private:
   std::string name_;
   LayerContext ctx_;
+  int64_t batch_ = 0;
 };
 
 }  // namespace tessera::layers

@@ -57,7 +57,10 @@ struct Graph {
 
   Shape sample_shape;  // per sample, channels-last
   parallel::ProcessGrid input_grid;
-  int64_t batch_multiple = 1;  // global batches must be a multiple (every distribution's sample count)
+  /// The most sample groups of any distribution: a global batch needs a sample for each.
+  int64_t min_batch = 1;
+  /// How batches split over the ranks; every grid of the graph holds it.
+  std::shared_ptr<parallel::SampleShares> shares;
   uint64_t seed = 0;
   layers::InitScheme init = layers::InitScheme::he_normal;
   bool fuse_conv_max_pool = true;  // the spec's switch for the pass of that name
@@ -72,9 +75,9 @@ struct Graph {
   /// The whole shape of input `k` of node `node` for a global batch.
   Shape global_input(size_t node, size_t k, int64_t batch) const;
   /// This rank's blocks of node `node`'s inputs for a global batch (each as its producer
-  /// holds it). Throws ShapeError when a dimension does not split evenly.
+  /// holds it). Throws ShapeError when a dimension does not split.
   std::vector<Shape> local_inputs(size_t node, int64_t batch) const;
-  /// Throws ShapeError unless `batch` is a multiple of batch_multiple.
+  /// Throws ShapeError when `batch` leaves a sample group of some distribution without samples.
   void check_batch(int64_t batch) const;
   /// This rank's activations and parameters for a global batch; throws ShapeError as above.
   Footprint footprint(int64_t batch) const;

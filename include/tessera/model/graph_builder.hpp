@@ -18,6 +18,8 @@ struct BuildOptions {
   std::string precision_key = "$.training.precision";
   /// The ranks training this model together; every layer's distribution uses all of them.
   parallel::Communicator group;
+  /// How batches split over `group`'s ranks; none: equally (a new SampleShares).
+  std::shared_ptr<parallel::SampleShares> shares;
 };
 
 /// The graph of `spec` on the ranks of `options.group`: its layers made (not set up), one

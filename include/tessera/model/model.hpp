@@ -25,7 +25,7 @@ class Model {
   /// Spec → graph → passes → model: reads the "model" section of a spec (see ModelSpec),
   /// builds its graph, runs every graph pass, and sets the result up.
   static std::unique_ptr<Model> from_json(ConfigObject& spec, const BuildOptions& options);
-  /// Sets up every layer of `graph`, shaped for a batch of graph.batch_multiple samples, and
+  /// Sets up every layer of `graph`, shaped for a batch of graph.min_batch samples, and
   /// initialises the parameters from graph.seed.
   explicit Model(Graph graph);
   /// Per-sample input shape, channels-last: [D, H, W, C], [H, W, C] or [F].
@@ -37,13 +37,21 @@ class Model {
   /// of the global batch under input_grid(); the output its block under output_grid().
   const parallel::ProcessGrid& input_grid() const { return graph_.input_grid; }
   const parallel::ProcessGrid& output_grid() const { return graph_.nodes.back().grid(); }
-  /// Global batch sizes must be a multiple of this (every distribution's sample count).
-  int64_t batch_multiple() const { return graph_.batch_multiple; }
+  /// The smallest global batch: one sample for each sample group of every distribution.
+  int64_t min_batch() const { return graph_.min_batch; }
+  /// What this rank holds of the model for a global batch (Graph::footprint).
+  Footprint footprint(int64_t batch) const { return graph_.footprint(batch); }
+  /// Whether a global batch of `batch` gives every sample group of every layer a sample.
+  bool splits(int64_t batch) const;
+  /// How batches split over the ranks (every layer's grid holds these). After a change of
+  /// weights the next forward reshapes every layer for the new blocks.
+  parallel::SampleShares& sample_shares() const { return *graph_.shares; }
   /// True when some layer splits its samples over depth, height or width.
   bool has_spatial_split() const;
 
   /// Runs every layer on `input` (this rank's block of [N, ...sample_shape] under
-  /// input_grid(), for the global batch step.batch); returns this rank's block of the last
+  /// input_grid(), for the global batch step.batch; with step.batch 0 the ranks of the input's
+  /// sample groups add their blocks up to learn it); returns this rank's block of the last
   /// layer's output. The returned tensor stays valid until the next forward.
   const Tensor& forward(const Tensor& input, const layers::StepInfo& step);
   /// Back-propagates `grad_output` (same shape as the output) and writes every parameter's
@@ -111,6 +119,7 @@ class Model {
   Graph graph_;
   std::vector<NodeState> state_;
   int64_t current_batch_ = 0;
+  uint64_t current_shares_ = 0;  // the SampleShares version the shapes follow
   ParameterStore params_;
   Tensor input_;  // the input of the last forward, for backward
   Tensor output_fp32_, grad_output_converted_;  // where the last layer is not fp32

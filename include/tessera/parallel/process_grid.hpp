@@ -1,12 +1,14 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "tessera/core/shape.hpp"
 #include "tessera/parallel/box.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/parallel/distribution.hpp"
+#include "tessera/parallel/sample_shares.hpp"
 
 namespace tessera::parallel {
 
@@ -18,14 +20,18 @@ namespace tessera::parallel {
 ///
 /// A rank's share of a global activation [N, D, H, W, C] is the contiguous block of samples of
 /// its sample index, the box of its spatial index and the contiguous range of channels of its
-/// channel index; splits must be even.
+/// channel index. Samples split as the grid's SampleShares say (shares that differ by at most
+/// one, or balanced ones), so any batch of at least one sample per group splits; spatial and
+/// channel splits must be even.
 class ProcessGrid {
  public:
   /// A grid of one rank.
   ProcessGrid() = default;
   /// Throws ConfigError naming `where` when the distribution does not use exactly the ranks
-  /// of `group`, or splits channels both by `channel` and by `filter`.
-  ProcessGrid(const Distribution& distribution, Communicator group, const std::string& where);
+  /// of `group`, or splits channels both by `channel` and by `filter`. `shares` says how
+  /// batches split over `group`'s ranks (all grids of a model hold the same); none: equally.
+  ProcessGrid(const Distribution& distribution, Communicator group, const std::string& where,
+              std::shared_ptr<SampleShares> shares = nullptr);
 
   const Distribution& distribution() const { return distribution_; }
   /// Every rank of the grid.
@@ -60,9 +66,14 @@ class ProcessGrid {
   /// the dimension and the sizes when a dimension does not split evenly.
   Box local_box(const std::array<int64_t, 3>& size, const std::string& where) const;
   /// This rank's samples of a global batch: [first, first + count). Throws ShapeError naming
-  /// `where` when the batch does not split evenly.
+  /// `where` (on every rank alike) when the batch leaves a sample group without samples.
   int64_t local_batch(int64_t batch, const std::string& where) const;
   int64_t first_sample(int64_t batch, const std::string& where) const;
+  /// The samples of sample group `sample_index` of a global batch: [first, first + count).
+  int64_t group_batch(int64_t batch, int sample_index) const;
+  int64_t group_first_sample(int64_t batch, int sample_index) const;
+  /// How batches split over the ranks; shared by every grid of a model.
+  const std::shared_ptr<SampleShares>& shares() const { return shares_; }
   /// This rank's channels of `channels`: [first, first + count). Throws ShapeError naming
   /// `where` when they do not split evenly over the channel group.
   int64_t local_channels(int64_t channels, const std::string& where) const;
@@ -71,12 +82,14 @@ class ProcessGrid {
   /// [N, D, H, W, C]); a 2D activation is split over height and width only, and features
   /// ([N, C]) over samples and channels only: the ranks of a spatial group hold copies of them.
   Shape local_shape(const Shape& global, const std::string& where) const;
-  /// The whole activation of which `local` is a block (the inverse of local_shape).
-  Shape global_shape(const Shape& local) const;
+  /// The whole activation of a global batch of `batch` samples of which `local` is a block
+  /// (the inverse of local_shape).
+  Shape global_shape(const Shape& local, int64_t batch) const;
 
  private:
   Distribution distribution_;
   Communicator all_, spatial_, samples_, channels_, replicas_;
+  std::shared_ptr<SampleShares> shares_ = std::make_shared<SampleShares>(1);
   int sample_index_ = 0, channel_index_ = 0;
   std::array<int, 3> spatial_index_{0, 0, 0};
 };

@@ -1,6 +1,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "tessera/parallel/box.hpp"
@@ -10,15 +11,19 @@ namespace tessera::train {
 
 /// Where one rank reads in every global batch: a contiguous slice of the batch's samples
 /// (ranks are numbered sample-slowest, so slice k belongs to the k-th sample group) and a box
-/// of each of those samples.
+/// of each of those samples. The slices are the SampleShares' (the same as every layer's).
 struct BatchSlot {
   int64_t sample_groups = 1;  // slices each global batch is cut into
   int64_t sample_index = 0;   // the slice this rank reads
   parallel::Box box;          // the part of each sample it reads
+  /// How batches split over the ranks, each slice `ranks_per_group` consecutive ranks of them;
+  /// none: into slices that differ by at most one sample.
+  std::shared_ptr<const parallel::SampleShares> shares;
+  int ranks_per_group = 1;
 
   /// This rank's slot under the model input's `grid`, for global batches of `batch` samples of
-  /// spatial size `sample_size` (D, H, W); throws ShapeError naming "model input" when either
-  /// does not split evenly.
+  /// spatial size `sample_size` (D, H, W); throws ShapeError naming "model input" when the
+  /// batch leaves a sample group without samples or the sample does not split in space.
   static BatchSlot of(const parallel::ProcessGrid& grid, const std::array<int64_t, 3>& sample_size, int64_t batch);
 };
 
@@ -74,9 +79,11 @@ class BatchPlan {
   std::vector<int64_t> evaluation_prefetch(int64_t n, int64_t j) const;
 
   /// This rank's slice [first_row(rows), first_row(rows) + local_rows(rows)) of a global
-  /// batch of `rows` samples.
+  /// batch of `rows` samples; throws ShapeError when the batch leaves a slice empty.
   int64_t local_rows(int64_t rows) const;
-  int64_t first_row(int64_t rows) const { return local_rows(rows) * slot_.sample_index; }
+  int64_t first_row(int64_t rows) const;
+  /// The rows of every slice of a global batch of `rows` samples.
+  std::vector<int64_t> slice_rows(int64_t rows) const;
 
  private:
   const std::vector<int64_t>& cached_order(int64_t epoch) const;

@@ -21,6 +21,7 @@
 #include "tessera/train/loss_scaler.hpp"
 #include "tessera/train/progress.hpp"
 #include "tessera/train/replica_check.hpp"
+#include "tessera/train/share_balancer.hpp"
 #include "tessera/train/trainer_hook.hpp"
 #include "tessera/train/validation_metrics.hpp"
 
@@ -61,6 +62,8 @@ struct TrainingOptions {
   /// is trained by gradients; in the epochs after them those layers are fixed and the others
   /// train. From the run config's "local_learning" section.
   int64_t local_learning_epochs = 0;
+  /// How each global batch splits over the ranks: "balance" (BalanceOptions).
+  BalanceOptions balance;
 
   /// Reads {"epochs", "batch_size", "accumulate", "max_steps", "seed", "log_every", "precision",
   /// "gradient_precision", "loss_scaling", "metrics", "checkpoint": {"path", "every_steps"}}.
@@ -117,7 +120,15 @@ class Trainer {
   /// Takes training batches from `source` instead of the training set's samples (validation
   /// still reads the validation set). The training set then only sets the epoch's length
   /// (its samples / the batch) and the shapes.
-  void set_training_source(std::unique_ptr<BatchSource> source) { source_ = std::move(source); }
+  /// Refused (ConfigError) under a balance other than "even": a source fixes its rows.
+  void set_training_source(std::unique_ptr<BatchSource> source);
+  /// Seconds this rank computed steps (reading, forward, loss, backward; not the time blocked
+  /// in MPI, parallel::WaitClock, nor the wait for the gradient sum) over the trainer's life.
+  double compute_seconds() const { return compute_seconds_; }
+  /// Gives sample group g of the model input's grid rows[g] samples of each global batch
+  /// (every layer's blocks follow; collective: every rank passes the same rows). `why` is
+  /// said in errors.
+  void set_group_rows(const std::vector<int64_t>& rows, const std::string& why);
 
   int64_t steps_per_epoch() const { return plan_->steps_per_epoch(); }
   /// Samples per optimizer step over all ranks: batch_size · accumulate.
@@ -180,12 +191,19 @@ class Trainer {
   void check_data_and_loss() const;
   void choose_metrics();
   void check_batch() const;
+  /// The first samples of a set of `available` that evaluation reads: all but a last short
+  /// batch too small to give every sample group a sample.
+  int64_t evaluated_samples(int64_t available) const;
   void check_distributions() const;
   /// Finds the layers that learn locally; refuses local-learning epochs without one, warns of
   /// the reverse.
   void check_local_learning();
   void make_reducer();
   void make_plan();
+  /// Sets the weights of a "balance" given as weights, and checks that the batch splits.
+  void apply_balance_weights();
+  /// (Re)allocates the batch's inputs, targets and loss gradient for this rank's rows.
+  void allocate_batch_buffers();
   std::vector<TrainerHook*> start_run();
   int64_t resume();
   /// One optimizer step on this rank's part of step `step`'s batch; returns the mean loss.
@@ -240,6 +258,7 @@ class Trainer {
   // each run, like its log).
   TrainingReport report_;
   double exposed_wait_ = 0.0;  // all-reduce seconds no rank could hide (see finish_gradients)
+  double compute_seconds_ = 0.0;
   int agreed_stop_ = 0;        // the largest stop signal any rank had at the last step, 0: none
   LossScaler scaler_;
   bool skipped_ = false;  // the last step was skipped (its gradients overflowed)

@@ -17,6 +17,7 @@ struct RunOverrides {
   std::optional<uint64_t> seed;
   std::string backend = "auto";
   std::optional<std::string> precision;  // --precision: overrides training.precision
+  std::optional<std::string> balance;    // --balance: overrides training.balance
   /// --cudnn-algorithms, --cudnn-deterministic: override the config's "cudnn" section.
   std::optional<std::string> cudnn_algorithms;
   std::optional<bool> cudnn_deterministic;

@@ -1,0 +1,75 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/train/trainer_hook.hpp"
+
+namespace tessera::train {
+
+/// "balance" in the training section (or --balance): how each global batch splits over the
+/// ranks' sample groups.
+///  - "even" (the default): shares that differ by at most one sample;
+///  - [w0, w1, ...]: in proportion to one weight per rank of the trainer's group;
+///  - "measured": even at first; after the first steps, in proportion to each sample group's
+///    measured speed (ShareBalancer), and set again at each epoch's end when the speeds drift.
+struct BalanceOptions {
+  enum class Kind { even, weights, measured };
+  Kind kind = Kind::even;
+  std::vector<double> weights;             // Kind::weights: one per rank, each > 0
+  std::string key = "$.training.balance";  // where it was set, for errors
+
+  /// Reads "even", "measured" or an array of positive numbers; throws ConfigError naming `key`.
+  static BalanceOptions parse(const nlohmann::json& value, const std::string& key);
+  /// --balance: "even", "measured" or comma-separated weights ("2,1").
+  static BalanceOptions from_flag(const std::string& text);
+  /// Integer weights for SampleShares: `weights` scaled, each at least 1.
+  std::vector<int64_t> integer_weights() const;
+};
+
+/// The rows each sample group takes of a batch of `batch` samples: in proportion to `speeds`
+/// (samples per second), none above its entry of `caps` (the most its memory holds; 0: no
+/// cap) and each at least one; rounded by largest remainder. Throws Error when the caps hold
+/// fewer than `batch` samples or the groups outnumber them.
+std::vector<int64_t> rows_for_speeds(const std::vector<double>& speeds, const std::vector<int64_t>& caps,
+                                     int64_t batch);
+
+/// Measured balance ("balance": "measured"): times each rank's compute (reading, forward, loss,
+/// backward; not the wait for the gradient sum, where a fast rank waits for a slow one) over
+/// the first steps and then over each epoch, skipping the step after a change (which
+/// re-creates the layers' ops). After `first_steps` measured steps, and at each epoch's end
+/// after that, it gathers the speeds and gives the trainer new shares in proportion
+/// (Trainer::balance), within each rank's memory. Every rank decides alike from the same
+/// gathered numbers.
+class ShareBalancer final : public TrainerHook {
+ public:
+  explicit ShareBalancer(int64_t first_steps = 4) : first_steps_(first_steps) {}
+  void on_run_start(Trainer& trainer, const RunStart& start) override;
+  void on_step_end(Trainer& trainer, const StepEnd& step) override;
+
+ private:
+  /// The most rows this rank's memory holds, by the memory check's estimate (0: no limit known).
+  int64_t memory_cap(Trainer& trainer) const;
+  /// Each sample group's speed (samples/s of its slowest rank; 0: not measured) and memory cap
+  /// (its fullest rank's; 0: none), gathered from every rank, and the bytes that took.
+  struct GroupSpeeds {
+    std::vector<double> speeds;
+    std::vector<int64_t> caps;
+    size_t bytes = 0;
+  };
+  GroupSpeeds gather(Trainer& trainer) const;
+  /// Gathers the window's speeds and caps, and changes the shares where that pays.
+  void rebalance(Trainer& trainer, int64_t step);
+
+  int64_t first_steps_;
+  int64_t memory_per_rank_ = 0;
+  bool settled_ = false;  // the first measurement has set shares
+  int64_t skip_ = 1;      // steps still to skip before measuring
+  int64_t steps_ = 0;     // measured steps in the window
+  double seconds_ = 0.0, last_total_ = 0.0;
+  int64_t rows_ = 0;
+};
+
+}  // namespace tessera::train
