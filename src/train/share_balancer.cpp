@@ -60,32 +60,32 @@ std::vector<int64_t> BalanceOptions::integer_weights() const {
 
 namespace {
 
-/// Rounds `ideal` (summing to `total`) to integers in [1, caps] with the same sum: floors
-/// first, then one more to the largest remainders; fewer to the smallest where the floors
-/// of 1 overshoot.
-std::vector<int64_t> round_shares(const std::vector<double>& ideal, const std::vector<int64_t>& caps, int64_t total) {
+/// Whole rows in [1, caps] near `ideal` that add up to `total` and make the slowest group as
+/// fast as whole rows allow: the floors first, then each further row to the group that would
+/// finish it soonest ((rows + 1) / speed least), or, where the floors of 1 overshoot, a row
+/// taken from the group that finishes last.
+std::vector<int64_t> round_shares(const std::vector<double>& ideal, const std::vector<double>& speeds,
+                                  const std::vector<int64_t>& caps, int64_t total) {
   const size_t n = ideal.size();
   std::vector<int64_t> rows(n);
   int64_t sum = 0;
   for (size_t g = 0; g < n; ++g) {
-    rows[g] = std::clamp<int64_t>(static_cast<int64_t>(std::floor(ideal[g])), 1, caps[g]);
+    rows[g] = std::clamp<int64_t>(static_cast<int64_t>(std::floor(ideal[g] + 1e-9)), 1, caps[g]);
     sum += rows[g];
   }
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return ideal[a] - static_cast<double>(rows[a]) > ideal[b] - static_cast<double>(rows[b]);
-  });
-  for (size_t i = 0; sum < total; i = (i + 1) % n)
-    if (rows[order[i]] < caps[order[i]]) {
-      ++rows[order[i]];
-      ++sum;
-    }
-  for (size_t i = n; sum > total; i = i == 0 ? n : i - 1)
-    if (i < n && rows[order[i]] > 1) {
-      --rows[order[i]];
-      --sum;
-    }
+  const auto finish = [&](size_t g, int64_t extra) { return static_cast<double>(rows[g] + extra) / speeds[g]; };
+  for (; sum < total; ++sum) {
+    size_t best = n;
+    for (size_t g = 0; g < n; ++g)
+      if (rows[g] < caps[g] && (best == n || finish(g, 1) < finish(best, 1))) best = g;
+    ++rows[best];
+  }
+  for (; sum > total; --sum) {
+    size_t worst = n;
+    for (size_t g = 0; g < n; ++g)
+      if (rows[g] > 1 && (worst == n || finish(g, 0) > finish(worst, 0))) worst = g;
+    --rows[worst];
+  }
   return rows;
 }
 
@@ -127,7 +127,7 @@ std::vector<int64_t> rows_for_speeds(const std::vector<double>& speeds, const st
   }
   for (size_t g = 0; g < n; ++g)
     if (capped[g]) ideal[g] = static_cast<double>(cap[g]);
-  return round_shares(ideal, cap, batch);
+  return round_shares(ideal, speeds, cap, batch);
 }
 
 void ShareBalancer::on_run_start(Trainer& trainer, const RunStart& /*start*/) {

@@ -15,7 +15,7 @@ TEST_CASE("Balanced rows follow the speeds and add up to the batch", "[train][ba
   CHECK(rows_for_speeds({100.0, 1.0}, {0, 0}, 8) == std::vector<int64_t>{7, 1});  // never below one
   const auto rows = rows_for_speeds({3.1, 2.2, 0.7, 1.9}, {0, 0, 0, 0}, 31);
   CHECK(std::accumulate(rows.begin(), rows.end(), int64_t{0}) == 31);
-  CHECK(rows == std::vector<int64_t>{12, 9, 3, 7});
+  CHECK(rows == std::vector<int64_t>{13, 9, 2, 7});  // the slowest finishes at 4.19 (largest remainders: 4.29)
 }
 
 TEST_CASE("A group's memory caps its rows and the rest goes to the others in proportion", "[train][balance]") {

@@ -31,8 +31,9 @@ struct BalanceOptions {
 
 /// The rows each sample group takes of a batch of `batch` samples: in proportion to `speeds`
 /// (samples per second), none above its entry of `caps` (the most its memory holds; 0: no
-/// cap) and each at least one; rounded by largest remainder. Throws Error when the caps hold
-/// fewer than `batch` samples or the groups outnumber them.
+/// cap) and each at least one; rounded so that the slowest group finishes as early as whole
+/// rows allow. Throws Error when the caps hold fewer than `batch` samples or the groups
+/// outnumber them.
 std::vector<int64_t> rows_for_speeds(const std::vector<double>& speeds, const std::vector<int64_t>& caps,
                                      int64_t batch);
 
