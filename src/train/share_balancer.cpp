@@ -157,16 +157,17 @@ void ShareBalancer::on_step_end(Trainer& trainer, const StepEnd& step) {
   seconds_ = 0.0;
 }
 
-int64_t ShareBalancer::memory_cap(Trainer& trainer) const {
-  const int64_t batch = trainer.options().batch_size, rows = trainer.plan().local_batch();
-  const model::Footprint f = trainer.model().footprint(batch);
-  // Activations and their gradients grow with the rows; parameters, their gradients and the
-  // optimizer's state do not (the same estimate as the memory check at start).
-  const double per_row = 2.0 * static_cast<double>(f.activation_bytes) / static_cast<double>(rows);
-  const double fixed = 2.0 * static_cast<double>(f.parameter_bytes);
-  const double room = static_cast<double>(memory_per_rank_) - fixed;
+int64_t rows_memory_holds(const model::Model& model, int64_t batch, int64_t local_rows, int64_t memory_per_rank) {
+  const model::Footprint f = model.footprint(batch);
+  const double per_row = 2.0 * static_cast<double>(f.activation_bytes) / static_cast<double>(local_rows);
+  const double room = static_cast<double>(memory_per_rank) - static_cast<double>(f.parameter_bytes);
   if (per_row <= 0.0) return 0;
   return std::max<int64_t>(1, static_cast<int64_t>(room / per_row));
+}
+
+int64_t ShareBalancer::memory_cap(Trainer& trainer) const {
+  return rows_memory_holds(trainer.model(), trainer.options().batch_size, trainer.plan().local_batch(),
+                           memory_per_rank_);
 }
 
 ShareBalancer::GroupSpeeds ShareBalancer::gather(Trainer& trainer) const {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/model/model.hpp"
 #include "tessera/train/trainer_hook.hpp"
 
 namespace tessera::train {
@@ -36,6 +37,12 @@ struct BalanceOptions {
 /// outnumber them.
 std::vector<int64_t> rows_for_speeds(const std::vector<double>& speeds, const std::vector<int64_t>& caps,
                                      int64_t batch);
+
+/// The most rows of a global batch of `batch` samples this rank's memory holds
+/// (`memory_per_rank` bytes), by the memory check's estimate (model::training_memory_need):
+/// activations and their gradients grow with the rows, which are now `local_rows`; parameters
+/// and their gradients do not. 0: nothing grows with the rows.
+int64_t rows_memory_holds(const model::Model& model, int64_t batch, int64_t local_rows, int64_t memory_per_rank);
 
 /// Measured balance ("balance": "measured"): times each rank's compute (reading, forward, loss,
 /// backward; not the wait for the gradient sum, where a fast rank waits for a slow one) over
