@@ -13,6 +13,12 @@ SampleShares::SampleShares(int ranks) {
   version_ = 0;
 }
 
+SampleShares SampleShares::of_weights(const std::vector<int64_t>& weights) {
+  SampleShares shares(static_cast<int>(weights.size()));
+  shares.set_weights(weights, "sample shares");
+  return shares;
+}
+
 bool SampleShares::even() const {
   return std::all_of(weights_.begin(), weights_.end(), [&](int64_t w) { return w == weights_.front(); });
 }

@@ -5,6 +5,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/model/graph.hpp"
+#include "tessera/parallel/sample_shares.hpp"
 #include "tessera/plan/block_shape.hpp"
 
 namespace tessera::plan {
@@ -118,7 +119,34 @@ std::vector<parallel::Distribution> LayerCostModel::candidates(size_t i) const {
   return out;
 }
 
+double LayerCostModel::compute_factor(const parallel::Distribution& d, int64_t batch) const {
+  const std::vector<double>& speeds = options_.rank_speeds;
+  if (speeds.empty() && options_.share_weights.empty()) return 1.0;
+  const int ranks = options_.ranks, groups = d.sample, per_group = ranks / groups;
+  parallel::SampleShares shares(ranks);
+  if (!options_.share_weights.empty()) shares.set_weights(options_.share_weights, "plan");
+  const std::vector<int64_t> rows = shares.rows(batch, groups);
+  const double largest = static_cast<double>((batch + groups - 1) / groups);  // the block the times are for
+  double factor = 0.0;
+  for (int g = 0; g < groups; ++g) {
+    double slowest = 1.0;
+    if (!speeds.empty())
+      slowest = *std::min_element(speeds.begin() + g * per_group, speeds.begin() + (g + 1) * per_group);
+    factor = std::max(factor, static_cast<double>(rows[static_cast<size_t>(g)]) / largest / slowest);
+  }
+  return factor;
+}
+
 LayerCost LayerCostModel::layer_cost(size_t i, const parallel::Distribution& d) {
+  LayerCost c = unscaled_layer_cost(i, d);
+  c.compute *= compute_factor(d, graph_.nodes[i].global_output[0]);
+  // Every rank updates its parameters: the slowest sets the pace.
+  if (!options_.rank_speeds.empty())
+    c.update /= *std::min_element(options_.rank_speeds.begin(), options_.rank_speeds.end());
+  return c;
+}
+
+LayerCost LayerCostModel::unscaled_layer_cost(size_t i, const parallel::Distribution& d) {
   if (auto why = refusal(i, d)) throw ConfigError("layer '" + graph_.nodes[i].name + "'", *why);
   const PlanNode& n = graph_.nodes[i];
   LayerCost c;

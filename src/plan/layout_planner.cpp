@@ -158,9 +158,16 @@ std::vector<parallel::Distribution> layout_of(const model::ModelSpec& spec, cons
 
 namespace {
 
-CostOptions cost_options(const PlanRequest& r) {
-  CostOptions o{r.ranks, r.optimizer_state, r.data_samples, r.store_bytes, r.batches_in_flight};
+CostOptions cost_options(const PlanRequest& r, const MachineProfile& profile, const std::vector<int64_t>& weights) {
+  CostOptions o;
+  o.ranks = r.ranks;
+  o.optimizer_state = r.optimizer_state;
+  o.data_samples = r.data_samples;
+  o.store_bytes = r.store_bytes;
+  o.batches_in_flight = r.batches_in_flight;
   o.gradient_precision = r.gradient_precision;
+  if (!profile.node_kinds.empty()) o.rank_speeds = profile.rank_speeds(r.ranks);
+  o.share_weights = weights;
   return o;
 }
 
@@ -170,10 +177,12 @@ struct Setup {
   LayerCostModel costs;
   double base = 0, limit = 0;
 
-  Setup(const model::ModelSpec& spec, const PlanRequest& r, MachineProfile& profile)
+  /// `weights`: the shares of the batch by rank (empty: even).
+  Setup(const model::ModelSpec& spec, const PlanRequest& r, MachineProfile& profile,
+        const std::vector<int64_t>& weights = {})
       : graph(plan_graph(spec, r.batch, r.precision)),
         timer(profile, spec.backend.value_or(r.backend), r.threads, r.measuring),
-        costs(graph, profile, timer, cost_options(r)) {
+        costs(graph, profile, timer, cost_options(r, profile, weights)) {
     timer.on_measure = r.on_measure;
     int64_t trainable = 0;
     for (const auto& n : graph.nodes) trainable += n.trainable;
@@ -372,10 +381,10 @@ void prefer_data_parallel(Plan& plan, double min_gain) {
   }
 }
 
-}  // namespace
-
-Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile) {
-  Setup s(spec, request, profile);
+/// The planner's search with the batch shared by `weights` (empty: evenly).
+Plan plan_with_shares(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile,
+                      const std::vector<int64_t>& weights) {
+  Setup s(spec, request, profile, weights);
   Plan plan;
   plan.ranks = request.ranks;
   plan.batch = request.batch;
@@ -395,6 +404,24 @@ Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, Machin
   prefer_data_parallel(plan, request.min_gain);
   plan.measured = s.timer.measured();
   return plan;
+}
+
+}  // namespace
+
+Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile) {
+  Plan even = plan_with_shares(spec, request, profile, {});
+  const std::vector<double> speeds = profile.rank_speeds(request.ranks);
+  if (std::all_of(speeds.begin(), speeds.end(), [&](double v) { return v == speeds.front(); })) return even;
+  // Nodes of different speeds: the same search with the batch shared in proportion to them,
+  // taken where it is predicted faster by the same margin a layout change needs.
+  const std::vector<int64_t> weights = parallel::weights_of_speeds(speeds);
+  Plan balanced = plan_with_shares(spec, request, profile, weights);
+  if (!balanced.feasible || !balanced.chosen.valid ||
+      balanced.chosen.step_time > even.chosen.step_time * (1 - request.min_gain))
+    return even;
+  balanced.balance = weights;
+  balanced.measured += even.measured;
+  return balanced;
 }
 
 void apply_layout(model::ModelSpec& spec, const LayoutPrediction& layout) {
@@ -433,6 +460,14 @@ std::string plan_table(const Plan& plan) {
   if (plan.fastest_found > 0)
     out << "data parallelism kept: the fastest layout found (" << ms(plan.fastest_found)
         << " ms) is predicted less than " << plan.min_gain * 100 << "% faster (--min-gain)\n";
+  if (!plan.balance.empty()) {
+    std::string shares;
+    for (int64_t rows : parallel::SampleShares::of_weights(plan.balance).rows(plan.batch, plan.ranks))
+      shares += (shares.empty() ? "" : "/") + std::to_string(rows);
+    out << "the profile's nodes differ in speed: the batch is shared in proportion to them (" << shares
+        << " of " << plan.batch << " over the ranks; \"training.balance\" takes the weights), which all the rows "
+        << "above assume\n";
+  }
   if (!plan.feasible)
     out << "no layout fits in " << human_bytes(plan.memory_limit) << " per rank; the smallest found needs "
         << human_bytes(plan.chosen.memory) << " (the planned row)\n";
@@ -482,6 +517,7 @@ nlohmann::json plan_json(const Plan& plan) {
           {"kept_per_layer", plan.kept},
           {"measured_layers", plan.measured},
           {"chosen", layout_json(plan.chosen)},
+          {"balance", plan.balance.empty() ? nlohmann::json("even") : nlohmann::json(plan.balance)},
           {"references", refs}};
 }
 

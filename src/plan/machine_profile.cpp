@@ -101,6 +101,37 @@ double MachineProfile::collective_seconds(Collective c, int64_t ranks, double by
   return terms.alpha * it->second.alpha + terms.beta * it->second.beta;
 }
 
+namespace {
+
+std::vector<NodeKind> read_node_kinds(std::vector<ConfigObject> list) {
+  std::vector<NodeKind> kinds;
+  for (auto& kind : list) {
+    NodeKind k;
+    k.name = kind.string("name", "");
+    k.nodes = kind.integer_in("nodes", 1, int64_t{1} << 30);
+    k.speed = kind.number_in("speed", 1e-6, 1e6, 1.0);
+    kind.finish();
+    kinds.push_back(std::move(k));
+  }
+  return kinds;
+}
+
+}  // namespace
+
+std::vector<double> MachineProfile::rank_speeds(int ranks) const {
+  if (node_kinds.empty()) return std::vector<double>(static_cast<size_t>(ranks), 1.0);
+  std::vector<double> speeds;
+  for (const NodeKind& kind : node_kinds)
+    for (int64_t k = 0; k < kind.nodes * ranks_per_node && static_cast<int>(speeds.size()) < ranks; ++k)
+      speeds.push_back(kind.speed);
+  if (static_cast<int>(speeds.size()) < ranks)
+    throw ConfigError("machine profile '" + name + "': node_kinds", "its nodes hold " + std::to_string(speeds.size()) +
+                                                                       " ranks (" + std::to_string(ranks_per_node) +
+                                                                       " per node); the plan needs " +
+                                                                       std::to_string(ranks));
+  return speeds;
+}
+
 nlohmann::json MachineProfile::to_json() const {
   nlohmann::json j = {{"format_version", kFormatVersion},
                       {"name", name},
@@ -116,6 +147,10 @@ nlohmann::json MachineProfile::to_json() const {
                       {"memory_bandwidth_per_rank", memory_bandwidth_per_rank},
                       {"within_node", links_json(within_node)},
                       {"across_nodes", links_json(across_nodes)}};
+  if (!node_kinds.empty()) {
+    j["node_kinds"] = nlohmann::json::array();
+    for (const NodeKind& k : node_kinds) j["node_kinds"].push_back({{"name", k.name}, {"nodes", k.nodes}, {"speed", k.speed}});
+  }
   j["layer_times"] = nlohmann::json::object();
   for (const auto& [key, t] : layer_times)
     j["layer_times"][key] = {{"forward_s", t.forward}, {"backward_s", t.backward}, {"memory_bytes", t.memory}};
@@ -161,6 +196,7 @@ MachineProfile MachineProfile::from_json(const nlohmann::json& json, const std::
   p.memory_bandwidth_per_rank = figure(cfg, "memory_bandwidth_per_rank", true);
   p.within_node = read_links(cfg.object("within_node"));
   p.across_nodes = read_links(cfg.object("across_nodes"));
+  if (cfg.has("node_kinds")) p.node_kinds = read_node_kinds(cfg.object_list("node_kinds"));
   if (cfg.has("layer_times")) {
     ConfigObject times = cfg.object("layer_times");
     for (auto it = times.raw().begin(); it != times.raw().end(); ++it) {

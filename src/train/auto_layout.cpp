@@ -25,6 +25,22 @@ void describe_data(const nlohmann::json& config, plan::PlanRequest& request) {
   request.batches_in_flight = prefetch != data.end() && prefetch->is_boolean() && !prefetch->get<bool>() ? 1 : 3;
 }
 
+namespace {
+
+/// Rank 0's shares of the batch for everyone (its timings may have decided otherwise than
+/// another rank's): its weights summed with zeros from the others.
+void agree_on_balance(plan::Plan& plan, const parallel::Communicator& group) {
+  std::vector<int64_t> weights(static_cast<size_t>(group.size()), 0);
+  if (group.rank() == 0 && !plan.balance.empty()) weights = plan.balance;
+  group.allreduce_sum(weights.data(), static_cast<int64_t>(weights.size()));
+  if (weights.front() == 0)
+    plan.balance.clear();
+  else
+    plan.balance = weights;
+}
+
+}  // namespace
+
 plan::Plan plan_auto_layout(model::ModelSpec& spec, const AutoLayoutOptions& options,
                             const parallel::Communicator& group) {
   plan::Plan plan;
@@ -80,6 +96,7 @@ plan::Plan plan_auto_layout(model::ModelSpec& spec, const AutoLayoutOptions& opt
     d = r;
   }
   if (!same) log::info("plan: this rank's timings chose another layout; rank 0's is used");
+  agree_on_balance(plan, group);
   plan::apply_layout(spec, plan.chosen);
   if (group.rank() == 0 && plan.measured > 0) plan::write_machine_profile(profile, options.machine_file);
   return plan;

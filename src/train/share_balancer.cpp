@@ -18,6 +18,7 @@ namespace tessera::train {
 BalanceOptions BalanceOptions::parse(const nlohmann::json& value, const std::string& key) {
   BalanceOptions o;
   o.key = key;
+  o.given = true;
   if (value.is_string() && (value == "even" || value == "measured")) {
     o.kind = value == "even" ? Kind::even : Kind::measured;
     return o;

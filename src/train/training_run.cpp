@@ -95,6 +95,12 @@ void TrainingRun::build_model(ConfigObject& root, const RunOverrides& o) {
     auto_options.precision = options_.precision;
     auto_options.gradient_precision = options_.gradient_precision;
     plan_ = plan_auto_layout(spec, auto_options, o.group);
+    // Nodes of different speeds in the profile: the plan's shares, unless the run chose its own.
+    if (!plan_->balance.empty() && !options_.balance.given) {
+      options_.balance.kind = BalanceOptions::Kind::weights;
+      options_.balance.weights.assign(plan_->balance.begin(), plan_->balance.end());
+      options_.balance.key = "the plan's balance (\"distribution\": \"auto\")";
+    }
   }
   model::Graph graph = model::build_graph(spec, build);
   model::passes::run_all(graph);

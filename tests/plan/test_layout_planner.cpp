@@ -295,3 +295,34 @@ TEST_CASE("channel groups that would span nodes are not planned, and a given one
     CHECK_FALSE(two.refusal(conv2, filter2));
   }
 }
+
+TEST_CASE("nodes of different speeds: the plan shares the batch in proportion to them where it pays") {
+  const model::ModelSpec spec = test::spec_of(kSmallNet);
+  plan::MachineProfile profile = test::published_profile();
+  profile.ranks_per_node = 1;
+  profile.across_nodes = profile.within_node;
+  const plan::PlanRequest request = small_request(2, 12);
+  CHECK(plan::plan_model(spec, request, profile).balance.empty());  // all nodes alike
+
+  profile.node_kinds = {{"fast", 1, 1.0}, {"slow", 1, 0.5}};
+  CHECK(profile.rank_speeds(2) == std::vector<double>{1.0, 0.5});
+  const plan::Plan balanced = plan::plan_model(spec, request, profile);
+  CHECK(balanced.balance == std::vector<int64_t>{666667, 333333});
+  CHECK(plan::plan_json(balanced).at("balance") == nlohmann::json({666667, 333333}));
+  CHECK_THAT(plan::plan_table(balanced), Catch::Contains("shared in proportion to them (8/4 of 12"));
+  // Asked for a gain it cannot give, the plan keeps even shares, which run at the slow node's
+  // pace: its compute takes longer.
+  plan::PlanRequest strict = request;
+  strict.min_gain = 0.9;
+  const plan::Plan even = plan::plan_model(spec, strict, profile);
+  CHECK(even.balance.empty());
+  CHECK(plan::plan_json(even).at("balance") == "even");
+  CHECK(balanced.chosen.compute < even.chosen.compute * 0.8);
+
+  const auto read = plan::MachineProfile::from_json(profile.to_json(), "profile");
+  REQUIRE(read.node_kinds.size() == 2);
+  CHECK(read.node_kinds[1].name == "slow");
+  CHECK(read.node_kinds[1].speed == 0.5);
+  profile.node_kinds = {{"one", 1, 1.0}};
+  CHECK_THROWS_WITH(profile.rank_speeds(2), Catch::Contains("node_kinds") && Catch::Contains("its nodes hold 1 ranks"));
+}

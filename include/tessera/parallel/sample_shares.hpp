@@ -23,6 +23,8 @@ class SampleShares {
  public:
   /// Equal weights for `ranks` ranks.
   explicit SampleShares(int ranks = 1);
+  /// Shares by `weights`, one per rank (each at least 1).
+  static SampleShares of_weights(const std::vector<int64_t>& weights);
 
   int ranks() const { return static_cast<int>(weights_.size()); }
   const std::vector<int64_t>& weights() const { return weights_; }

@@ -36,6 +36,11 @@ struct CostOptions {
   double allreduce_seconds_per_byte = 0;
   /// The type gradient sums travel in ("training.gradient_precision").
   ElementType gradient_precision = ElementType::fp32;
+  /// Each rank's compute speed relative to the measured layer times (MachineProfile::
+  /// rank_speeds); empty: all 1. A sample group computes at its slowest rank's speed.
+  std::vector<double> rank_speeds = {};
+  /// The weights the batch is shared by (parallel::SampleShares, one per rank); empty: even.
+  std::vector<int64_t> share_weights = {};
 };
 
 /// One layer's cost on one rank per training step under one distribution (seconds, bytes).
@@ -66,6 +71,10 @@ class LayerCostModel {
   void set_update_seconds_per_parameter(double s) { options_.update_seconds_per_parameter = s; }
   void set_allreduce_seconds_per_byte(double s) { options_.allreduce_seconds_per_byte = s; }
   const CostOptions& options() const { return options_; }
+  /// How much longer a layer under `d` computes than its largest block does at speed 1: the
+  /// slowest sample group's rows over its speed, against the largest even block (1 when
+  /// every rank has speed 1 and the shares are even). The layer's batch is `batch`.
+  double compute_factor(const parallel::Distribution& d, int64_t batch) const;
   /// Why node `node` cannot run under `d` (shapes that do not split, a split the layer does
   /// not take, a window that does not line up); empty when it can.
   std::optional<std::string> refusal(size_t node, const parallel::Distribution& d) const;
@@ -114,6 +123,8 @@ class LayerCostModel {
   /// What node `node` computes on one rank under `d` (its blocks; whole inputs and a share of
   /// the filters under a filter split).
   LocalWork local_work(size_t node, const parallel::Distribution& d) const;
+  /// layer_cost at every rank's speed 1 and the largest even block.
+  LayerCost unscaled_layer_cost(size_t i, const parallel::Distribution& d);
   double seconds(Collective c, int64_t ranks, double bytes) const;
   const PlanGraph& graph_;
   const MachineProfile& profile_;

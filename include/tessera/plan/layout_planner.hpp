@@ -86,11 +86,15 @@ struct Plan {
   /// search"); below 24 where skip connections left too many combinations.
   size_t kept = 24;
   int64_t measured = 0;  // layer times measured for this plan
+  /// Where the profile's nodes differ in speed and sharing the batch in proportion to them is
+  /// predicted faster: the weights per rank ("training.balance"); empty: even shares.
+  std::vector<int64_t> balance;
 };
 
 /// Plans `spec` (docs/plan.md): every layer weighed under every distribution of
 /// `request.ranks` ranks it accepts, the fastest layout under the memory limit found exactly
-/// by search_layout. Layer times missing from `profile` are measured and added to it.
+/// by search_layout. Where the profile's node kinds differ in speed, it also plans with the
+/// batch shared in proportion to the ranks' speeds and keeps that where it pays (Plan::balance). Layer times missing from `profile` are measured and added to it.
 /// Throws ConfigError when some layer can run under no distribution of that many ranks, or
 /// when the profile lacks a figure the plan needs.
 Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile);

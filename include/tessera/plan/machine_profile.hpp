@@ -46,6 +46,14 @@ struct LayerTime {
   double memory = 0;
 };
 
+/// Nodes of one kind in a machine whose nodes differ: how many, and how fast each computes
+/// relative to the node the profile's layer times were measured on (0.5: half as fast).
+struct NodeKind {
+  std::string name;
+  int64_t nodes = 1;
+  double speed = 1.0;
+};
+
 /// What the performance model knows of a machine: measured here by `tessera calibrate`, or
 /// built from published figures for machines Tessera cannot run on (Theta, Sierra). A JSON
 /// file (comments allowed) in the format docs/machine_profile.md describes.
@@ -68,6 +76,13 @@ struct MachineProfile {
   /// Collective costs within one node and across nodes. A group of ranks spans nodes when it
   /// has more ranks than ranks_per_node (ranks are placed consecutively).
   std::map<Collective, LinkCost> within_node, across_nodes;
+  /// Nodes that compute at other speeds, in the order ranks fill them (ranks_per_node each);
+  /// empty: every node is the measured one. Measured balance uses the speeds a run measures;
+  /// the planner, these.
+  std::vector<NodeKind> node_kinds;
+  /// The speed of each of `ranks` ranks placed consecutively on the nodes of node_kinds (all 1
+  /// without kinds). Throws ConfigError naming the profile when the kinds hold fewer ranks.
+  std::vector<double> rank_speeds(int ranks) const;
   /// Measured layer times, keyed as plan::LayerTimer names them; grows as plans need shapes.
   std::map<std::string, LayerTime> layer_times;
 

@@ -21,6 +21,7 @@ struct BalanceOptions {
   Kind kind = Kind::even;
   std::vector<double> weights;             // Kind::weights: one per rank, each > 0
   std::string key = "$.training.balance";  // where it was set, for errors
+  bool given = false;                      // set in the config or on the command line
 
   /// Reads "even", "measured" or an array of positive numbers; throws ConfigError naming `key`.
   static BalanceOptions parse(const nlohmann::json& value, const std::string& key);
