@@ -16,11 +16,11 @@ void Redistribute::reshape(const std::vector<Shape>& inputs) {
   // The plan holds every rank's block: new shares move other ranks' blocks even where this
   // rank's stays the same.
   const uint64_t shares = from_.shares()->version();
-  if (move_ && local == input_ && batch == batch_ && shares == shares_version_) return;
+  if (move_ && local == input_ && batch == input_batch_ && shares == shares_version_) return;
   const Shape global = from_.global_shape(local, batch);
   move_ = std::make_unique<parallel::Redistribution>(from_, grid(), global, where(), context().precision);
   input_ = local;
-  batch_ = batch;
+  input_batch_ = batch;
   shares_version_ = shares;
 }
 

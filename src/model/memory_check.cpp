@@ -64,13 +64,18 @@ void require_training_fits(const Graph& graph, int64_t batch, const std::string&
           "each sample over more ranks with a spatial \"distribution\")");
 }
 
-void require_training_fits_this_machine(const Graph& graph, int64_t batch, const std::string& batch_key,
-                                        const parallel::Communicator& group) {
+RankMemory memory_per_rank_here(const parallel::Communicator& group) {
   const MemoryCapacity capacity = memory_capacity();
   const int ranks = parallel::ranks_on_this_node(group);
-  const std::string text = capacity.source + " " + human_bytes(static_cast<double>(capacity.bytes)) +
-                           (ranks > 1 ? " shared by " + std::to_string(ranks) + " ranks on this node" : "");
-  require_training_fits(graph, batch, batch_key, capacity.per_rank(ranks), text);
+  return {capacity.per_rank(ranks),
+          capacity.source + " " + human_bytes(static_cast<double>(capacity.bytes)) +
+              (ranks > 1 ? " shared by " + std::to_string(ranks) + " ranks on this node" : "")};
+}
+
+void require_training_fits_this_machine(const Graph& graph, int64_t batch, const std::string& batch_key,
+                                        const parallel::Communicator& group) {
+  const RankMemory memory = memory_per_rank_here(group);
+  require_training_fits(graph, batch, batch_key, memory.bytes, memory.text);
 }
 
 }  // namespace tessera::model

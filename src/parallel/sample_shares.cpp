@@ -59,6 +59,12 @@ std::vector<int64_t> SampleShares::rows(int64_t batch, int groups) const {
   return rows;
 }
 
+std::string shares_text(const std::vector<int64_t>& rows) {
+  std::string text;
+  for (int64_t r : rows) text += (text.empty() ? "" : "/") + std::to_string(r);
+  return text;
+}
+
 std::vector<int64_t> weights_of_speeds(const std::vector<double>& speeds) {
   double total = 0.0;
   for (double s : speeds) {

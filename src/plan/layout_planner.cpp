@@ -158,7 +158,7 @@ std::vector<parallel::Distribution> layout_of(const model::ModelSpec& spec, cons
 
 namespace {
 
-CostOptions cost_options(const PlanRequest& r, const MachineProfile& profile, const std::vector<int64_t>& weights) {
+CostOptions cost_options(const PlanRequest& r, const MachineProfile& profile) {
   CostOptions o;
   o.ranks = r.ranks;
   o.optimizer_state = r.optimizer_state;
@@ -167,7 +167,6 @@ CostOptions cost_options(const PlanRequest& r, const MachineProfile& profile, co
   o.batches_in_flight = r.batches_in_flight;
   o.gradient_precision = r.gradient_precision;
   if (!profile.node_kinds.empty()) o.rank_speeds = profile.rank_speeds(r.ranks);
-  o.share_weights = weights;
   return o;
 }
 
@@ -177,12 +176,10 @@ struct Setup {
   LayerCostModel costs;
   double base = 0, limit = 0;
 
-  /// `weights`: the shares of the batch by rank (empty: even).
-  Setup(const model::ModelSpec& spec, const PlanRequest& r, MachineProfile& profile,
-        const std::vector<int64_t>& weights = {})
+  Setup(const model::ModelSpec& spec, const PlanRequest& r, MachineProfile& profile)
       : graph(plan_graph(spec, r.batch, r.precision)),
         timer(profile, spec.backend.value_or(r.backend), r.threads, r.measuring),
-        costs(graph, profile, timer, cost_options(r, profile, weights)) {
+        costs(graph, profile, timer, cost_options(r, profile)) {
     timer.on_measure = r.on_measure;
     int64_t trainable = 0;
     for (const auto& n : graph.nodes) trainable += n.trainable;
@@ -381,10 +378,8 @@ void prefer_data_parallel(Plan& plan, double min_gain) {
   }
 }
 
-/// The planner's search with the batch shared by `weights` (empty: evenly).
-Plan plan_with_shares(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile,
-                      const std::vector<int64_t>& weights) {
-  Setup s(spec, request, profile, weights);
+/// The planner's search over `s`, whose costs share the batch as they were told.
+Plan search_plan(Setup& s, const PlanRequest& request) {
   Plan plan;
   plan.ranks = request.ranks;
   plan.batch = request.batch;
@@ -409,18 +404,22 @@ Plan plan_with_shares(const model::ModelSpec& spec, const PlanRequest& request, 
 }  // namespace
 
 Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile) {
-  Plan even = plan_with_shares(spec, request, profile, {});
+  Setup s(spec, request, profile);
+  Plan even = search_plan(s, request);
   const std::vector<double> speeds = profile.rank_speeds(request.ranks);
   if (std::all_of(speeds.begin(), speeds.end(), [&](double v) { return v == speeds.front(); })) return even;
   // Nodes of different speeds: the same search with the batch shared in proportion to them,
-  // taken where it is predicted faster by the same margin a layout change needs.
+  // taken where it is predicted faster by the same margin a layout change needs. The layer
+  // times and the optimizer's and all-reduce's measurements serve both searches.
   const std::vector<int64_t> weights = parallel::weights_of_speeds(speeds);
-  Plan balanced = plan_with_shares(spec, request, profile, weights);
+  s.costs.set_share_weights(weights);
+  Plan balanced = search_plan(s, request);
   if (!balanced.feasible || !balanced.chosen.valid ||
-      balanced.chosen.step_time > even.chosen.step_time * (1 - request.min_gain))
+      balanced.chosen.step_time > even.chosen.step_time * (1 - request.min_gain)) {
+    even.measured = balanced.measured;
     return even;
+  }
   balanced.balance = weights;
-  balanced.measured += even.measured;
   return balanced;
 }
 
@@ -461,10 +460,9 @@ std::string plan_table(const Plan& plan) {
     out << "data parallelism kept: the fastest layout found (" << ms(plan.fastest_found)
         << " ms) is predicted less than " << plan.min_gain * 100 << "% faster (--min-gain)\n";
   if (!plan.balance.empty()) {
-    std::string shares;
-    for (int64_t rows : parallel::SampleShares::of_weights(plan.balance).rows(plan.batch, plan.ranks))
-      shares += (shares.empty() ? "" : "/") + std::to_string(rows);
-    out << "the profile's nodes differ in speed: the batch is shared in proportion to them (" << shares
+    const auto rows = parallel::SampleShares::of_weights(plan.balance).rows(plan.batch, plan.ranks);
+    out << "the profile's nodes differ in speed: the batch is shared in proportion to them ("
+        << parallel::shares_text(rows)
         << " of " << plan.batch << " over the ranks; \"training.balance\" takes the weights), which all the rows "
         << "above assume\n";
   }

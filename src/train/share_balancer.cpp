@@ -9,8 +9,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
-#include "tessera/core/memory_capacity.hpp"
-#include "tessera/parallel/node_ranks.hpp"
+#include "tessera/model/memory_check.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
@@ -133,8 +132,7 @@ std::vector<int64_t> rows_for_speeds(const std::vector<double>& speeds, const st
 
 void ShareBalancer::on_run_start(Trainer& trainer, const RunStart& /*start*/) {
   last_total_ = trainer.compute_seconds();
-  const MemoryCapacity capacity = memory_capacity();
-  memory_per_rank_ = capacity.per_rank(parallel::ranks_on_this_node(trainer.group()));
+  memory_per_rank_ = model::memory_per_rank_here(trainer.group()).bytes;
 }
 
 void ShareBalancer::on_step_end(Trainer& trainer, const StepEnd& step) {
@@ -227,15 +225,12 @@ void ShareBalancer::rebalance(Trainer& trainer, int64_t step) {
   if (change) trainer.set_group_rows(wanted, "measured balance");
   const double decided_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (trainer.group().rank() != 0) return;
-  const auto list = [](const auto& v, const char* f) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : "/") + format(f, static_cast<double>(x));
-    return s;
-  };
+  std::string speeds_text;
+  for (double v : speeds) speeds_text += (speeds_text.empty() ? "" : "/") + format("%.1f", v);
   trainer.progress().finish_line();
-  log::info("balance after step " + std::to_string(step) + ": speeds " + list(speeds, "%.1f") +
-            " samples/s per sample group; shares " + list(now, "%.0f") +
-            (change ? " -> " + list(wanted, "%.0f") : " kept") + " of " + std::to_string(batch) +
+  log::info("balance after step " + std::to_string(step) + ": speeds " + speeds_text +
+            " samples/s per sample group; shares " + parallel::shares_text(now) +
+            (change ? " -> " + parallel::shares_text(wanted) : " kept") + " of " + std::to_string(batch) +
             format(" (step %.3f s -> %.3f s predicted)", step_now, change ? step_wanted : step_now) +
             (capped.empty() ? "" : "; capped by memory: sample group(s) " + capped));
   trainer.metrics().write({{"event", "balance"},

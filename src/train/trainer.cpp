@@ -14,13 +14,12 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
-#include "tessera/core/memory_capacity.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/core/seconds_since.hpp"
+#include "tessera/model/memory_check.hpp"
 #include "tessera/model/model_spec.hpp"
 #include "tessera/core/stop_request.hpp"
 #include "tessera/optim/optimizer_section.hpp"
-#include "tessera/parallel/node_ranks.hpp"
 #include "tessera/parallel/wait_clock.hpp"
 #include "tessera/train/checkpoint_hook.hpp"
 #include "tessera/train/parameter_tensor_layout.hpp"
@@ -238,14 +237,13 @@ void Trainer::apply_balance_weights() {
     throw ConfigError(b.key, "these weights leave a sample group without a sample of the batch of " +
                                  std::to_string(options_.batch_size) + "; raise the smallest or the batch");
   // The start's memory check weighed even shares; a heavier share is weighed on its own rank.
-  const MemoryCapacity capacity = memory_capacity();
+  const model::RankMemory memory = model::memory_per_rank_here(group_);
   const int64_t rows = model_.input_grid().local_batch(options_.batch_size, "model input");
-  const int64_t holds =
-      rows_memory_holds(model_, options_.batch_size, rows, capacity.per_rank(parallel::ranks_on_this_node(group_)));
+  const int64_t holds = rows_memory_holds(model_, options_.batch_size, rows, memory.bytes);
   if (holds > 0 && rows > holds)
     throw ConfigError(b.key, "rank " + std::to_string(group_.rank()) + "'s share, " + std::to_string(rows) +
-                                 " samples of " + std::to_string(options_.batch_size) + ", needs more than its " +
-                                 capacity.source + " holds (about " + std::to_string(holds) +
+                                 " samples of " + std::to_string(options_.batch_size) + ", needs more than its part of " +
+                                 memory.text + " holds (about " + std::to_string(holds) +
                                  " samples); lower its weight or the batch");
 }
 

@@ -201,10 +201,8 @@ std::string shares_line(const Trainer& t) {
   const std::vector<int64_t> rows = t.plan().slice_rows(t.options().batch_size);
   const bool equal = std::all_of(rows.begin(), rows.end(), [&](int64_t r) { return r == rows.front(); });
   if (equal && b.kind == BalanceOptions::Kind::even) return "";
-  std::string s;
-  for (int64_t r : rows) s += (s.empty() ? "" : "/") + std::to_string(r);
   const char* why = b.kind == BalanceOptions::Kind::weights ? "by the weights of " : "";
-  return "batch shares: " + s + " of " + std::to_string(t.options().batch_size) + " over " +
+  return "batch shares: " + parallel::shares_text(rows) + " of " + std::to_string(t.options().batch_size) + " over " +
          std::to_string(rows.size()) + " sample groups (" + why +
          (b.kind == BalanceOptions::Kind::measured ? "even until measured after the first steps, then in proportion "
                                                      "to measured speed, checked each epoch"

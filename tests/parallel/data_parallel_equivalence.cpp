@@ -63,9 +63,8 @@ int main(int argc, char* argv[]) {
       }
     }
     failed = c.differs_beyond(1e-5) || !replica_check_caught;
-    std::string shares;
-    for (int64_t rows : c.parallel().trainer().plan().slice_rows(c.parallel().options().batch_size))
-      shares += (shares.empty() ? "" : "/") + std::to_string(rows);
+    const std::string shares =
+        parallel::shares_text(c.parallel().trainer().plan().slice_rows(c.parallel().options().batch_size));
     std::printf(
         "rank %d of %d, batch %d in shares %s: %zu steps, max relative loss difference %.2e, max weight difference %.2e "
         "(largest weight %.2f), validation difference %.2e, a perturbed replica caught: %s: %s\n",

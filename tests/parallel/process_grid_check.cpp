@@ -84,6 +84,29 @@ void check_grid(const parallel::Distribution& d, const parallel::Communicator& w
       name + ": features split over samples only");
 }
 
+/// A batch that does not divide over the sample groups: blocks of consecutive samples that tile
+/// it and differ by at most one sample.
+void check_uneven_batches(const parallel::ProcessGrid& over_samples, const parallel::Communicator& world,
+                          testing::MpiCheckLog& log) {
+  for (const int64_t batch : {int64_t{world.size()} + 1, int64_t{2} * world.size() + 3}) {
+    const int64_t rows = over_samples.local_batch(batch, "batch");
+    const int64_t first = over_samples.first_sample(batch, "batch");
+    std::vector<int64_t> all_rows(static_cast<size_t>(world.size()), 0);
+    all_rows[static_cast<size_t>(world.rank())] = rows;
+    world.allreduce_sum(all_rows.data(), world.size());
+    int64_t before = 0, total = 0, fewest = batch, most = 0;
+    for (int r = 0; r < world.size(); ++r) {
+      if (r < world.rank()) before += all_rows[static_cast<size_t>(r)];
+      total += all_rows[static_cast<size_t>(r)];
+      fewest = std::min(fewest, all_rows[static_cast<size_t>(r)]);
+      most = std::max(most, all_rows[static_cast<size_t>(r)]);
+    }
+    log.check(total == batch && before == first && most - fewest <= 1 &&
+                  over_samples.group_batch(batch, over_samples.sample_index()) == rows,
+              "a batch of " + std::to_string(batch) + " splits into blocks that differ by at most one sample");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -125,25 +148,7 @@ int main(int argc, char* argv[]) {
           {"conv2d", "2D activation [2, 4, 4, 1] cannot split over depth"}, "a 2D activation split over depth");
       log.check(over_height.local_shape(Shape{2, 10}, "dense") == Shape{2, 10},
                 "features [N, C] are whole on every rank of a spatial group");
-      // A batch that does not divide: blocks of consecutive samples that tile it and differ by
-      // at most one sample; a batch smaller than the groups is refused on every rank.
-      for (const int64_t batch : {int64_t{world.size()} + 1, int64_t{2} * world.size() + 3}) {
-        const int64_t rows = over_samples.local_batch(batch, "batch");
-        const int64_t first = over_samples.first_sample(batch, "batch");
-        std::vector<int64_t> all_rows(static_cast<size_t>(world.size()), 0);
-        all_rows[static_cast<size_t>(world.rank())] = rows;
-        world.allreduce_sum(all_rows.data(), world.size());
-        int64_t before = 0, total = 0, fewest = batch, most = 0;
-        for (int r = 0; r < world.size(); ++r) {
-          if (r < world.rank()) before += all_rows[static_cast<size_t>(r)];
-          total += all_rows[static_cast<size_t>(r)];
-          fewest = std::min(fewest, all_rows[static_cast<size_t>(r)]);
-          most = std::max(most, all_rows[static_cast<size_t>(r)]);
-        }
-        log.check(total == batch && before == first && most - fewest <= 1 &&
-                      over_samples.group_batch(batch, over_samples.sample_index()) == rows,
-                  "a batch of " + std::to_string(batch) + " splits into blocks that differ by at most one sample");
-      }
+      check_uneven_batches(over_samples, world, log);
       log.expect_error<ShapeError>(
           [&] { over_samples.local_batch(world.size() - 1, "batch"); },
           {"batch", "a batch of " + std::to_string(world.size() - 1) + " samples leaves sample group", "of " + size +

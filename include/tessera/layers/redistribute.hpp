@@ -37,7 +37,7 @@ class Redistribute final : public Layer {
  private:
   parallel::ProcessGrid from_;
   Shape input_;  // the local input shape the redistribution was made for
-  int64_t batch_ = 0;  // and the global batch
+  int64_t input_batch_ = 0;  // and the global batch
   uint64_t shares_version_ = 0;
   std::unique_ptr<parallel::Redistribution> move_;
 };

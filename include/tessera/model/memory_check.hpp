@@ -27,6 +27,14 @@ MemoryNeed training_memory_need(const Graph& graph, int64_t batch);
 void require_training_fits(const Graph& graph, int64_t batch, const std::string& batch_key, int64_t bytes_per_rank,
                            const std::string& capacity_text);
 
+/// What one rank of `group` may use on this machine: memory_capacity() shared by the group's
+/// ranks on this node, and those words for messages ("physical memory 23.4 GiB shared by 2 ranks
+/// on this node"). Collective over `group`.
+struct RankMemory {
+  int64_t bytes = 0;
+  std::string text;
+};
+RankMemory memory_per_rank_here(const parallel::Communicator& group);
 /// require_training_fits against this machine: memory_capacity() shared by the ranks of
 /// `group` on this node. Collective over `group`.
 void require_training_fits_this_machine(const Graph& graph, int64_t batch, const std::string& batch_key,

@@ -44,6 +44,9 @@ class SampleShares {
   uint64_t version_ = 0;
 };
 
+/// Shares as logs and headers write them: "4/3/4".
+std::string shares_text(const std::vector<int64_t>& rows);
+
 /// Integer weights (summing to about 10⁶, each at least 1) in proportion to `speeds` (samples
 /// per second per rank, each > 0).
 std::vector<int64_t> weights_of_speeds(const std::vector<double>& speeds);

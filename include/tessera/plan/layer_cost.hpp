@@ -70,6 +70,8 @@ class LayerCostModel {
   const PlanGraph& graph() const { return graph_; }
   void set_update_seconds_per_parameter(double s) { options_.update_seconds_per_parameter = s; }
   void set_allreduce_seconds_per_byte(double s) { options_.allreduce_seconds_per_byte = s; }
+  /// Prices later layer costs with the batch shared by `weights` (empty: evenly).
+  void set_share_weights(std::vector<int64_t> weights) { options_.share_weights = std::move(weights); }
   const CostOptions& options() const { return options_; }
   /// How much longer a layer under `d` computes than its largest block does at speed 1: the
   /// slowest sample group's rows over its speed, against the largest even block (1 when
