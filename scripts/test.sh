@@ -4,8 +4,9 @@
 # find_package(Tessera), and packs the CPU build as a relocatable bundle and runs it with this
 # machine's libraries hidden (docs/gpu.md), and builds Tessera against oneDNN 3.x too (Debian 12
 # ships 2.6) and runs the unit tests on that build. Where the CUDA toolkit is installed it also builds
-# the CUDA configuration (Kokkos CUDA for Ampere80), checks its bundle the same way and, if a
-# GPU is visible, runs the suite there too.
+# the CUDA configuration (Kokkos CUDA for Ampere80: the library, tessera and the GPU test
+# subset, docs/gpu.md), checks its bundle the same way and, if a GPU is visible, runs those
+# tests there too.
 # With TESSERA_TEST_SANITIZE=1 it also runs the tests of the input readers under ASan+UBSan
 # (scripts/sanitize.sh).
 # Extra arguments go to ctest (e.g. -L unit, -R conv).

@@ -49,9 +49,6 @@
 namespace tessera::cudnn_backend {
 namespace {
 
-constexpr float one = 1.0f;
-constexpr float zero = 0.0f;
-
 enum PassIndex { forward_pass = 0, data_pass = 1, filter_pass = 2 };
 
 /// The descriptors of one geometry. Each pass has its own convolution descriptor, because

@@ -13,6 +13,11 @@
 
 namespace tessera::cudnn_backend {
 
+// cuDNN takes its alpha/beta blend factors by address, in host memory, as float for float,
+// half and bfloat16 tensors alike.
+inline constexpr float one = 1.0f;
+inline constexpr float zero = 0.0f;
+
 /// One cuDNN descriptor, created with the object and destroyed with it.
 template <class Handle, cudnnStatus_t (*Create)(Handle*), cudnnStatus_t (*Destroy)(Handle)>
 class Descriptor {

@@ -19,9 +19,6 @@
 namespace tessera::cudnn_backend {
 namespace {
 
-constexpr float one = 1.0f;
-constexpr float zero = 0.0f;
-
 /// Pooling bound to one geometry. cuDNN's max-pooling backward finds each window's maximum by
 /// comparing x with the forward output y, which PoolOp::backward is not given: forward keeps
 /// its own copy of y (a device-to-device copy of the smaller tensor), so a caller that reuses
