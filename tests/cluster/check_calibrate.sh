@@ -20,10 +20,14 @@ p = json.load(open(sys.argv[1]))
 assert p["ranks_per_node"] == 2, p["ranks_per_node"]
 for where in ("within_node", "across_nodes"):
     assert set(p[where]) >= {"point_to_point", "allreduce", "allgather"}, (where, p[where])
-bw = {w: 1 / p[w]["point_to_point"]["beta_s_per_byte"] / 1e9 for w in ("within_node", "across_nodes")}
+# A beta the timings did not resolve is fitted as 0 (calibrate warns): bandwidth beyond what the
+# quick fit's sizes can tell apart, which a busy node gives within itself (seen in a full ctest
+# run: 0 within the node, a shaped link across).
+bw = {w: 1 / b / 1e9 if b > 0 else float("inf")
+      for w, b in ((w, p[w]["point_to_point"]["beta_s_per_byte"]) for w in ("within_node", "across_nodes"))}
 print("point-to-point GB/s: within a node %.2f, across nodes %.3f" % (bw["within_node"], bw["across_nodes"]))
 # 200 Mbit/s is 0.025 GB/s; the quick fit's three sizes let the token bucket's burst count, so
 # allow a margin.
-assert bw["across_nodes"] < 0.1, "links shaped to 200 Mbit/s measured %.3f GB/s" % bw["across_nodes"]
+assert 0 < bw["across_nodes"] < 0.1, "links shaped to 200 Mbit/s measured %.3f GB/s" % bw["across_nodes"]
 assert bw["within_node"] > 4 * bw["across_nodes"], bw
 PY
