@@ -48,7 +48,7 @@ Shape BatchNorm::output_shape(const std::vector<Shape>& inputs) const {
 void BatchNorm::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
   const Shape s = output_shape(inputs);
   channels_ = s[s.rank() - 1];  // this rank's channels (a slice of them under a channel split)
-  const int64_t all = channels_ * grid().channel_parts();
+  const int64_t all = whole_channels(s)[s.rank() - 1];
   const ParameterShard shard = ParameterShard::of(grid(), Shape{all}, 0, where());
   gamma_ = declare_shard(params, name() + ".gamma", shard, Init::ones, all, all);
   beta_ = declare_shard(params, name() + ".beta", shard, Init::zeros, all, all);

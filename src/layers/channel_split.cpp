@@ -2,12 +2,6 @@
 
 namespace tessera::layers {
 
-Shape whole_channels(const Shape& slice, const parallel::ProcessGrid& grid) {
-  Shape whole = slice;
-  if (whole.rank() > 0) whole[whole.rank() - 1] *= grid.channel_parts();
-  return whole;
-}
-
 ChannelSplit::Kind ChannelSplit::kind_of(const parallel::ProcessGrid& grid) {
   const auto& d = grid.distribution();
   if (d.filter > 1) return Kind::filter;

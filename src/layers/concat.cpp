@@ -30,17 +30,18 @@ Shape Concat::output_shape(const std::vector<Shape>& inputs) const {
 void Concat::reshape(const std::vector<Shape>& inputs) {
   inputs_.clear();
   if (!grid().distribution().splits_channels()) return;
-  auto whole = [&](const Shape& slice) {
+  auto whole = [&](const Shape& all) {
     Whole w;
-    const Shape all = whole_channels(slice, grid());
     const ElementType type = context().precision;
     w.exchange = parallel::ChannelExchange(grid(), all, where(), type);
     w.value = Tensor(all, type, "tessera::concat_whole");
     w.grad = Tensor(all, type, "tessera::concat_whole_grad");
     return w;
   };
-  for (const Shape& s : inputs) inputs_.push_back(whole(s));
-  output_ = whole(output_shape(inputs));
+  std::vector<Shape> wholes;
+  for (size_t k = 0; k < inputs.size(); ++k) wholes.push_back(whole_channels(inputs[k], k));
+  for (const Shape& s : wholes) inputs_.push_back(whole(s));
+  output_ = whole(output_shape(wholes));
 }
 
 void Concat::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {

@@ -80,7 +80,7 @@ Shape Conv::output_shape(const std::vector<Shape>& inputs) const {
 }
 
 void Conv::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
-  const ops::ConvGeometry g = geometry(whole_channels(single_input(inputs), grid()));
+  const ops::ConvGeometry g = geometry(whole_channels(single_input(inputs)));
   in_channels_ = g.in_channels;
   const int64_t taps = g.kernel_volume();
   const Shape w = g.weight_shape();
@@ -93,7 +93,7 @@ void Conv::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistr
 
 void Conv::reshape(const std::vector<Shape>& inputs) {
   const Shape& input = single_input(inputs);
-  const Shape whole_input = whole_channels(input, grid());
+  const Shape whole_input = whole_channels(input);
   ops::ConvGeometry g = geometry(whole_input);
   require_shape(g.in_channels == in_channels_, where() + ": input " + whole_input.str() + " does not have the " +
                                                    std::to_string(in_channels_) + " channels it was set up with");
@@ -101,8 +101,8 @@ void Conv::reshape(const std::vector<Shape>& inputs) {
   split_.reshape(grid(), whole_input, g.output_shape(), where(), g.type);
   // The op sees what this rank computes: its filters of the whole input, or all filters of
   // its input channels.
-  if (split_.kind() == ChannelSplit::Kind::filter) g.out_channels /= grid().channel_parts();
-  if (split_.kind() == ChannelSplit::Kind::channel) g.in_channels /= grid().channel_parts();
+  if (split_.kind() == ChannelSplit::Kind::filter) g.out_channels = grid().local_channels(g.out_channels, where());
+  if (split_.kind() == ChannelSplit::Kind::channel) g.in_channels = grid().local_channels(g.in_channels, where());
   const Shape& op_input = split_.kind() == ChannelSplit::Kind::filter ? whole_input : input;
   if (grid().distribution().is_spatial()) {
     halo_.reshape(grid(), op_input, Window{options_.kernel, options_.stride, options_.padding, options_.dilation}, 0.0f,

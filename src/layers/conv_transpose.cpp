@@ -109,7 +109,7 @@ Shape ConvTranspose::output_shape(const std::vector<Shape>& inputs) const {
 }
 
 void ConvTranspose::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
-  const ops::ConvGeometry g = adjoint_geometry(whole_channels(single_input(inputs), grid()));
+  const ops::ConvGeometry g = adjoint_geometry(whole_channels(single_input(inputs)));
   in_channels_ = g.out_channels;
   // Each output sums about ceil(k/s) taps per axis of every input channel: that, not the
   // kernel volume, is the fan-in that keeps He initialisation variance-preserving.
@@ -127,7 +127,7 @@ void ConvTranspose::declare_parameters(const std::vector<Shape>& inputs, Paramet
 
 void ConvTranspose::reshape(const std::vector<Shape>& inputs) {
   const Shape& input = single_input(inputs);
-  const Shape whole_input = whole_channels(input, grid());
+  const Shape whole_input = whole_channels(input);
   ops::ConvGeometry g = adjoint_geometry(whole_input);
   require_shape(g.out_channels == in_channels_, where() + ": input " + whole_input.str() + " does not have the " +
                                                     std::to_string(in_channels_) + " channels it was set up with");
@@ -136,8 +136,8 @@ void ConvTranspose::reshape(const std::vector<Shape>& inputs) {
   split_.reshape(grid(), whole_input, whole_output, where(), g.type);
   // The adjoint convolution of this rank's share: its filters from the whole input, or all
   // filters from its input channels.
-  if (split_.kind() == ChannelSplit::Kind::filter) g.in_channels /= grid().channel_parts();
-  if (split_.kind() == ChannelSplit::Kind::channel) g.out_channels /= grid().channel_parts();
+  if (split_.kind() == ChannelSplit::Kind::filter) g.in_channels = grid().local_channels(g.in_channels, where());
+  if (split_.kind() == ChannelSplit::Kind::channel) g.out_channels = grid().local_channels(g.out_channels, where());
   if (grid().distribution().is_spatial()) {
     // The adjoint convolution reads this layer's output: under a spatial split its window
     // reaches into the neighbours' output blocks, so the output gets the halo.
@@ -168,8 +168,8 @@ double ConvTranspose::forward_flops(const std::vector<Shape>& inputs) const {
 
 Tensor ConvTranspose::own_bias(const Tensor& bias) const {
   if (split_.kind() != ChannelSplit::Kind::channel) return bias;
-  const int64_t count = options_.filters / grid().channel_parts();
-  return bias.slice(count * grid().channel_index(), Shape{count});
+  return bias.slice(grid().first_channel(options_.filters, where()),
+                    Shape{grid().local_channels(options_.filters, where())});
 }
 
 void ConvTranspose::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {

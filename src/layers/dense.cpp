@@ -45,7 +45,7 @@ Shape Dense::output_shape(const std::vector<Shape>& inputs) const {
 
 void Dense::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
   output_shape(inputs);
-  in_features_ = whole_channels(inputs[0], grid())[1];
+  in_features_ = whole_channels(inputs[0])[1];
   weight_ = declare_shard(params, name() + ".weight",
                           ChannelSplit::weight_shard(grid(), Shape{units_, in_features_}, 0, 1, where()), Init::weight,
                           in_features_, units_);
@@ -56,7 +56,7 @@ void Dense::declare_parameters(const std::vector<Shape>& inputs, ParameterRegist
 
 void Dense::reshape(const std::vector<Shape>& inputs) {
   output_shape(inputs);
-  const Shape whole = whole_channels(inputs[0], grid());
+  const Shape whole = whole_channels(inputs[0]);
   require_shape(whole[1] == in_features_, where() + ": input " + whole.str() + " does not have the " +
                                               std::to_string(in_features_) + " features it was set up with");
   split_.reshape(grid(), whole, Shape{whole[0], units_}, where(), context().precision);
@@ -66,8 +66,8 @@ void Dense::reshape(const std::vector<Shape>& inputs) {
   g.out_features = units_;
   g.type = context().precision;
   // The op computes this rank's share: its units of all features, or all units of its features.
-  if (split_.kind() == ChannelSplit::Kind::filter) g.out_features /= grid().channel_parts();
-  if (split_.kind() == ChannelSplit::Kind::channel) g.in_features /= grid().channel_parts();
+  if (split_.kind() == ChannelSplit::Kind::filter) g.out_features = grid().local_channels(g.out_features, where());
+  if (split_.kind() == ChannelSplit::Kind::channel) g.in_features = grid().local_channels(g.in_features, where());
   op_ = op_factory().inner_product(g, name());
 }
 

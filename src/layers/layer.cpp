@@ -14,9 +14,23 @@ void Layer::declare(const std::vector<Shape>& inputs, const LayerContext& ctx, P
 
 void Layer::reshape(const std::vector<Shape>& /*inputs*/) {}
 
+int64_t Layer::batch() const {
+  return global_inputs_.empty() || global_inputs_[0].rank() == 0 ? 0 : global_inputs_[0][0];
+}
+
 Shape Layer::global_shape(const Shape& local) const {
-  const int64_t batch = batch_ > 0 || local.rank() == 0 ? batch_ : local[0] * ctx_.grid.distribution().sample;
-  return ctx_.grid.global_shape(local, batch);
+  if (!global_inputs_.empty() && global_inputs_[0].rank() == local.rank()) return global_inputs_[0];
+  if (local.rank() == 0) return local;
+  return ctx_.grid.global_shape(local, local[0] * ctx_.grid.distribution().sample);
+}
+
+Shape Layer::whole_channels(const Shape& local, size_t input) const {
+  Shape whole = local;
+  if (whole.rank() == 0) return whole;
+  const bool given = input < global_inputs_.size() && global_inputs_[input].rank() == local.rank();
+  whole[whole.rank() - 1] = given ? global_inputs_[input][local.rank() - 1]
+                                  : local[local.rank() - 1] * ctx_.grid.distribution().channel_parts();
+  return whole;
 }
 
 }  // namespace tessera::layers

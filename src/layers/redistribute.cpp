@@ -12,12 +12,15 @@ Shape Redistribute::output_shape(const std::vector<Shape>& inputs) const {
 
 void Redistribute::reshape(const std::vector<Shape>& inputs) {
   const Shape& local = inputs.at(0);
-  const int64_t batch = this->batch() > 0 ? this->batch() : local[0] * from_.distribution().sample;
+  // The input is held under from_, not this layer's grid: without the model's global shape,
+  // it is the even split's inverse under from_.
+  const Shape global =
+      batch() > 0 ? global_shape(local) : from_.global_shape(local, local[0] * from_.distribution().sample);
+  const int64_t batch = global[0];
   // The plan holds every rank's block: new shares move other ranks' blocks even where this
   // rank's stays the same.
   const uint64_t shares = from_.shares()->version();
   if (move_ && local == input_ && batch == input_batch_ && shares == shares_version_) return;
-  const Shape global = from_.global_shape(local, batch);
   move_ = std::make_unique<parallel::Redistribution>(from_, grid(), global, where(), context().precision);
   input_ = local;
   input_batch_ = batch;

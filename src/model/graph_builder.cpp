@@ -97,7 +97,8 @@ int Builder::add(GraphNode node, const std::string& where) {
     // stride that leaves too few planes for the ranks is blamed on its layer, not on the next.
     Shape output = n.global_output;
     output[0] = g_.min_batch;
-    n.grid().local_shape(output, "layer '" + n.layer->name() + "' (" + n.layer->type() + "): its output " + output.str());
+    n.grid().local_shape(output,
+                         "layer '" + n.layer->name() + "' (" + n.layer->type() + "): its output " + output.str());
     // Blocks of a small batch only to declare parameters; the model sets the real ones.
     for (size_t k = 0; k < globals.size(); ++k) {
       const int in = n.inputs[k];  // its producer holds it under its own grid
@@ -109,6 +110,7 @@ int Builder::add(GraphNode node, const std::string& where) {
     throw ConfigError(where, e.what());
   }
   const int64_t trainable = g_.declared->trainable_count(), buffers = g_.declared->buffer_count();
+  n.layer->set_global_inputs(globals);
   n.layer->declare(locals, n.context, *g_.declared);
   n.parameters = {g_.declared->trainable_count() - trainable, g_.declared->buffer_count() - buffers};
   return static_cast<int>(index);
@@ -143,7 +145,8 @@ ElementType Builder::precision_of(const GraphNode& node, const LayerSpec& ls) co
   if (!layers::runs_in(node.layer->traits(), wanted)) {
     if (!ls.precision) return ElementType::fp32;  // as autocast: layers without the type stay fp32
     std::string has;
-    for (ElementType t : node.layer->traits().precisions) has += (has.empty() ? "" : ", ") + std::string(element_type_name(t));
+    for (ElementType t : node.layer->traits().precisions)
+      has += (has.empty() ? "" : ", ") + std::string(element_type_name(t));
     throw ConfigError(key, layer + " computes only in " + has + ", not " + element_type_name(wanted));
   }
   return wanted;

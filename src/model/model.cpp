@@ -55,7 +55,9 @@ void Model::set_up_layers() {
       throw ConfigError(node.spec_path, e.what());
     }
     state_[i].first_parameter = params_.trainable_count();
-    node.layer->set_batch(graph_.min_batch);
+    std::vector<Shape> globals;
+    for (size_t k = 0; k < node.inputs.size(); ++k) globals.push_back(graph_.global_input(i, k, graph_.min_batch));
+    node.layer->set_global_inputs(std::move(globals));
     node.layer->setup(locals, node.context, params_);
   }
   graph_.declared.reset();  // the layers now point into params_
@@ -92,7 +94,7 @@ void Model::reshape_for(int64_t batch) {
     state.input_shapes = graph_.local_inputs(i, batch);  // each input as its producer holds it
     const std::string where = "layer '" + node.layer->name() + "' (" + node.layer->type() + ")";
     state.global_output = node.layer->output_shape(globals);
-    node.layer->set_batch(batch);
+    node.layer->set_global_inputs(globals);
     node.layer->reshape(state.input_shapes);
     ensure_shape(state.output, node.grid().local_shape(state.global_output, where), node.layer->name() + ".output",
                  node.context.precision);

@@ -1,5 +1,6 @@
 #include "tessera/parallel/channel_exchange.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "tessera/core/error.hpp"
@@ -31,14 +32,26 @@ ChannelExchange::ChannelExchange(const ProcessGrid& grid, const Shape& whole, co
   slice_[c] = grid.local_channels(whole[c], where);
   if (whole.numel() > std::numeric_limits<int>::max())
     throw ShapeError(where + ": a channel exchange of " + whole.str() + " needs more than 2^31 elements on one rank");
-  // Room for the P slices in fp32 (the sums) holds them in a 16-bit type too.
-  const int64_t parts = grid.channels().size(), count = slice_.numel();
-  buffer_ = DeviceView<float>("tessera::channel_exchange", static_cast<size_t>(parts * count));
-  if constexpr (!kHostAccessible) host_ = Kokkos::create_mirror_view(buffer_);
-  if (type_ != ElementType::fp32 && parts > 1) {
-    send_ = DeviceView<float>("tessera::channel_exchange_send", static_cast<size_t>(words_for(count, type_)));
-    sums_ = DeviceView<float>("tessera::channel_exchange_sums", static_cast<size_t>(count));
+  const int parts = grid.channels().size();
+  for (int q = 0; q < parts; ++q) {
+    channels_.push_back(grid.channel_count(whole[c], q, where));
+    widest_ = std::max(widest_, channels_.back());
   }
+  rows_ = whole.numel() / std::max<int64_t>(whole[c], 1);
+  // Each rank's part of the buffers has room for the widest slice, so one collective of equal
+  // counts moves slices that differ by a channel; a narrower slice leaves its room's tail zero.
+  // Room for the P parts in fp32 (the sums) holds them in a 16-bit type too.
+  const int64_t room = rows_ * widest_;
+  buffer_ = DeviceView<float>("tessera::channel_exchange", static_cast<size_t>(parts * room));
+  if constexpr (!kHostAccessible) host_ = Kokkos::create_mirror_view(buffer_);
+  if ((type_ != ElementType::fp32 || !even()) && parts > 1)
+    send_ = DeviceView<float>("tessera::channel_exchange_send", static_cast<size_t>(words_for(room, type_)));
+  if ((type_ != ElementType::fp32 || !even()) && parts > 1)
+    sums_ = DeviceView<float>("tessera::channel_exchange_sums", static_cast<size_t>(room));
+}
+
+bool ChannelExchange::even() const {
+  return std::all_of(channels_.begin(), channels_.end(), [&](int64_t n) { return n == widest_; });
 }
 
 void ChannelExchange::require(const Tensor& t, const Shape& expected, const char* what) const {
@@ -52,18 +65,18 @@ void ChannelExchange::gather(const Tensor& slice, const Tensor& whole) {
   require(slice, slice_, "slice");
   require(whole, whole_, "whole block");
   const int parts = this->parts();
-  const int64_t c = slice_[slice_.rank() - 1], rows = slice_.numel() / c, count = slice_.numel();
   if (parts == 1) {
     deep_copy(whole, slice);
     return;
   }
-  // Each rank's part of the buffer is `words` words: its values, two a word in a 16-bit type.
-  const int64_t words = words_for(count, type_);
-  const Index5 rows_box{rows, 1, 1, 1, c};
-  const float* send = slice.type() == ElementType::fp32 ? slice.data() : send_.data();
-  if (type_ != ElementType::fp32)
-    copy_sub_box("tessera::channel_gather_pack", as_rows(slice, rows, c), Index5{0, 0, 0, 0, 0},
-                 Array5::in_buffer(send_, 0, rows_box, type_), Index5{0, 0, 0, 0, 0}, rows_box);
+  // Each rank's part of the buffer is `words` words: room for the widest slice, two values a
+  // word in a 16-bit type.
+  const int64_t c = slice_[slice_.rank() - 1], words = words_for(rows_ * widest_, type_);
+  const Index5 own_box{rows_, 1, 1, 1, c};
+  const float* send = send_.size() == 0 ? slice.data() : send_.data();
+  if (send_.size() != 0)
+    copy_sub_box("tessera::channel_gather_pack", as_rows(slice, rows_, c), Index5{0, 0, 0, 0, 0},
+                 Array5::in_buffer(send_, 0, own_box, type_), Index5{0, 0, 0, 0, 0}, own_box);
   Kokkos::fence();
   float* receive = buffer_.data();
   std::vector<float> host_send;
@@ -75,43 +88,52 @@ void ChannelExchange::gather(const Tensor& slice, const Tensor& whole) {
     receive = host_.data();
   }
   TrafficCounter::add(TrafficCounter::channel,
-                      static_cast<double>(element_size(type_)) * static_cast<double>(count) * (parts - 1));
+                      static_cast<double>(element_size(type_)) * static_cast<double>(rows_ * widest_) * (parts - 1));
   collectives_->allgather(send, receive, words);
   if constexpr (!kHostAccessible) Kokkos::deep_copy(buffer_, host_);
-  const Array5 out = as_rows(whole, rows, c * parts);
-  for (int p = 0; p < parts; ++p)
-    copy_sub_box("tessera::channel_gather_unpack", Array5::in_buffer(buffer_, p * words, rows_box, type_),
-                 Index5{0, 0, 0, 0, 0}, out, Index5{0, 0, 0, 0, p * c}, rows_box);
+  const Array5 out = as_rows(whole, rows_, whole_[whole_.rank() - 1]);
+  int64_t first = 0;
+  for (int p = 0; p < parts; ++p) {
+    const Index5 box{rows_, 1, 1, 1, channels_[static_cast<size_t>(p)]};
+    copy_sub_box("tessera::channel_gather_unpack", Array5::in_buffer(buffer_, p * words, box, type_),
+                 Index5{0, 0, 0, 0, 0}, out, Index5{0, 0, 0, 0, first}, box);
+    first += box[4];
+  }
 }
 
 void ChannelExchange::reduce_scatter(const Tensor& whole, const Tensor& slice) {
   require(whole, whole_, "whole block");
   require(slice, slice_, "slice");
   const int parts = this->parts();
-  const int64_t c = slice_[slice_.rank() - 1], rows = slice_.numel() / c, count = slice_.numel();
   if (parts == 1) {
     deep_copy(slice, whole);
     return;
   }
-  // The partial sums are packed in fp32 whatever the type (widened exactly), summed in fp32,
-  // and this rank's slice of the sum is rounded once into the slice's type.
-  const Index5 rows_box{rows, 1, 1, 1, c};
-  const Array5 in = as_rows(whole, rows, c * parts);
-  for (int p = 0; p < parts; ++p)
-    copy_sub_box("tessera::channel_scatter_pack", in, Index5{0, 0, 0, 0, p * c},
-                 Array5::in_buffer(buffer_, p * count, rows_box), Index5{0, 0, 0, 0, 0}, rows_box);
+  // The partial sums are packed in fp32 whatever the type (widened exactly), each rank's
+  // channels in its room of the buffer, summed in fp32, and this rank's slice of the sum is
+  // rounded once into the slice's type.
+  const int64_t room = rows_ * widest_;
+  const Array5 in = as_rows(whole, rows_, whole_[whole_.rank() - 1]);
+  int64_t first = 0;
+  for (int p = 0; p < parts; ++p) {
+    const Index5 box{rows_, 1, 1, 1, channels_[static_cast<size_t>(p)]};
+    copy_sub_box("tessera::channel_scatter_pack", in, Index5{0, 0, 0, 0, first},
+                 Array5::in_buffer(buffer_, p * room, box), Index5{0, 0, 0, 0, 0}, box);
+    first += box[4];
+  }
   Kokkos::fence();
-  TrafficCounter::add(TrafficCounter::channel, 4.0 * static_cast<double>(count) * (parts - 1));
-  const Tensor sums = type_ == ElementType::fp32 ? slice : Tensor(slice_, sums_);
+  TrafficCounter::add(TrafficCounter::channel, 4.0 * static_cast<double>(room) * (parts - 1));
+  const Tensor sums = sums_.size() == 0 ? slice : Tensor(slice_, sums_);
   if constexpr (kHostAccessible) {
-    collectives_->reduce_scatter_sum(buffer_.data(), sums.data(), count);
+    collectives_->reduce_scatter_sum(buffer_.data(), sums_.size() == 0 ? slice.data() : sums_.data(), room);
   } else {
     Kokkos::deep_copy(host_, buffer_);
-    std::vector<float> received(static_cast<size_t>(count));
-    collectives_->reduce_scatter_sum(host_.data(), received.data(), count);
+    std::vector<float> received(static_cast<size_t>(room));
+    collectives_->reduce_scatter_sum(host_.data(), received.data(), room);
+    received.resize(static_cast<size_t>(slice_.numel()));
     sums.copy_from_host(received);
   }
-  if (type_ != ElementType::fp32) deep_copy(slice, sums);
+  if (sums_.size() != 0) deep_copy(slice, sums);
 }
 
 }  // namespace tessera::parallel

@@ -1,6 +1,7 @@
 #include "tessera/parallel/process_grid.hpp"
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/even_split.hpp"
 
 namespace tessera::parallel {
 
@@ -58,16 +59,21 @@ int ProcessGrid::rank_of(int sample_index, const std::array<int, 3>& i, int chan
 }
 
 int64_t ProcessGrid::local_channels(int64_t channels, const std::string& where) const {
-  const int parts = distribution_.channel_parts();
-  if (channels % parts != 0)
-    throw ShapeError(where + ": " + std::to_string(channels) + " channels do not split evenly over " +
-                     std::to_string(parts) + " ranks (" + (distribution_.filter > 1 ? "filter" : "channel") + " " +
-                     std::to_string(parts) + ", distribution " + distribution_.str() + ")");
-  return channels / parts;
+  return channel_count(channels, channel_index_, where);
 }
 
 int64_t ProcessGrid::first_channel(int64_t channels, const std::string& where) const {
-  return local_channels(channels, where) * channel_index_;
+  channel_count(channels, channel_index_, where);
+  return even_boundary(channels, distribution_.channel_parts(), channel_index_);
+}
+
+int64_t ProcessGrid::channel_count(int64_t channels, int channel_index, const std::string& where) const {
+  const int parts = distribution_.channel_parts();
+  if (channels < parts)
+    throw ShapeError(where + ": " + std::to_string(channels) + " channels cannot split over " + std::to_string(parts) +
+                     " ranks, each needs at least one (" + (distribution_.filter > 1 ? "filter" : "channel") + " " +
+                     std::to_string(parts) + ", distribution " + distribution_.str() + ")");
+  return even_part(channels, parts, channel_index);
 }
 
 Box ProcessGrid::local_box(const std::array<int64_t, 3>& size, const std::string& where) const {
@@ -125,12 +131,13 @@ Shape ProcessGrid::local_shape(const Shape& global, const std::string& where) co
   return local;
 }
 
-Shape ProcessGrid::global_shape(const Shape& local, int64_t batch) const {
+Shape ProcessGrid::global_shape(const Shape& local, int64_t batch, int64_t channels) const {
   const Distribution& d = distribution_;
   Shape global = local;
   if (global.rank() == 0) return global;
   global[0] = batch;
-  if (global.rank() >= 2) global[global.rank() - 1] *= d.channel_parts();
+  if (global.rank() >= 2)
+    global[global.rank() - 1] = channels > 0 ? channels : local[local.rank() - 1] * d.channel_parts();
   if (local.rank() == 5) {
     global[1] *= d.depth;
     global[2] *= d.height;

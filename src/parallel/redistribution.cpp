@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/even_split.hpp"
 #include "tessera/parallel/traffic_counter.hpp"
 #include "tessera/parallel/wait_clock.hpp"
 
@@ -22,17 +23,22 @@ std::vector<Block> blocks_of(const ProcessGrid& grid, const Shape& global, const
   const Index5 extent = extents5_of(grid.local_shape(global, where));
   const Distribution& d = grid.distribution();
   std::vector<Block> blocks(static_cast<size_t>(d.ranks()));
-  // Sample groups may hold different numbers of samples (SampleShares); the rest is even.
+  // Sample groups may hold different numbers of samples (SampleShares) and channel ranges
+  // differ by one where the group does not divide the channels; space is even.
+  const int64_t channels = global[global.rank() - 1];
   for (int s = 0; s < d.sample; ++s) {
-    Index5 group_extent = extent;
-    group_extent[0] = grid.group_batch(global[0], s);
+    Index5 block_extent = extent;
+    block_extent[0] = grid.group_batch(global[0], s);
     const int64_t first = grid.group_first_sample(global[0], s);
-    for (int i = 0; i < d.depth; ++i)
-      for (int j = 0; j < d.height; ++j)
-        for (int k = 0; k < d.width; ++k)
-          for (int c = 0; c < d.channel_parts(); ++c)
+    for (int c = 0; c < d.channel_parts(); ++c) {
+      block_extent[4] = grid.channel_count(channels, c, where);
+      const int64_t first_channel = even_boundary(channels, d.channel_parts(), c);
+      for (int i = 0; i < d.depth; ++i)
+        for (int j = 0; j < d.height; ++j)
+          for (int k = 0; k < d.width; ++k)
             blocks[static_cast<size_t>(grid.rank_of(s, {i, j, k}, c))] = {
-                {first, i * extent[1], j * extent[2], k * extent[3], c * extent[4]}, group_extent};
+                {first, i * extent[1], j * extent[2], k * extent[3], first_channel}, block_extent};
+    }
   }
   return blocks;
 }

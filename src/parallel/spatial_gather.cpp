@@ -8,7 +8,11 @@
 
 namespace tessera::parallel {
 SpatialGather::SpatialGather(const ProcessGrid& grid, const Shape& local, const std::string& where)
-    : grid_(grid), local_(local), whole_(grid.global_shape(local, local.rank() > 0 ? local[0] : 0)), where_(where) {
+    : grid_(grid),
+      local_(local),
+      // The spatial group shares the block's samples and channels: only space is gathered.
+      whole_(grid.global_shape(local, local.rank() > 0 ? local[0] : 0, local.rank() > 0 ? local[local.rank() - 1] : 0)),
+      where_(where) {
   require_shape(local.rank() == 4 || local.rank() == 5,
                 where + ": only [N, H, W, C] or [N, D, H, W, C] blocks can be gathered, got " + local.str());
   const int64_t count = local.numel();

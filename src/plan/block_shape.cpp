@@ -19,11 +19,11 @@ std::optional<Shape> block_shape(const Shape& global, const parallel::Distributi
   if (global.rank() < 2) return std::nullopt;
   Shape local = global;
   const size_t last = global.rank() - 1;
-  if (global[0] < d.sample || !divides(global[last], d.channel_parts())) return std::nullopt;
-  // Samples split into shares that differ by at most one (parallel::SampleShares): the largest
-  // is the block that sets the pace.
+  if (global[0] < d.sample || global[last] < d.channel_parts()) return std::nullopt;
+  // Samples and channels split into shares that differ by at most one (parallel::SampleShares,
+  // ProcessGrid::local_channels): the largest is the block that sets the pace.
   local[0] = (global[0] + d.sample - 1) / d.sample;
-  local[last] = global[last] / d.channel_parts();
+  local[last] = (global[last] + d.channel_parts() - 1) / d.channel_parts();
   if (global.rank() == 2) return local;
   if (global.rank() == 4) {
     if (d.depth != 1 || !divides(global[1], d.height) || !divides(global[2], d.width)) return std::nullopt;

@@ -65,7 +65,10 @@ LocalWork LayerCostModel::local_work(size_t i, const parallel::Distribution& d) 
   work.input_gradient = std::find(n.inputs.begin(), n.inputs.end(), model::Graph::kModelInput) == n.inputs.end();
   if (n.channel_mixing && d.filter > 1) {
     // Filter split: every rank computes its output channels from the whole (gathered) input.
-    for (Shape& s : work.inputs) s[s.rank() - 1] *= d.channel_parts();
+    for (size_t k = 0; k < work.inputs.size(); ++k) {
+      Shape& s = work.inputs[k];
+      s[s.rank() - 1] = n.global_inputs[k][s.rank() - 1];
+    }
     work.output_channel_parts = d.filter;
   }
   return work;
@@ -257,8 +260,8 @@ void LayerCostModel::add_channel_exchange(LayerCost& c, const PlanNode& n, const
     if (work.input_gradient) c.channel_exchange += seconds(Collective::reduce_scatter, cp, in_elements * kFloat);
     c.memory += 2 * in_bytes * cp;  // the gathered input and its gradient
   } else if (n.channel_mixing) {
-    c.channel_exchange += seconds(Collective::reduce_scatter, cp, out_elements * kFloat) +
-                          seconds(Collective::allgather, cp, out_bytes);
+    c.channel_exchange +=
+        seconds(Collective::reduce_scatter, cp, out_elements * kFloat) + seconds(Collective::allgather, cp, out_bytes);
     c.memory += 2 * out_bytes * cp;  // the partial output and the gathered output gradient
   } else if (concatenates) {
     for (const Shape& s : work.inputs)

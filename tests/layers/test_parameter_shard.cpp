@@ -49,9 +49,32 @@ TEST_CASE("Every element of a whole parameter belongs to exactly one shard", "[l
   CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
 }
 
-TEST_CASE("A parameter that does not divide into its shards is a ShapeError naming it", "[layers][shard]") {
-  CHECK_THROWS_WITH(shard(Shape{3, 2}, 0, 2, 0).local_shape("parameter 'fc.weight'"),
-                    Catch::Contains("parameter 'fc.weight'") && Catch::Contains("does not split evenly into 2 parts"));
+TEST_CASE("Shards of an axis the parts do not divide differ by one row and cover every element once",
+          "[layers][shard]") {
+  // A conv weight [filters 5, 3, 3, 3, channels 2] split by filter over 3 ranks: 2/1/2 filters
+  // (even_boundary: 5·1/3 rounds to 2, 5·2/3 to 3).
+  const Shape whole{5, 3, 3, 3, 2};
+  std::vector<int> seen(static_cast<size_t>(whole.numel()), 0);
+  std::vector<int64_t> filters;
+  for (int index = 0; index < 3; ++index) {
+    const auto s = shard(whole, 0, 3, index);
+    filters.push_back(s.local_shape("w")[0]);
+    for (int64_t i = 0; i < s.local_shape("w").numel(); ++i) ++seen[static_cast<size_t>(s.whole_index(i))];
+  }
+  CHECK(filters == std::vector<int64_t>{2, 1, 2});
+  CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+  // The middle shard's slice is filter 2's 54 values.
+  std::vector<float> values(static_cast<size_t>(whole.numel()));
+  std::iota(values.begin(), values.end(), 0.0f);
+  const std::vector<float> middle = shard(whole, 0, 3, 1).slice_of(values);
+  REQUIRE(middle.size() == 54);
+  CHECK(middle.front() == 108.0f);
+  CHECK(middle.back() == 161.0f);
+}
+
+TEST_CASE("A parameter with fewer rows than shards is a ShapeError naming it", "[layers][shard]") {
+  CHECK_THROWS_WITH(shard(Shape{1, 2}, 0, 2, 0).local_shape("parameter 'fc.weight'"),
+                    Catch::Contains("parameter 'fc.weight'") && Catch::Contains("cannot split into 2 parts"));
 }
 
 TEST_CASE("An unsplit parameter is its whole self, gathering and slicing nothing", "[layers][shard]") {

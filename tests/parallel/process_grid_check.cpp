@@ -1,7 +1,8 @@
 // Run under mpirun at 1, 2, 4 or 8 ranks. Checks ProcessGrid for every distribution over the
 // job's ranks: the documented rank layout (width fastest, sample slowest), its sub-communicators,
-// that the ranks' blocks tile the global activation exactly once, and the errors for uneven
-// splits and wrong rank counts. Exit status 0 on every rank when all checks pass.
+// that the ranks' blocks tile the global activation exactly once, batches and channels that do
+// not divide, and the errors for uneven spatial splits and wrong rank counts. Exit status 0 on
+// every rank when all checks pass.
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -75,13 +76,14 @@ void check_grid(const parallel::Distribution& d, const parallel::Communicator& w
   // 2D activations split over height and width only.
   if (d.depth == 1) {
     const Shape local2d = pg.local_shape(Shape{global[0], global[2], global[3], 3}, name);
-    log.check(local2d == Shape{2, 3, 2, 3} && pg.global_shape(local2d, global[0]) == Shape{global[0], global[2], global[3], 3},
+    log.check(local2d == Shape{2, 3, 2, 3} &&
+                  pg.global_shape(local2d, global[0]) == Shape{global[0], global[2], global[3], 3},
               name + ": 2D local shape " + local2d.str());
   }
   log.check(pg.global_shape(local, global[0]) == global, name + ": global_shape inverts local_shape");
-  log.check(
-      pg.local_shape(Shape{global[0], 5}, name) == Shape{2, 5} && pg.global_shape(Shape{2, 5}, global[0]) == Shape{global[0], 5},
-      name + ": features split over samples only");
+  log.check(pg.local_shape(Shape{global[0], 5}, name) == Shape{2, 5} &&
+                pg.global_shape(Shape{2, 5}, global[0]) == Shape{global[0], 5},
+            name + ": features split over samples only");
 }
 
 /// A batch that does not divide over the sample groups: blocks of consecutive samples that tile
@@ -107,6 +109,40 @@ void check_uneven_batches(const parallel::ProcessGrid& over_samples, const paral
   }
 }
 
+/// Channels that do not divide over a filter group of every rank: consecutive ranges that tile
+/// them and differ by at most one channel, and the count of every other rank as it says; fewer
+/// channels than ranks are refused naming the layer.
+void check_uneven_channels(const parallel::Communicator& world, testing::MpiCheckLog& log) {
+  parallel::Distribution d;
+  d.filter = world.size();
+  const parallel::ProcessGrid grid(d, world, "filters");
+  for (const int64_t channels : {int64_t{world.size()} + 1, int64_t{2} * world.size() + 1, int64_t{7}}) {
+    if (channels < world.size()) continue;
+    const int64_t mine = grid.local_channels(channels, "c"), first = grid.first_channel(channels, "c");
+    std::vector<int64_t> all(static_cast<size_t>(world.size()), 0);
+    all[static_cast<size_t>(world.rank())] = mine;
+    world.allreduce_sum(all.data(), world.size());
+    int64_t before = 0, total = 0, fewest = channels, most = 0;
+    bool counts_agree = true;
+    for (int r = 0; r < world.size(); ++r) {
+      const int64_t n = all[static_cast<size_t>(r)];
+      if (r < world.rank()) before += n;
+      total += n;
+      fewest = std::min(fewest, n);
+      most = std::max(most, n);
+      counts_agree = counts_agree && grid.channel_count(channels, r, "c") == n;
+    }
+    log.check(total == channels && before == first && most - fewest <= 1 && fewest >= 1 && counts_agree,
+              std::to_string(channels) + " channels split into ranges that differ by at most one");
+  }
+  if (world.size() > 1)
+    log.expect_error<ShapeError>(
+        [&] { grid.local_channels(world.size() - 1, "layer 'c1' (conv3d)"); },
+        {"layer 'c1' (conv3d)",
+         std::to_string(world.size() - 1) + " channels cannot split over " + std::to_string(world.size()) + " ranks"},
+        "fewer channels than ranks");
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -115,6 +151,7 @@ int main(int argc, char* argv[]) {
   testing::MpiCheckLog log(world);
   try {
     for (const auto& d : distributions_over(world.size())) check_grid(d, world, log);
+    check_uneven_channels(world, log);
 
     const std::string size = std::to_string(world.size());
     parallel::Distribution wrong;
@@ -151,8 +188,8 @@ int main(int argc, char* argv[]) {
       check_uneven_batches(over_samples, world, log);
       log.expect_error<ShapeError>(
           [&] { over_samples.local_batch(world.size() - 1, "batch"); },
-          {"batch", "a batch of " + std::to_string(world.size() - 1) + " samples leaves sample group", "of " + size +
-                    " without a sample"},
+          {"batch", "a batch of " + std::to_string(world.size() - 1) + " samples leaves sample group",
+           "of " + size + " without a sample"},
           "a batch smaller than the sample groups");
     }
   } catch (const std::exception& e) {

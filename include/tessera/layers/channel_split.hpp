@@ -10,18 +10,18 @@ namespace tessera::layers {
 
 /// How a layer with weights (convolution, transposed convolution, dense) runs when its grid
 /// splits channels over a group of P ranks; its input and output blocks are then channel
-/// slices [..., C/P] (Dryden et al., SC'19, "channel and filter parallelism").
-///  - filter: the rank holds the weights of its C_out/P output channels. Forward gathers the
-///    whole input over the group and computes its output slice; backward computes the whole
-///    input gradient of its filters and reduce-scatters it, each rank keeping its slice.
-///  - channel: the rank holds the weights of its C_in/P input channels. Forward computes the
-///    whole output from its input slice and reduce-scatters the partial sums; backward
-///    gathers the whole output gradient and computes its input slice's gradient locally.
+/// slices [..., about C/P] (Dryden et al., SC'19, "channel and filter parallelism"): ranges
+/// that differ by at most one channel where P does not divide C (ProcessGrid::local_channels).
+///  - filter: the rank holds the weights of its range of the C_out output channels. Forward
+///    gathers the whole input over the group and computes its output slice; backward computes
+///    the whole input gradient of its filters and reduce-scatters it, each rank keeping its
+///    slice.
+///  - channel: the rank holds the weights of its range of the C_in input channels. Forward
+///    computes the whole output from its input slice and reduce-scatters the partial sums;
+///    backward gathers the whole output gradient and computes its input slice's gradient
+///    locally.
 /// The weight gradient is local in both. Under `channel` the bias is whole and added (and its
 /// gradient written) by the group's first rank only, so sums over the ranks count it once.
-/// The block `slice` with all channels of `grid`'s channel group (`slice` when they are whole).
-Shape whole_channels(const Shape& slice, const parallel::ProcessGrid& grid);
-
 class ChannelSplit {
  public:
   enum class Kind { none, filter, channel };

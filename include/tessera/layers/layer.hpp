@@ -102,9 +102,10 @@ class Layer {
                                                      const Shape& /*input*/) const {
     return nullptr;
   }
-  /// The global batch of the shapes the next setup or reshape gives (the model tells it, since
-  /// a block's sample count alone does not say it when shares are uneven).
-  void set_batch(int64_t batch) { batch_ = batch; }
+  /// The whole (global) input shapes of which the next declare, setup or reshape gives this
+  /// rank's blocks: the model tells them, since a block alone does not say its batch when
+  /// sample shares are uneven, nor its channels when a channel split is.
+  void set_global_inputs(std::vector<Shape> inputs) { global_inputs_ = std::move(inputs); }
   /// Forward FLOPs per sample of compute-bound work (for throughput reports).
   virtual double forward_flops(const std::vector<Shape>& /*inputs*/) const { return 0.0; }
 
@@ -114,16 +115,19 @@ class Layer {
   const registry::OpFactory& op_factory() const { return *ctx_.ops; }
   std::string where() const { return "layer '" + name_ + "' (" + type() + ")"; }
   const parallel::ProcessGrid& grid() const { return ctx_.grid; }
-  /// The whole (global) shape of which `local` is this rank's block, for the batch set_batch
-  /// gave (unset: the batch whose even split `local` is).
+  /// The whole (global) shape of which `local`, a block of the first input, is this rank's
+  /// block: what set_global_inputs gave (none given: the shape whose even split `local` is).
   Shape global_shape(const Shape& local) const;
-  /// The global batch set_batch gave; 0 when none was.
-  int64_t batch() const { return batch_; }
+  /// `local`, a block of input `input`, with all of its channels (the whole channels of
+  /// set_global_inputs; none given: the channels whose even split `local` holds).
+  Shape whole_channels(const Shape& local, size_t input = 0) const;
+  /// The global batch of set_global_inputs; 0 when none was given.
+  int64_t batch() const;
 
  private:
   std::string name_;
   LayerContext ctx_;
-  int64_t batch_ = 0;
+  std::vector<Shape> global_inputs_;
 };
 
 }  // namespace tessera::layers

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 
+#include "tessera/core/even_split.hpp"
 #include "tessera/core/kokkos_compat.hpp"
 #include "tessera/layers/parameter_shard.hpp"
 
@@ -17,8 +18,8 @@ struct ShardIndex {
     if (!split) return;
     for (int k = s.axis + 1; k < s.whole.rank(); ++k) inner *= s.whole[k];
     extent = s.whole[s.axis];
-    local = extent / s.parts;
-    first = s.index * local;
+    local = even_part(extent, s.parts, s.index);
+    first = even_boundary(extent, s.parts, s.index);
   }
   KOKKOS_INLINE_FUNCTION int64_t operator()(int64_t i) const {
     if (!split) return i;

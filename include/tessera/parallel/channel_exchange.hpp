@@ -1,6 +1,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tessera/core/tensor.hpp"
 #include "tessera/parallel/collectives.hpp"
@@ -10,11 +11,14 @@ namespace tessera::parallel {
 
 /// The two collectives of channel and filter parallelism inside one channel group: a rank's
 /// block of an activation with all C channels ("whole", channels-last [..., C]) against its
-/// own channel slice [..., C/P] (P = the group's size, slices in channel-index order).
+/// own channel slice (P = the group's size, slices in channel-index order, C/P channels each or,
+/// where P does not divide C, ranges that differ by one: ProcessGrid::local_channels).
 ///  - gather: every rank receives the whole block from the group's slices (MPI_Allgather);
 ///  - reduce_scatter: the ranks' whole blocks are summed and each keeps its slice of the sum
 ///    (MPI_Reduce_scatter_block).
-/// MPI moves slices as contiguous [P][rows][C/P] messages; packing into and out of the
+/// MPI moves slices as contiguous [P][rows][widest slice] messages, a narrower slice padded to
+/// the widest (one channel more at most: MPI's collectives of equal counts, rather than their
+/// v-variants, whose counts would have to be built per call); packing into and out of the
 /// channels-last layout runs as sub-box copies. Buffers are allocated at construction, so a
 /// step allocates nothing. With a group of one both are copies. The messages go through the
 /// group's Collectives (MpiCollectives, on host memory).
@@ -27,8 +31,8 @@ class ChannelExchange {
  public:
   ChannelExchange() = default;
   /// `whole`: this rank's block with all channels (rank 2, 4 or 5), of element type `type`
-  /// (slices and whole blocks both). Throws ShapeError naming `where` when its channels do not
-  /// split evenly over grid.channels().
+  /// (slices and whole blocks both). Throws ShapeError naming `where` when it has fewer
+  /// channels than grid.channels() has ranks.
   ChannelExchange(const ProcessGrid& grid, const Shape& whole, const std::string& where,
                   ElementType type = ElementType::fp32);
 
@@ -43,13 +47,17 @@ class ChannelExchange {
  private:
   void require(const Tensor& t, const Shape& expected, const char* what) const;
   int parts() const { return collectives_ ? collectives_->size() : 1; }
+  bool even() const;
   std::shared_ptr<Collectives> collectives_;  // over grid.channels(); shared by copies (no state per call)
   Shape whole_, slice_;
   std::string where_;
   ElementType type_ = ElementType::fp32;
+  std::vector<int64_t> channels_;  // each rank's slice width, in channel-index order
+  int64_t widest_ = 0, rows_ = 0;
   DeviceView<float> buffer_;            // words: [P][rows][C/P] of the type (gather) or of fp32 (sums)
   DeviceView<float>::HostMirror host_;  // when MPI cannot read device memory
-  DeviceView<float> send_, sums_;       // 16-bit types: this rank's slice as words; its slice of the fp32 sums
+  // 16-bit types or uneven slices: this rank's slice packed into its room; its room of the fp32 sums.
+  DeviceView<float> send_, sums_;
 };
 
 }  // namespace tessera::parallel

@@ -21,8 +21,9 @@ namespace tessera::parallel {
 /// A rank's share of a global activation [N, D, H, W, C] is the contiguous block of samples of
 /// its sample index, the box of its spatial index and the contiguous range of channels of its
 /// channel index. Samples split as the grid's SampleShares say (shares that differ by at most
-/// one, or balanced ones), so any batch of at least one sample per group splits; spatial and
-/// channel splits must be even.
+/// one, or balanced ones), so any batch of at least one sample per group splits; channels split
+/// into ranges that differ by at most one (even_boundary), so any count of at least one per
+/// rank splits; spatial splits must be even.
 class ProcessGrid {
  public:
   /// A grid of one rank.
@@ -74,17 +75,21 @@ class ProcessGrid {
   int64_t group_first_sample(int64_t batch, int sample_index) const;
   /// How batches split over the ranks; shared by every grid of a model.
   const std::shared_ptr<SampleShares>& shares() const { return shares_; }
-  /// This rank's channels of `channels`: [first, first + count). Throws ShapeError naming
-  /// `where` when they do not split evenly over the channel group.
+  /// This rank's channels of `channels`: [first, first + count), ranges that differ by at most
+  /// one over the channel group. Throws ShapeError naming `where` when there are fewer
+  /// channels than ranks in the group.
   int64_t local_channels(int64_t channels, const std::string& where) const;
   int64_t first_channel(int64_t channels, const std::string& where) const;
+  /// The channel count of the rank at `channel_index` of the channel group.
+  int64_t channel_count(int64_t channels, int channel_index, const std::string& where) const;
   /// The local shape of a global channels-last activation ([N, C], [N, H, W, C] or
   /// [N, D, H, W, C]); a 2D activation is split over height and width only, and features
   /// ([N, C]) over samples and channels only: the ranks of a spatial group hold copies of them.
   Shape local_shape(const Shape& global, const std::string& where) const;
-  /// The whole activation of a global batch of `batch` samples of which `local` is a block
-  /// (the inverse of local_shape).
-  Shape global_shape(const Shape& local, int64_t batch) const;
+  /// The whole activation of a global batch of `batch` samples and `channels` channels of
+  /// which `local` is a block (the inverse of local_shape). channels 0: the block's channels
+  /// times the channel group's size, which only an even channel split makes right.
+  Shape global_shape(const Shape& local, int64_t batch, int64_t channels = 0) const;
 
  private:
   Distribution distribution_;

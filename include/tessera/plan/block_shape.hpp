@@ -8,11 +8,12 @@
 namespace tessera::plan {
 
 /// The largest rank's block of a whole channels-last activation under `d`, by the rules
-/// ProcessGrid::local_shape applies (samples in even shares, the largest taken; channels and
-/// space split evenly; features [N, F] split over samples and channels only, copied across a
-/// spatial group), but without ranks, so that layouts for any rank count can be weighed in one
-/// process. Empty when the activation does not split (fewer samples than sample groups, a
-/// channel or spatial extent that does not divide, or a 2D activation split over depth).
+/// ProcessGrid::local_shape applies (samples and channels in shares that differ by at most one,
+/// the largest taken; space split evenly; features [N, F] split over samples and channels
+/// only, copied across a spatial group), but without ranks, so that layouts for any rank count
+/// can be weighed in one process. Empty when the activation does not split (fewer samples than
+/// sample groups, fewer channels than channel ranks, a spatial extent that does not divide,
+/// or a 2D activation split over depth).
 std::optional<Shape> block_shape(const Shape& global, const parallel::Distribution& d);
 
 /// Every distribution of exactly `ranks` ranks over samples, the first `spatial_axes` of
