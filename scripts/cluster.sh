@@ -2,11 +2,13 @@
 # An emulated cluster on one machine (docs/cluster.md): each node a network namespace with its
 # own hostname and its own CPUs (a cpuset cgroup), joined to the others through veth pairs on a
 # bridge that has no uplink, each link shaped to a bandwidth with tc tbf, each node optionally
-# held to a share of its CPUs with the cgroup cpu controller. Open MPI starts its daemons on the nodes through this script
+# held to a share of its CPUs with the cgroup cpu controller and to a memory limit with the
+# memory controller. Open MPI starts its daemons on the nodes through this script
 # (as its ssh), so MPI sees separate hosts: shared memory inside a node, shaped TCP between.
 #
 #   scripts/cluster.sh up N [--name NAME] [--bandwidth RATE] [--burst SIZE] [--slots S]
 #                           [--cpus-per-node C] [--cpu-share NODE=FRACTION ...]
+#                           [--memory NODE=SIZE ...]
 #                           [--subnet 10.A.B.0/24]
 #   scripts/cluster.sh run [--name NAME] -- MPIRUN-ARGS...
 #   scripts/cluster.sh exec [--name NAME] NODE -- COMMAND...
@@ -21,6 +23,7 @@ readonly self=$(readlink -f "$0")
 readonly state_root=${TESSERA_CLUSTER_STATE:-/run/tessera-cluster}
 readonly cgroup_root=/sys/fs/cgroup/cpu
 readonly cpuset_root=/sys/fs/cgroup/cpuset
+readonly memory_root=/sys/fs/cgroup/memory
 
 die() { echo "cluster.sh: $*" >&2; exit 2; }
 
@@ -142,7 +145,7 @@ cmd_up() {
   cpus=$(machine_cpus | wc -l)
   local per_node=$((cpus / nodes))
   ((per_node >= 1)) || per_node=1
-  local -a shares=()
+  local -a shares=() memories=()
   while (($#)); do
     case $1 in
       --name) name=${2:?--name needs a value}; shift 2 ;;
@@ -151,6 +154,7 @@ cmd_up() {
       --slots) slots=${2:?--slots needs a count}; shift 2 ;;
       --cpus-per-node) per_node=${2:?--cpus-per-node needs a count}; shift 2 ;;
       --cpu-share) shares+=("${2:?--cpu-share needs NODE=FRACTION}"); shift 2 ;;
+      --memory) memories+=("${2:?--memory needs NODE=SIZE}"); shift 2 ;;
       --subnet) subnet=${2:?--subnet needs a range}; shift 2 ;;
       *) die "up: unknown option '$1' (see --help)" ;;
     esac
@@ -172,6 +176,12 @@ cmd_up() {
   for share in "${shares[@]}"; do
     [[ $share =~ ^([0-9]+)=(0?\.[0-9]+|1(\.0*)?)$ ]] || die "--cpu-share '$share': give NODE=FRACTION, e.g. 1=0.5"
     ((BASH_REMATCH[1] < nodes)) || die "--cpu-share '$share': there is no node ${BASH_REMATCH[1]} in a cluster of $nodes"
+  done
+  local memory
+  for memory in "${memories[@]}"; do
+    [[ $memory =~ ^([0-9]+)=([1-9][0-9]*[KMG]?)$ ]] || die "--memory '$memory': give NODE=SIZE, e.g. 1=2G"
+    ((BASH_REMATCH[1] < nodes)) || die "--memory '$memory': there is no node ${BASH_REMATCH[1]} in a cluster of $nodes"
+    [[ -d $memory_root ]] || die "--memory needs the cgroup v1 memory controller at $memory_root"
   done
 
   mkdir -p "$dir"
@@ -211,10 +221,17 @@ cmd_up() {
     cpu_quota_us "${share#*=}" "$per_node" >"$group/cpu.cfs_quota_us"
     echo "cpu share: node $k ${share#*=} of its $per_node CPU(s)" >>"$dir/cluster"
   done
+  for memory in "${memories[@]}"; do
+    k=${memory%%=*}
+    local group="$memory_root/tessera-$name/n$k"
+    mkdir -p "$group"
+    echo "${memory#*=}" >"$group/memory.limit_in_bytes"
+    echo "memory: node $k limited to ${memory#*=}" >>"$dir/cluster"
+  done
   trap - ERR
   local shared=""
   ((nodes * per_node > cpus)) && shared=" (more than the machine's $cpus: nodes share CPUs)"
-  echo "cluster '$name' up: $nodes node(s) of $per_node CPU(s)$shared on $subnet, links ${bandwidth:-unshaped}$( ((${#shares[@]})) && echo ", cpu shares ${shares[*]}")"
+  echo "cluster '$name' up: $nodes node(s) of $per_node CPU(s)$shared on $subnet, links ${bandwidth:-unshaped}$( ((${#shares[@]})) && echo ", cpu shares ${shares[*]}")$( ((${#memories[@]})) && echo ", memory ${memories[*]}")"
 }
 
 hostname_of() { echo "ts$1-node$2"; }
@@ -258,6 +275,7 @@ cmd_down() {
   ip link del "$(bridge_of "$name")" 2>/dev/null || true
   remove_cgroups "$cgroup_root/tessera-$name"
   remove_cgroups "$cpuset_root/tessera-$name"
+  remove_cgroups "$memory_root/tessera-$name"
   rm -rf "$(state_dir "$name")"
   echo "cluster '$name' down"
 }
@@ -281,7 +299,7 @@ read_state() {
 
 # Runs a command on node K as a host of its own: in its network namespace, with its own
 # hostname (Open MPI names shared-memory segments after the host, so nodes that shared one
-# would collide), on its CPUs and inside its CPU share if it has one.
+# would collide), on its CPUs and inside its CPU share and memory limit if it has them.
 enter_node() {
   local name=$1 k=$2
   shift 2
@@ -289,6 +307,7 @@ enter_node() {
   # BASHPID: in a subshell (cmd_with's) $$ would move the parent shell instead.
   [[ -d $group ]] && echo "$BASHPID" >"$group/cgroup.procs"
   [[ -d $cpuset_root/tessera-$name ]] && echo "$BASHPID" >"$cpuset_root/tessera-$name/n$k/cgroup.procs"
+  [[ -d $memory_root/tessera-$name/n$k ]] && echo "$BASHPID" >"$memory_root/tessera-$name/n$k/cgroup.procs"
   # nsenter rather than ip netns exec: that also remounts /sys in a mount namespace of its own,
   # which hides the cgroup file systems from the agent that mpirun starts inside node 0.
   exec nsenter --net="/run/netns/$(node_ns "$name" "$k")" unshare --uts -- "$self" __inside "$name" "$k" "$@"

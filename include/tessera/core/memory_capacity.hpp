@@ -21,6 +21,14 @@ struct MemoryCapacity {
 /// This machine's capacity for the memory space tensors are allocated in.
 MemoryCapacity memory_capacity();
 
+/// The memory limit of the cgroups a process is in: `membership` is the text of
+/// /proc/<pid>/cgroup and `root` where the cgroup file systems are mounted (/sys/fs/cgroup).
+/// The smallest of cgroup v2's memory.max and v1's memory.limit_in_bytes along the process's
+/// path and every cgroup above it, since a parent's limit binds its children: a batch system
+/// that puts a job in /slurm/uid_1/job_2 without a cgroup namespace limits that cgroup, not the
+/// root. int64 max where no limit is set or none can be read.
+int64_t cgroup_memory_limit(const std::string& root, const std::string& membership);
+
 /// "23.4 GiB", "512 MiB", "1.6 TiB": bytes for people.
 std::string human_bytes(double bytes);
 
