@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -19,6 +18,7 @@
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/memory_capacity.hpp"
+#include "tessera/core/process_memory.hpp"
 #include "tessera/core/statistics.hpp"
 #include "tessera/model/model.hpp"
 #include "tessera/parallel/communicator.hpp"
@@ -30,15 +30,6 @@ namespace tessera::cli {
 namespace {
 
 using parallel::Communicator;
-
-/// This process's resident memory (VmRSS of /proc/self/status) in bytes; 0 where there is none.
-double resident_bytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) * 1024.0;  // "VmRSS:  123 kB"
-  return 0;
-}
 
 /// How long the bandwidth and peak are measured: --quick trades accuracy for a run of seconds.
 struct PeakEffort {

@@ -9,6 +9,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/core/process_memory.hpp"
 #include "tessera/model/memory_check.hpp"
 #include "tessera/train/trainer.hpp"
 
@@ -133,6 +134,7 @@ std::vector<int64_t> rows_for_speeds(const std::vector<double>& speeds, const st
 void ShareBalancer::on_run_start(Trainer& trainer, const RunStart& /*start*/) {
   last_total_ = trainer.compute_seconds();
   memory_per_rank_ = model::memory_per_rank_here(trainer.group()).bytes;
+  resident_at_start_ = resident_bytes();
 }
 
 void ShareBalancer::on_step_end(Trainer& trainer, const StepEnd& step) {
@@ -164,9 +166,20 @@ int64_t rows_memory_holds(const model::Model& model, int64_t batch, int64_t loca
   return std::max<int64_t>(1, static_cast<int64_t>(room / per_row));
 }
 
+int64_t rows_memory_measured(double resident_at_start, double peak_resident, int64_t local_rows,
+                             int64_t memory_per_rank) {
+  const double per_row = (peak_resident - resident_at_start) / static_cast<double>(std::max<int64_t>(local_rows, 1));
+  if (!(per_row > 0.0) || memory_per_rank <= 0) return 0;
+  const double room = 0.9 * static_cast<double>(memory_per_rank) - resident_at_start;
+  return std::max<int64_t>(1, static_cast<int64_t>(room / per_row));
+}
+
 int64_t ShareBalancer::memory_cap(Trainer& trainer) const {
-  return rows_memory_holds(trainer.model(), trainer.options().batch_size, trainer.plan().local_batch(),
-                           memory_per_rank_);
+  const int64_t rows = trainer.plan().local_batch();
+  const int64_t estimated = rows_memory_holds(trainer.model(), trainer.options().batch_size, rows, memory_per_rank_);
+  const int64_t measured = rows_memory_measured(resident_at_start_, peak_resident_bytes(), rows, memory_per_rank_);
+  if (estimated <= 0) return measured;
+  return measured > 0 ? std::min(estimated, measured) : estimated;
 }
 
 ShareBalancer::GroupSpeeds ShareBalancer::gather(Trainer& trainer) const {

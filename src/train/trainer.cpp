@@ -1,7 +1,5 @@
 #include "tessera/train/trainer.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -14,16 +12,17 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/core/process_memory.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/core/seconds_since.hpp"
+#include "tessera/core/stop_request.hpp"
 #include "tessera/model/memory_check.hpp"
 #include "tessera/model/model_spec.hpp"
-#include "tessera/core/stop_request.hpp"
 #include "tessera/optim/optimizer_section.hpp"
 #include "tessera/parallel/wait_clock.hpp"
 #include "tessera/train/checkpoint_hook.hpp"
-#include "tessera/train/parameter_tensor_layout.hpp"
 #include "tessera/train/metrics_hook.hpp"
+#include "tessera/train/parameter_tensor_layout.hpp"
 #include "tessera/train/profile_hook.hpp"
 #include "tessera/train/progress_hook.hpp"
 #include "tessera/train/validation_hook.hpp"
@@ -242,9 +241,9 @@ void Trainer::apply_balance_weights() {
   const int64_t holds = rows_memory_holds(model_, options_.batch_size, rows, memory.bytes);
   if (holds > 0 && rows > holds)
     throw ConfigError(b.key, "rank " + std::to_string(group_.rank()) + "'s share, " + std::to_string(rows) +
-                                 " samples of " + std::to_string(options_.batch_size) + ", needs more than its part of " +
-                                 memory.text + " holds (about " + std::to_string(holds) +
-                                 " samples); lower its weight or the batch");
+                                 " samples of " + std::to_string(options_.batch_size) +
+                                 ", needs more than its part of " + memory.text + " holds (about " +
+                                 std::to_string(holds) + " samples); lower its weight or the batch");
 }
 
 void Trainer::set_group_rows(const std::vector<int64_t>& rows, const std::string& why) {
@@ -303,10 +302,10 @@ void Trainer::check_batch() const {
     throw ConfigError("$.training.batch_size", "batch size " + std::to_string(options_.batch_size) + " exceeds the " +
                                                    std::to_string(data_.train->size()) + " training samples");
   if (data_.train->size() / update_batch() == 0)
-    throw ConfigError("$.training.accumulate",
-                      std::to_string(options_.accumulate) + " accumulated micro-batches of " +
-                          std::to_string(options_.batch_size) + " make a step of " + std::to_string(update_batch()) +
-                          " samples, more than the " + std::to_string(data_.train->size()) + " training samples");
+    throw ConfigError("$.training.accumulate", std::to_string(options_.accumulate) + " accumulated micro-batches of " +
+                                                   std::to_string(options_.batch_size) + " make a step of " +
+                                                   std::to_string(update_batch()) + " samples, more than the " +
+                                                   std::to_string(data_.train->size()) + " training samples");
   const int64_t least = model_.min_batch();
   if (options_.batch_size < least)
     throw ConfigError("$.training.batch_size", "the global batch of " + std::to_string(options_.batch_size) +
@@ -326,7 +325,8 @@ void Trainer::check_distributions() const {
     throw ConfigError("$.model.layers", last + " splits the model output's channels (distribution " +
                                             out_grid.distribution().str() +
                                             "); the loss needs whole outputs, so give it a distribution without "
-                                            "\"channel\"/\"filter\", e.g. " + in_grid.distribution().str());
+                                            "\"channel\"/\"filter\", e.g. " +
+                                            in_grid.distribution().str());
   if (!(in_grid.distribution() == out_grid.distribution())) {
     if (voxel_targets)
       throw ConfigError("$.model.layers",
@@ -538,7 +538,8 @@ std::vector<TrainerHook*> Trainer::start_run() {
   standard_hooks_.push_back(std::make_unique<ProgressHook>());
   standard_hooks_.push_back(std::make_unique<CheckpointHook>());
   if (data_.validation) standard_hooks_.push_back(std::make_unique<ValidationHook>());
-  if (options_.balance.kind == BalanceOptions::Kind::measured) standard_hooks_.push_back(std::make_unique<ShareBalancer>());
+  if (options_.balance.kind == BalanceOptions::Kind::measured)
+    standard_hooks_.push_back(std::make_unique<ShareBalancer>());
   standard_hooks_.push_back(std::make_unique<ProfileHook>());
   std::vector<TrainerHook*> hooks;
   for (const auto* list : {&standard_hooks_, &added_hooks_})
@@ -747,10 +748,6 @@ double Trainer::agree_on_step(double loss, double waited, bool& overflow) {
   return loss;
 }
 
-double peak_rss_mb() {
-  struct rusage usage {};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
-}
+double peak_rss_mb() { return peak_resident_bytes() / (1024.0 * 1024.0); }
 
 }  // namespace tessera::train

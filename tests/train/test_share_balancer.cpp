@@ -28,6 +28,18 @@ TEST_CASE("A group's memory caps its rows and the rest goes to the others in pro
   CHECK_THROWS_WITH(rows_for_speeds({1.0, 0.0}, {0, 0}, 4), Catch::Contains("speed must be positive"));
 }
 
+TEST_CASE("What a rank measured holding its rows caps them, leaving a tenth of its memory", "[train][balance]") {
+  constexpr double MiB = 1024.0 * 1024.0;
+  // 106 MiB before the first step, 406 MiB at 192 rows a step: 1.5625 MiB a row; 500 MiB hold
+  // (450 - 106) / 1.5625 = 220 rows.
+  CHECK(train::rows_memory_measured(106 * MiB, 406 * MiB, 192, static_cast<int64_t>(500 * MiB)) == 220);
+  // Nothing grew yet, or no limit known: no cap from the measurement.
+  CHECK(train::rows_memory_measured(106 * MiB, 106 * MiB, 192, static_cast<int64_t>(500 * MiB)) == 0);
+  CHECK(train::rows_memory_measured(106 * MiB, 406 * MiB, 192, 0) == 0);
+  // A rank whose fixed part already fills its memory still keeps one row.
+  CHECK(train::rows_memory_measured(480 * MiB, 490 * MiB, 4, static_cast<int64_t>(500 * MiB)) == 1);
+}
+
 TEST_CASE("The balance key and flag take even, measured or weights", "[train][balance]") {
   CHECK(BalanceOptions::parse("even", "$.training.balance").kind == BalanceOptions::Kind::even);
   CHECK(BalanceOptions::parse("measured", "$.training.balance").kind == BalanceOptions::Kind::measured);
