@@ -51,5 +51,29 @@ fashion_mnist_runs() {
   mkdir -p "$work"
 }
 
+# cluster_runs SCRIPT: checks that scripts/cluster.sh can make an emulated cluster here (root,
+# namespaces), builds the perf tessera into $build unless $tessera names one and makes it an
+# absolute path (the nodes start it from their own working directory), runs one thread per rank,
+# and makes $work a scratch folder removed on exit unless $keep names one. What the scripts
+# timing runs on the emulated cluster (cluster.sh, heterogeneous.sh) do first.
+cluster_runs() {
+  if ! reason=$(scripts/cluster.sh check); then
+    echo "perf/$1: $reason" >&2
+    exit 1
+  fi
+  if [[ -z $tessera ]]; then
+    build_perf "$build" tessera_cli
+    tessera=$build/tessera
+  fi
+  tessera=$(readlink -f "$tessera")
+  export OMP_NUM_THREADS=1 OMP_PROC_BIND=false
+  if [[ -n $keep ]]; then
+    work=$keep
+  else
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+  fi
+}
+
 # Open MPI on one machine: more ranks than cores, and CI runs as root.
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

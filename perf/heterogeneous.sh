@@ -20,21 +20,6 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-if ! reason=$(scripts/cluster.sh check); then
-  echo "perf/heterogeneous.sh: $reason" >&2
-  exit 1
-fi
 source perf/common.sh
-if [[ -z $tessera ]]; then
-  build_perf "$build" tessera_cli
-  tessera=$build/tessera
-fi
-tessera=$(readlink -f "$tessera")
-export OMP_NUM_THREADS=1 OMP_PROC_BIND=false
-if [[ -n $keep ]]; then
-  work=$keep
-else
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-fi
+cluster_runs heterogeneous.sh
 /usr/bin/python3 perf/heterogeneous.py "$tessera" "$work" "${args[@]}"
