@@ -18,8 +18,13 @@ int64_t Layer::batch() const {
   return global_inputs_.empty() || global_inputs_[0].rank() == 0 ? 0 : global_inputs_[0][0];
 }
 
+const Shape* Layer::given_input(size_t input, const Shape& local) const {
+  return input < global_inputs_.size() && global_inputs_[input].rank() == local.rank() ? &global_inputs_[input]
+                                                                                       : nullptr;
+}
+
 Shape Layer::global_shape(const Shape& local) const {
-  if (!global_inputs_.empty() && global_inputs_[0].rank() == local.rank()) return global_inputs_[0];
+  if (const Shape* given = given_input(0, local)) return *given;
   if (local.rank() == 0) return local;
   return ctx_.grid.global_shape(local, local[0] * ctx_.grid.distribution().sample);
 }
@@ -27,9 +32,9 @@ Shape Layer::global_shape(const Shape& local) const {
 Shape Layer::whole_channels(const Shape& local, size_t input) const {
   Shape whole = local;
   if (whole.rank() == 0) return whole;
-  const bool given = input < global_inputs_.size() && global_inputs_[input].rank() == local.rank();
-  whole[whole.rank() - 1] = given ? global_inputs_[input][local.rank() - 1]
-                                  : local[local.rank() - 1] * ctx_.grid.distribution().channel_parts();
+  const Shape* given = given_input(input, local);
+  whole[whole.rank() - 1] =
+      given ? (*given)[local.rank() - 1] : local[local.rank() - 1] * ctx_.grid.distribution().channel_parts();
   return whole;
 }
 

@@ -44,10 +44,10 @@ ChannelExchange::ChannelExchange(const ProcessGrid& grid, const Shape& whole, co
   const int64_t room = rows_ * widest_;
   buffer_ = DeviceView<float>("tessera::channel_exchange", static_cast<size_t>(parts * room));
   if constexpr (!kHostAccessible) host_ = Kokkos::create_mirror_view(buffer_);
-  if ((type_ != ElementType::fp32 || !even()) && parts > 1)
+  if ((type_ != ElementType::fp32 || !even()) && parts > 1) {
     send_ = DeviceView<float>("tessera::channel_exchange_send", static_cast<size_t>(words_for(room, type_)));
-  if ((type_ != ElementType::fp32 || !even()) && parts > 1)
     sums_ = DeviceView<float>("tessera::channel_exchange_sums", static_cast<size_t>(room));
+  }
 }
 
 bool ChannelExchange::even() const {

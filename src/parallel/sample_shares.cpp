@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/even_split.hpp"
 
 namespace tessera::parallel {
 
@@ -43,9 +44,8 @@ void SampleShares::set_weights(std::vector<int64_t> weights, const std::string& 
 
 int64_t SampleShares::boundary(int64_t batch, int rank) const {
   const auto r = static_cast<size_t>(std::clamp(rank, 0, ranks()));
-  const auto total = static_cast<__int128>(cumulative_.back());
-  // round(batch · W(r) / W), halves up, exactly.
-  return static_cast<int64_t>((2 * static_cast<__int128>(batch) * cumulative_[r] + total) / (2 * total));
+  // round(batch · W(r) / W), halves up: the rule of equal parts, with weights as the units.
+  return even_boundary(batch, cumulative_.back(), cumulative_[r]);
 }
 
 std::vector<int64_t> SampleShares::rows(int64_t batch, int groups) const {

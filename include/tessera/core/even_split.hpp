@@ -9,7 +9,9 @@ namespace tessera {
 /// total, and the same rule splits samples (parallel::SampleShares with equal weights), so
 /// 7 over 4 is 2/2/1/2 everywhere in Tessera.
 constexpr int64_t even_boundary(int64_t total, int64_t parts, int64_t index) {
-  return (2 * total * index + parts) / (2 * parts);
+  // In 128 bits: sample shares call it with a sum of weights as `parts`.
+  const auto t = static_cast<__int128>(total), p = static_cast<__int128>(parts);
+  return static_cast<int64_t>((2 * t * index + p) / (2 * p));
 }
 
 /// The size of part `index` of `parts` near-equal parts of `total` (see even_boundary).

@@ -126,6 +126,10 @@ class Layer {
 
  private:
   std::string name_;
+  /// The whole shape set_global_inputs gave for input `input`, when it is one `local` is a block
+  /// of (same rank); null otherwise.
+  const Shape* given_input(size_t input, const Shape& local) const;
+
   LayerContext ctx_;
   std::vector<Shape> global_inputs_;
 };
