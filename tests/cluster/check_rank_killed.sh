@@ -33,8 +33,15 @@ wait "$job" || status=$?
 tail -n 8 "$log"
 ((status != 0)) || { echo "the job exited 0 after a rank was killed"; exit 1; }
 grep -Eq "exited on signal 9|killed" "$log" || { echo "no message names the killed rank"; exit 1; }
+# mpirun can return before the daemon on node 1 has finished ending its ranks: Open MPI sends
+# SIGTERM, on which a rank tries to finish its step (blocked on the dead peer), and SIGKILL
+# odls_base_sigkill_timeout (1 s) later. So the ranks get a few seconds to go, not forever.
+ranks_left() {
+  ip netns pids "ts$name-n$1" 2>/dev/null | while read -r pid; do cat "/proc/$pid/comm" 2>/dev/null; done | grep -c tessera
+}
 for node in 0 1; do
-  left=$(ip netns pids "ts$name-n$node" 2>/dev/null | while read -r pid; do cat "/proc/$pid/comm" 2>/dev/null; done | grep -c tessera)
-  ((left == 0)) || { echo "$left tessera rank(s) still run on node $node"; exit 1; }
+  for _ in $(seq 150); do (($(ranks_left $node) == 0)) && break; sleep 0.1; done
+  left=$(ranks_left $node)
+  ((left == 0)) || { echo "$left tessera rank(s) still run on node $node 15 s after mpirun ended"; exit 1; }
 done
 echo "exit $status; every rank ended"
