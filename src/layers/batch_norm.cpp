@@ -62,6 +62,14 @@ void BatchNorm::reshape(const std::vector<Shape>& inputs) {
                                                   std::to_string(channels_) + " channels it was set up with");
   rows_ = s.numel() / channels_;
   samples_ = s[0];
+  // A spatial group splits each of its samples, into blocks that may differ: the group's rows
+  // are its samples' whole extent. Features are copies on every rank of the group.
+  if (s.rank() == 2 || !grid().distribution().is_spatial()) {
+    spatial_group_rows_ = rows_ * grid().spatial().size();
+  } else {
+    const auto whole = parallel::spatial_size_of(global_shape(s));
+    spatial_group_rows_ = samples_ * whole[0] * whole[1] * whole[2];
+  }
   ops::BatchNormGeometry g;
   g.rows = rows_;
   g.channels = channels_;
@@ -84,9 +92,9 @@ const parallel::Communicator& BatchNorm::statistics_group() const {
 }
 
 double BatchNorm::group_rows(const StepInfo& step) const {
-  // A spatial group splits each of its samples evenly; with "sync" the samples are the whole
-  // batch, whose sample groups may hold different numbers of them (SampleShares).
-  const double over_space = static_cast<double>(rows_) * grid().spatial().size();
+  // With "sync" the samples are the whole batch, whose sample groups may hold different
+  // numbers of them (SampleShares).
+  const double over_space = static_cast<double>(spatial_group_rows_);
   if (!sync_ || samples_ == 0) return over_space;
   const int64_t batch = step.batch > 0 ? step.batch : samples_ * grid().distribution().sample;
   return over_space / static_cast<double>(samples_) * static_cast<double>(batch);

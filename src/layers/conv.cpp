@@ -105,8 +105,9 @@ void Conv::reshape(const std::vector<Shape>& inputs) {
   if (split_.kind() == ChannelSplit::Kind::channel) g.in_channels = grid().local_channels(g.in_channels, where());
   const Shape& op_input = split_.kind() == ChannelSplit::Kind::filter ? whole_input : input;
   if (grid().distribution().is_spatial()) {
-    halo_.reshape(grid(), op_input, Window{options_.kernel, options_.stride, options_.padding, options_.dilation}, 0.0f,
-                  where(), context().precision);
+    halo_.reshape(grid(), op_input, parallel::spatial_size_of(global_shape(input)),
+                  Window{options_.kernel, options_.stride, options_.padding, options_.dilation}, 0.0f, where(),
+                  context().precision);
     const ops::ConvGeometry local = halo_.op_geometry(g, where());
     op_ = op_factory().conv(local, name());
     if (context().halo_overlap != HaloOverlap::off)

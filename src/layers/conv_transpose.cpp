@@ -141,11 +141,11 @@ void ConvTranspose::reshape(const std::vector<Shape>& inputs) {
   if (grid().distribution().is_spatial()) {
     // The adjoint convolution reads this layer's output: under a spatial split its window
     // reaches into the neighbours' output blocks, so the output gets the halo.
-    const Shape output = split_.kind() == ChannelSplit::Kind::channel
-                             ? whole_output
-                             : grid().local_shape(output_shape({global_shape(input)}), where());
-    halo_.reshape(grid(), output, Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}}, 0.0f, where(),
-                  g.type);
+    const Shape global_output = output_shape({global_shape(input)});
+    const Shape output =
+        split_.kind() == ChannelSplit::Kind::channel ? whole_output : grid().local_shape(global_output, where());
+    halo_.reshape(grid(), output, parallel::spatial_size_of(global_output),
+                  Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}}, 0.0f, where(), g.type);
     const ops::ConvGeometry local = halo_.op_geometry(g, where());
     const ActivationDims in = ActivationDims::of(whole_input);
     require_shape(local.out_size() == std::array<int64_t, 3>{in.d, in.h, in.w},

@@ -22,7 +22,8 @@ void Flatten::reshape(const std::vector<Shape>& inputs) {
   if (!split) {
     gather_.reset();
   } else if (!gather_ || gather_->local_shape() != input) {
-    gather_ = std::make_unique<parallel::SpatialGather>(grid(), input, where());
+    gather_ = std::make_unique<parallel::SpatialGather>(grid(), input, parallel::spatial_size_of(global_shape(input)),
+                                                        where());
   }
 }
 

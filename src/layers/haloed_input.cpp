@@ -1,39 +1,69 @@
 #include "tessera/layers/haloed_input.hpp"
 
+#include <algorithm>
+
 #include "tessera/core/error.hpp"
 #include "tessera/core/profiling.hpp"
 
 namespace tessera::layers {
 
-parallel::HaloWidths halo_widths(const std::array<int, 3>& parts, const std::array<int64_t, 3>& block,
-                                 const Window& window, const std::string& where) {
-  static const char* const axis[3] = {"depth", "height", "width"};
+namespace {
+
+const char* const halo_axis_names[3] = {"depth", "height", "width"};
+
+/// Outputs a window produces from `extent` inputs without padding.
+int64_t outputs_of(int64_t extent, int64_t reach, int64_t stride) {
+  return extent < reach ? 0 : (extent - reach) / stride + 1;
+}
+
+}  // namespace
+
+parallel::HaloWidths halo_widths(const std::array<int, 3>& parts, const std::array<int64_t, 3>& whole,
+                                 const parallel::SpatialAlignment& alignment, const Window& window,
+                                 const std::string& where) {
   parallel::HaloWidths halo;
   for (size_t k = 0; k < 3; ++k) {
-    if (parts[k] == 1) continue;
-    const int64_t block_in = block[k], global_in = block_in * parts[k];
-    const int64_t s = window.stride[k], p = window.padding[k];
+    const int P = parts[k];
+    if (P == 1) continue;
+    const int64_t in = whole[k], s = window.stride[k], p = window.padding[k];
     const int64_t reach = (window.kernel[k] - 1) * window.dilation[k] + 1;
-    const int64_t global_out = (global_in + 2 * p - reach) / s + 1;
-    // Rank r's output block [r·Lo, (r+1)·Lo) reads inputs from r·Lo·s − p on: a fixed halo
-    // before every block only when each input block is exactly s·Lo long.
-    const int64_t block_out = global_out / parts[k];
-    if (global_out % parts[k] != 0 || block_out * s != block_in)
-      throw ShapeError(where + ": cannot split " + axis[k] + " over " + std::to_string(parts[k]) +
-                       " ranks: the input of " + std::to_string(global_in) + " gives an output of " +
-                       std::to_string(global_out) + " with kernel " + std::to_string(window.kernel[k]) + ", stride " +
-                       std::to_string(s) + ", padding " + std::to_string(p) + ", so blocks of " +
-                       std::to_string(block_in) + " inputs do not map onto blocks of " + "outputs; split " + axis[k] +
-                       " over fewer ranks from this layer on (its \"distribution\"), "
-                       "or use padding (kernel-1)/2 with blocks divisible by the stride");
+    const int64_t out = outputs_of(in + 2 * p, reach, s);
+    const std::string layout = std::string("cannot split ") + halo_axis_names[k] + " over " + std::to_string(P) +
+                               " ranks: the input of " + std::to_string(in) + " gives an output of " +
+                               std::to_string(out) + " with kernel " + std::to_string(window.kernel[k]) + ", stride " +
+                               std::to_string(s) + ", padding " + std::to_string(p);
+    for (const int64_t extent : {in, out})
+      if (!alignment.fits(k, extent, P))
+        throw ShapeError(where + ": " + layout + "; " + alignment.explain(k, extent, P));
+    // Rank i's outputs [o_i, o_i+1) read inputs from s·o_i − p on: with a halo of p before
+    // every block and reach − s − p after it, the op on each haloed block gives exactly its
+    // outputs when every input block starts at s times where its output block starts.
     halo.before[k] = p;
     halo.after[k] = std::max<int64_t>(0, reach - s - p);
+    for (int i = 0; i < P; ++i) {
+      const int64_t in_first = alignment.boundary(k, in, P, i), in_last = alignment.boundary(k, in, P, i + 1);
+      const int64_t out_first = alignment.boundary(k, out, P, i), out_last = alignment.boundary(k, out, P, i + 1);
+      const int64_t block = in_last - in_first;
+      const bool aligned = in_first == s * out_first &&
+                           outputs_of(block + halo.before[k] + halo.after[k], reach, s) == out_last - out_first;
+      // A halo comes from the next block only, so each block must be at least as wide.
+      const bool halos_fit = (i == 0 || halo.after[k] <= block) && (i == P - 1 || halo.before[k] <= block);
+      if (!aligned || !halos_fit)
+        throw ShapeError(where + ": " + layout + ", so rank " + std::to_string(i) + "'s inputs [" +
+                         std::to_string(in_first) + ", " + std::to_string(in_last) + ") " +
+                         (aligned ? "are narrower than the halo its neighbours need (" + halo.str() + ")"
+                                  : "do not give its outputs [" + std::to_string(out_first) + ", " +
+                                        std::to_string(out_last) + ")") +
+                         "; split " + halo_axis_names[k] +
+                         " over fewer ranks from this layer on (its \"distribution\"), or use padding "
+                         "(kernel-1)/2 with an input whose extent the stride divides");
+    }
   }
   return halo;
 }
 
-void HaloedInput::reshape(const parallel::ProcessGrid& grid, const Shape& local, const Window& window,
-                          float boundary_value, const std::string& where, ElementType type) {
+void HaloedInput::reshape(const parallel::ProcessGrid& grid, const Shape& local, const std::array<int64_t, 3>& whole,
+                          const Window& window, float boundary_value, const std::string& where, ElementType type) {
   require_shape(local.rank() == 4 || local.rank() == 5,
                 where + ": a spatially split input must be [N, H, W, C] or [N, D, H, W, C], got " + local.str());
   boundary_value_ = boundary_value;
@@ -41,7 +71,7 @@ void HaloedInput::reshape(const parallel::ProcessGrid& grid, const Shape& local,
   region_ = "halo/" + where;
   account_region_ = where;
   local_ = local;
-  const parallel::HaloWidths halo = halo_widths(grid.spatial_parts(), parallel::spatial_size_of(local), window, where);
+  const parallel::HaloWidths halo = halo_widths(grid.spatial_parts(), whole, *grid.alignment(), window, where);
   op_padding_ = window.padding;
   for (size_t k = 0; k < 3; ++k)
     if (grid.spatial_parts()[k] > 1) op_padding_[k] = 0;

@@ -18,14 +18,14 @@ void require_batch(const Shape& prediction, int64_t global_batch, const std::str
 
 /// For the losses whose target has the prediction's shape and whose per-sample loss is the
 /// mean over the sample's elements: checks both and returns how many elements that is (a
-/// sample cut into `sample_parts` blocks counted whole). `prediction_name` names the
+/// sample `sample_parts` times the block counted whole). `prediction_name` names the
 /// prediction in the mismatch message ("prediction", "logits").
-double elements_per_sample(const Shape& p, const Tensor& target, int64_t global_batch, int64_t sample_parts,
+double elements_per_sample(const Shape& p, const Tensor& target, int64_t global_batch, double sample_parts,
                            const std::string& loss, const char* prediction_name) {
   require_batch(p, global_batch, loss);
   require_shape(target.shape() == p, loss + " loss: target of shape " + target.shape().str() + " does not match " +
                                          prediction_name + " " + p.str());
-  return static_cast<double>(p.numel() / p[0] * sample_parts);
+  return static_cast<double>(p.numel() / p[0]) * sample_parts;
 }
 
 /// The factor each process's gradient carries: 1/global batch, so the sum over ranks is the
@@ -38,7 +38,7 @@ class MeanSquaredError final : public Loss {
   Shape target_shape(const Shape& prediction) const override { return prediction; }
 
   LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad,
-                    int64_t sample_parts) override {
+                    double sample_parts) override {
     const double per_sample =
         elements_per_sample(prediction.shape(), target, global_batch, sample_parts, type(), "prediction");
     LossSums sums;
@@ -58,14 +58,14 @@ class SoftmaxCrossEntropy final : public Loss {
   }
 
   LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad,
-                    int64_t sample_parts) override {
+                    double sample_parts) override {
     const Shape& p = prediction.shape();
     require_batch(p, global_batch, type());
     require_shape(fits(p, target.shape()), "softmax_cross_entropy loss: target of shape " + target.shape().str() +
                                                " does not hold one class index per row of logits " + p.str() +
                                                " (expected " + target_shape(p).str() + ")");
     const int64_t rows = p.numel() / p[p.rank() - 1];
-    const double rows_per_sample = static_cast<double>(rows / p[0] * sample_parts);
+    const double rows_per_sample = static_cast<double>(rows / p[0]) * sample_parts;
     LossSums sums;
     sums.loss_sum = kokkos_backend::softmax_cross_entropy(prediction, target, rows_per_sample,
                                                           gradient_scale(global_batch), grad, sums.correct);
@@ -94,7 +94,7 @@ class SigmoidCrossEntropy final : public Loss {
   Shape target_shape(const Shape& prediction) const override { return prediction; }
 
   LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad,
-                    int64_t sample_parts) override {
+                    double sample_parts) override {
     const double per_sample =
         elements_per_sample(prediction.shape(), target, global_batch, sample_parts, type(), "logits");
     LossSums sums;

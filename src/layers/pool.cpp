@@ -94,7 +94,8 @@ void Pool::reshape(const std::vector<Shape>& inputs) {
   if (grid().distribution().is_spatial()) {
     // Max pooling ignores padding, which a halo of the lowest float reproduces. Average pooling
     // divides by the in-bounds count, which a padded halo would change.
-    halo_.reshape(grid(), input, Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}},
+    halo_.reshape(grid(), input, parallel::spatial_size_of(global_shape(input)),
+                  Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}},
                   std::numeric_limits<float>::lowest(), where(), context().precision);
     if (halo_.active() && options_.kind == ops::PoolKind::average)
       for (size_t k = 0; k < 3; ++k)

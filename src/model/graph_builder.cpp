@@ -8,6 +8,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/layers/redistribute.hpp"
 #include "tessera/model/layer_registry.hpp"
+#include "tessera/model/spatial_split_alignment.hpp"
 #include "tessera/parallel/placement_check.hpp"
 
 namespace tessera::model {
@@ -26,6 +27,9 @@ class Builder {
   int redistributed(int producer, const parallel::ProcessGrid& to, const std::string& path);
   void add_layer(const LayerSpec& ls);
   void check_layer(const GraphNode& node, const LayerSpec& ls, size_t inputs) const;
+  /// This rank's blocks of node `index`'s inputs at the smallest batch, after checking that its
+  /// output and inputs split under their grids; ConfigError naming the node's spec otherwise.
+  std::vector<Shape> check_blocks(size_t index) const;
   /// The type the layer of `node` computes in: the one asked for (its spec's or the run's)
   /// where the layer has it, else fp32; refused where the layer's spec asks for a type the
   /// layer lacks.
@@ -45,7 +49,7 @@ class Builder {
 const parallel::ProcessGrid& Builder::grid_for(const parallel::Distribution& d, const std::string& path) {
   auto it = grids_.find(d.str());
   if (it == grids_.end()) {
-    it = grids_.emplace(d.str(), parallel::ProcessGrid(d, options_.group, path, g_.shares)).first;
+    it = grids_.emplace(d.str(), parallel::ProcessGrid(d, options_.group, path, g_.shares, g_.alignment)).first;
     // A channel group exchanges activations at every layer: across nodes it would be slow,
     // and the launch that fixes it is simple, so it is refused rather than run.
     parallel::check_channel_group_placement(it->second, path);
@@ -89,31 +93,42 @@ int Builder::add(GraphNode node, const std::string& where) {
     if (in != Graph::kModelInput) g_.nodes[static_cast<size_t>(in)].consumers++;
   g_.nodes.push_back(std::move(node));
   GraphNode& n = g_.nodes.back();
-  std::vector<Shape> globals, locals;
+  std::vector<Shape> globals;
   try {
     for (size_t k = 0; k < n.inputs.size(); ++k) globals.push_back(g_.global_input(index, k, 1));
     n.global_output = n.layer->output_shape(globals);
-    // The layer's own output must split under its grid too: checked here, so that a window or
-    // stride that leaves too few planes for the ranks is blamed on its layer, not on the next.
-    Shape output = n.global_output;
-    output[0] = g_.min_batch;
-    n.grid().local_shape(output,
-                         "layer '" + n.layer->name() + "' (" + n.layer->type() + "): its output " + output.str());
-    // Blocks of a small batch only to declare parameters; the model sets the real ones.
-    for (size_t k = 0; k < globals.size(); ++k) {
-      const int in = n.inputs[k];  // its producer holds it under its own grid
-      const auto& grid = in == Graph::kModelInput ? g_.input_grid : g_.nodes[static_cast<size_t>(in)].grid();
-      globals[k][0] = g_.min_batch;
-      locals.push_back(grid.local_shape(globals[k], "layer '" + n.layer->name() + "' (" + n.layer->type() + ")"));
-    }
   } catch (const ShapeError& e) {
     throw ConfigError(where, e.what());
   }
+  // Blocks of a small batch only to declare parameters; the model sets the real ones.
+  const std::vector<Shape> locals = check_blocks(index);
+  for (auto& global : globals) global[0] = g_.min_batch;
   const int64_t trainable = g_.declared->trainable_count(), buffers = g_.declared->buffer_count();
   n.layer->set_global_inputs(globals);
   n.layer->declare(locals, n.context, *g_.declared);
   n.parameters = {g_.declared->trainable_count() - trainable, g_.declared->buffer_count() - buffers};
   return static_cast<int>(index);
+}
+
+std::vector<Shape> Builder::check_blocks(size_t index) const {
+  const GraphNode& n = g_.nodes[index];
+  const std::string layer = "layer '" + n.layer->name() + "' (" + n.layer->type() + ")";
+  std::vector<Shape> locals;
+  try {
+    // The layer's own output must split under its grid too: checked here, so that a window or
+    // stride that leaves too few planes for the ranks is blamed on its layer, not on the next.
+    Shape output = n.global_output;
+    output[0] = g_.min_batch;
+    n.grid().local_shape(output, layer + ": its output " + output.str());
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const int in = n.inputs[k];  // its producer holds it under its own grid
+      const auto& grid = in == Graph::kModelInput ? g_.input_grid : g_.nodes[static_cast<size_t>(in)].grid();
+      locals.push_back(grid.local_shape(g_.global_input(index, k, g_.min_batch), layer));
+    }
+  } catch (const ShapeError& e) {
+    throw ConfigError(n.spec_path, e.what());
+  }
+  return locals;
 }
 
 void Builder::check_layer(const GraphNode& node, const LayerSpec& ls, size_t inputs) const {
@@ -179,6 +194,7 @@ Graph Builder::build() {
   g_.layers_path = spec_.layers_path;
   g_.declared = std::make_unique<ParameterCounter>();
   g_.shares = options_.shares ? options_.shares : std::make_shared<parallel::SampleShares>(options_.group.size());
+  g_.alignment = std::make_shared<parallel::SpatialAlignment>();
   parallel::Distribution data_parallel;
   data_parallel.sample = options_.group.size();
   g_.input_grid = grid_for(spec_.distribution.value_or(data_parallel), spec_.distribution_path);
@@ -190,6 +206,10 @@ Graph Builder::build() {
                           "(a \"distribution\" per layer) and keep the model's own distribution to sample and "
                           "spatial splits");
   for (const auto& ls : spec_.layers) add_layer(ls);
+  // Now that every layer is known, extents are cut where the strided layers after them need,
+  // and each node's blocks checked again under those cuts.
+  align_spatial_splits(g_);
+  for (size_t i = 0; i < g_.nodes.size(); ++i) check_blocks(i);
   for (size_t i = 0; i + 1 < g_.nodes.size(); ++i)
     if (g_.nodes[i].consumers == 0)
       throw ConfigError(g_.nodes[i].spec_path, "the output of layer '" + g_.nodes[i].layer->name() +

@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/error.hpp"
@@ -273,6 +274,35 @@ std::vector<Model::LayerRow> Model::layer_rows() const {
   return rows;
 }
 
+std::string Model::uneven_split_notes() const {
+  static const char* const names[3] = {"depth", "height", "width"};
+  std::set<std::tuple<size_t, int64_t, int>> seen;
+  std::string notes;
+  for (const GraphNode& n : graph_.nodes) {
+    if (n.global_output.rank() < 4 || !n.grid().distribution().is_spatial()) continue;
+    const auto parts = n.grid().spatial_parts();
+    const auto whole = parallel::spatial_size_of(n.global_output);
+    for (size_t k = 0; k < 3; ++k) {
+      if (parts[k] == 1 || !seen.insert({k, whole[k], parts[k]}).second) continue;
+      std::string blocks;
+      bool even = true;
+      for (int i = 0; i < parts[k]; ++i) {
+        std::array<int, 3> at{0, 0, 0};
+        at[k] = i;
+        const int64_t planes = n.grid().box_at(at, whole, n.layer->name()).extent[k];
+        even = even && planes * parts[k] == whole[k];
+        blocks += (i ? ", " : "") + std::to_string(planes);
+      }
+      if (even) continue;
+      const int64_t unit = n.grid().alignment()->of(k, whole[k]);
+      notes += format("%s %lld over %d ranks: blocks of %s planes%s\n", names[k], static_cast<long long>(whole[k]),
+                      parts[k], blocks.c_str(),
+                      unit == 1 ? "" : format(" (units of %lld, for the strided layers)", static_cast<long long>(unit)).c_str());
+    }
+  }
+  return notes;
+}
+
 std::string Model::summary() const {
   std::string out =
       format("%-18s %-18s %-24s %12s  %s\n", "layer", "type", "output (N,D,H,W,C)", "parameters", "backend");
@@ -292,8 +322,8 @@ std::string Model::summary() const {
     for (const auto& choice : ops->choices_for(layer.name()))
       if (!choice.declined.empty()) declined += layer.name() + ": " + choice.op + ": " + choice.str() + "\n";
   }
-  return out + format("total trainable parameters: %lld\n", static_cast<long long>(params_.trainable_count())) + notes +
-         declined;
+  return out + format("total trainable parameters: %lld\n", static_cast<long long>(params_.trainable_count())) +
+         uneven_split_notes() + notes + declined;
 }
 
 double Model::forward_flops_per_sample() const {

@@ -15,8 +15,11 @@ std::string Box::str() const {
 }
 
 ProcessGrid::ProcessGrid(const Distribution& distribution, Communicator group, const std::string& where,
-                         std::shared_ptr<SampleShares> shares)
-    : distribution_(distribution), all_(std::move(group)), shares_(std::move(shares)) {
+                         std::shared_ptr<SampleShares> shares, std::shared_ptr<SpatialAlignment> alignment)
+    : distribution_(distribution),
+      all_(std::move(group)),
+      shares_(std::move(shares)),
+      alignment_(std::move(alignment)) {
   const Distribution& d = distribution_;
   if (d.sample < 1 || d.channel < 1 || d.filter < 1 || d.depth < 1 || d.height < 1 || d.width < 1)
     throw ConfigError(where, "distribution " + d.str() + " has a count below 1");
@@ -30,6 +33,7 @@ ProcessGrid::ProcessGrid(const Distribution& distribution, Communicator group, c
                                  std::to_string(d.ranks()) + " or change the distribution so its counts multiply to " +
                                  std::to_string(all_.size()));
   if (!shares_) shares_ = std::make_shared<SampleShares>(all_.size());
+  if (!alignment_) alignment_ = std::make_shared<SpatialAlignment>();
   if (shares_->ranks() != all_.size())
     throw ConfigError(where, "sample shares for " + std::to_string(shares_->ranks()) + " ranks given to a group of " +
                                  std::to_string(all_.size()));
@@ -77,15 +81,24 @@ int64_t ProcessGrid::channel_count(int64_t channels, int channel_index, const st
 }
 
 Box ProcessGrid::local_box(const std::array<int64_t, 3>& size, const std::string& where) const {
-  static const char* names[3] = {"depth", "height", "width"};
+  return box_at(spatial_index_, size, where);
+}
+
+Box ProcessGrid::box_at(const std::array<int, 3>& index, const std::array<int64_t, 3>& size,
+                        const std::string& where) const {
   const auto parts = spatial_parts();
   Box box;
   for (size_t k = 0; k < 3; ++k) {
-    if (size[k] % parts[k] != 0)
-      throw ShapeError(where + ": " + names[k] + " " + std::to_string(size[k]) + " does not split evenly over " +
-                       std::to_string(parts[k]) + " ranks (distribution " + distribution_.str() + ")");
-    box.extent[k] = size[k] / parts[k];
-    box.offset[k] = box.extent[k] * spatial_index_[k];
+    if (parts[k] == 1) {
+      box.extent[k] = size[k];
+      continue;
+    }
+    // Every rank checks the extent, not only its own block: all throw alike or none does.
+    if (!alignment_->fits(k, size[k], parts[k]))
+      throw ShapeError(where + ": " + alignment_->explain(k, size[k], parts[k]) + " (distribution " +
+                       distribution_.str() + ")");
+    box.offset[k] = alignment_->boundary(k, size[k], parts[k], index[k]);
+    box.extent[k] = alignment_->boundary(k, size[k], parts[k], index[k] + 1) - box.offset[k];
   }
   return box;
 }

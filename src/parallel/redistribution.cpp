@@ -20,26 +20,28 @@ struct Block {
 
 /// The block of every rank of the grid, indexed by its rank in grid.all().
 std::vector<Block> blocks_of(const ProcessGrid& grid, const Shape& global, const std::string& where) {
-  const Index5 extent = extents5_of(grid.local_shape(global, where));
+  grid.local_shape(global, where);  // refuses what does not split, alike on every rank
+  const Index5 whole = extents5_of(global);
   const Distribution& d = grid.distribution();
   std::vector<Block> blocks(static_cast<size_t>(d.ranks()));
-  // Sample groups may hold different numbers of samples (SampleShares) and channel ranges
-  // differ by one where the group does not divide the channels; space is even.
+  // Sample groups may hold different numbers of samples (SampleShares), channel ranges differ
+  // by one where the group does not divide the channels, and spatial boxes as the grid's
+  // SpatialAlignment cuts them. Features ([N, C]) have no space to split.
   const int64_t channels = global[global.rank() - 1];
-  for (int s = 0; s < d.sample; ++s) {
-    Index5 block_extent = extent;
-    block_extent[0] = grid.group_batch(global[0], s);
-    const int64_t first = grid.group_first_sample(global[0], s);
-    for (int c = 0; c < d.channel_parts(); ++c) {
-      block_extent[4] = grid.channel_count(channels, c, where);
-      const int64_t first_channel = even_boundary(channels, d.channel_parts(), c);
+  const bool spatial = global.rank() > 2;
+  for (int s = 0; s < d.sample; ++s)
+    for (int c = 0; c < d.channel_parts(); ++c)
       for (int i = 0; i < d.depth; ++i)
         for (int j = 0; j < d.height; ++j)
-          for (int k = 0; k < d.width; ++k)
+          for (int k = 0; k < d.width; ++k) {
+            const Box box = spatial ? grid.box_at({i, j, k}, {whole[1], whole[2], whole[3]}, where)
+                                    : Box::whole({whole[1], whole[2], whole[3]});
             blocks[static_cast<size_t>(grid.rank_of(s, {i, j, k}, c))] = {
-                {first, i * extent[1], j * extent[2], k * extent[3], first_channel}, block_extent};
-    }
-  }
+                {grid.group_first_sample(global[0], s), box.offset[0], box.offset[1], box.offset[2],
+                 even_boundary(channels, d.channel_parts(), c)},
+                {grid.group_batch(global[0], s), box.extent[0], box.extent[1], box.extent[2],
+                 grid.channel_count(channels, c, where)}};
+          }
   return blocks;
 }
 

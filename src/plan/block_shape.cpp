@@ -3,7 +3,8 @@
 namespace tessera::plan {
 namespace {
 
-bool divides(int64_t extent, int parts) { return parts >= 1 && extent % parts == 0; }
+/// The largest of `parts` near-equal parts of `extent`.
+int64_t largest_part(int64_t extent, int parts) { return (extent + parts - 1) / parts; }
 
 /// The divisors of n, ascending.
 std::vector<int> divisors(int n) {
@@ -20,23 +21,22 @@ std::optional<Shape> block_shape(const Shape& global, const parallel::Distributi
   Shape local = global;
   const size_t last = global.rank() - 1;
   if (global[0] < d.sample || global[last] < d.channel_parts()) return std::nullopt;
-  // Samples and channels split into shares that differ by at most one (parallel::SampleShares,
-  // ProcessGrid::local_channels): the largest is the block that sets the pace.
-  local[0] = (global[0] + d.sample - 1) / d.sample;
-  local[last] = (global[last] + d.channel_parts() - 1) / d.channel_parts();
+  // Samples, channels and planes split into shares that differ by at most one
+  // (parallel::SampleShares, ProcessGrid::local_channels, SpatialAlignment): the largest is the
+  // block that sets the pace.
+  local[0] = largest_part(global[0], d.sample);
+  local[last] = largest_part(global[last], d.channel_parts());
   if (global.rank() == 2) return local;
   if (global.rank() == 4) {
-    if (d.depth != 1 || !divides(global[1], d.height) || !divides(global[2], d.width)) return std::nullopt;
-    local[1] = global[1] / d.height;
-    local[2] = global[2] / d.width;
+    if (d.depth != 1 || global[1] < d.height || global[2] < d.width) return std::nullopt;
+    local[1] = largest_part(global[1], d.height);
+    local[2] = largest_part(global[2], d.width);
     return local;
   }
-  if (global.rank() != 5 || !divides(global[1], d.depth) || !divides(global[2], d.height) ||
-      !divides(global[3], d.width))
-    return std::nullopt;
-  local[1] = global[1] / d.depth;
-  local[2] = global[2] / d.height;
-  local[3] = global[3] / d.width;
+  if (global.rank() != 5 || global[1] < d.depth || global[2] < d.height || global[3] < d.width) return std::nullopt;
+  local[1] = largest_part(global[1], d.depth);
+  local[2] = largest_part(global[2], d.height);
+  local[3] = largest_part(global[3], d.width);
   return local;
 }
 

@@ -100,9 +100,9 @@ std::optional<std::string> LayerCostModel::refusal(size_t i, const parallel::Dis
              " rank(s) per node, and a channel group must share a node's memory)";
   }
   for (const Shape& in : n.global_inputs)
-    if (!block_shape(in, d)) return "input " + in.str() + " does not split evenly under " + d.str();
+    if (!block_shape(in, d)) return "input " + in.str() + " does not split under " + d.str();
   if (!block_shape(n.global_output, d))
-    return "output " + n.global_output.str() + " does not split evenly under " + d.str();
+    return "output " + n.global_output.str() + " does not split under " + d.str();
   try {
     // The checks the layer runs: windows that line up with the blocks, halos no wider than
     // the neighbouring block.
@@ -187,8 +187,12 @@ LayerCost LayerCostModel::unscaled_layer_cost(size_t i, const parallel::Distribu
 std::optional<parallel::HaloPlan> LayerCostModel::halo_plan(size_t i, const parallel::Distribution& d) const {
   const PlanNode& n = graph_.nodes[i];
   if (!n.window || !d.is_spatial()) return std::nullopt;
-  const Shape block = must_block(n.window->on_output ? n.global_output : n.global_inputs[0], d);
-  const auto widths = layers::halo_widths({d.depth, d.height, d.width}, space_of(block), n.window->window, n.name);
+  const Shape& read = n.window->on_output ? n.global_output : n.global_inputs[0];
+  const Shape block = must_block(read, d);
+  // Cut plane by plane (no alignment), as block_shape prices: a strided window splits only
+  // where that lines up, i.e. where its extents divide, and then the model cuts the same.
+  const auto widths = layers::halo_widths({d.depth, d.height, d.width}, space_of(read), parallel::SpatialAlignment(),
+                                          n.window->window, n.name);
   // The rank with the most neighbours: one before it along every split axis, and one after it
   // too where there are three parts or more.
   const std::array<int, 3> busiest{std::min(1, d.depth - 1), std::min(1, d.height - 1), std::min(1, d.width - 1)};

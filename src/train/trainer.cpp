@@ -113,6 +113,16 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
 
 namespace {
 
+/// How many times each sample of the model output `global` is this rank's block of it
+/// (Loss::evaluate): its whole extent over its block's under a spatial split (blocks may
+/// differ), the spatial group's size for features copied over the group.
+double sample_parts_of(const parallel::ProcessGrid& grid, const Shape& global) {
+  if (global.rank() <= 2 || !grid.distribution().is_spatial()) return grid.spatial().size();
+  const auto whole = parallel::spatial_size_of(global);
+  const parallel::Box box = grid.local_box(whole, "model output");
+  return static_cast<double>(whole[0] * whole[1] * whole[2]) / static_cast<double>(box.volume());
+}
+
 /// D, H, W of a per-sample input shape ([D, H, W, C], [H, W, C] or [F]).
 std::array<int64_t, 3> sample_spatial_size(const Shape& sample) {
   if (sample.rank() == 4) return {sample[0], sample[1], sample[2]};
@@ -202,7 +212,7 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   apply_balance_weights();
   make_plan();
   allocate_batch_buffers();
-  sample_parts_ = model_.output_grid().spatial().size();
+  sample_parts_ = sample_parts_of(model_.output_grid(), model_.output_shape(options_.batch_size));
   if (options_.accumulate > 1 && model_.parameters().trainable_count() > 0)
     accumulated_ = Tensor(model_.parameters().grads().shape(), "tessera::accumulated_grads");
   if (options_.loss_scaling) {

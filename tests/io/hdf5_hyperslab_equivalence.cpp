@@ -88,12 +88,13 @@ int main(int argc, char* argv[]) {
         ConfigObject cfg(config, "$.data");
         auto split = io::make_datasets(cfg, 0);
         io::Dataset& ds = *split.train;
-        // Every split of the ranks into sample groups and D, H, W parts that divides evenly.
+        // Every split of the ranks into sample groups and D, H, W parts with at least one sample
+        // and plane per rank: over 3 ranks the blocks differ in size.
         for (int s = 1; s <= ranks; ++s)
           for (int pd = 1; pd <= ranks; ++pd)
             for (int ph = 1; ph <= ranks; ++ph)
               for (int pw = 1; pw <= ranks; ++pw) {
-                if (s * pd * ph * pw != ranks || batch % s || set.d % pd || set.h % ph || set.w % pw) continue;
+                if (s * pd * ph * pw != ranks || batch < s || set.d < pd || set.h < ph || set.w < pw) continue;
                 parallel::Distribution distribution;
                 distribution.sample = s;
                 distribution.depth = pd;

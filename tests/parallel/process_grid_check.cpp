@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "mpi_check.hpp"
@@ -143,6 +144,52 @@ void check_uneven_channels(const parallel::Communicator& world, testing::MpiChec
         "fewer channels than ranks");
 }
 
+/// Extents the ranks do not divide: each rank's box (local_box) is the one every rank computes
+/// for it (box_at); the boxes tile the extent in order, differ by at most one plane, or with an
+/// alignment start at its multiples; too few planes (or units) are refused on every rank.
+void check_uneven_space(const parallel::Communicator& world, testing::MpiCheckLog& log) {
+  const int P = world.size();
+  parallel::Distribution over_depth;
+  over_depth.depth = P;
+  const auto alignment = std::make_shared<parallel::SpatialAlignment>();
+  const parallel::ProcessGrid grid(over_depth, world, "d", nullptr, alignment);
+  const int64_t odd = 2 * P + 1, aligned = 4 * P + 3;  // the latter cut in units of 2 planes, 2P + 1 of them
+  alignment->set(0, aligned, 2);
+  for (const int64_t extent : {odd, aligned}) {
+    const std::string name = "depth " + std::to_string(extent) + " over " + std::to_string(P) + " ranks";
+    const int64_t unit = alignment->of(0, extent);
+    log.check(grid.local_box({extent, 3, 5}, name) == grid.box_at(grid.spatial_index(), {extent, 3, 5}, name),
+              name + ": local_box is box_at of this rank");
+    int64_t next = 0, smallest = extent, largest = 0;
+    bool ordered = true;
+    for (int i = 0; i < P; ++i) {
+      const parallel::Box b = grid.box_at({i, 0, 0}, {extent, 3, 5}, name);
+      ordered = ordered && b.offset[0] == next && b.offset[0] % unit == 0 && b.extent[1] == 3 && b.extent[2] == 5;
+      next = b.offset[0] + b.extent[0];
+      smallest = std::min(smallest, b.extent[0]);
+      largest = std::max(largest, b.extent[0]);
+    }
+    // Units differ by at most one; the last block also takes what the units leave over.
+    log.check(ordered && next == extent && smallest >= unit && largest - smallest <= unit + extent % unit,
+              name + ": boxes tile the extent in order (" + std::to_string(smallest) + " to " +
+                  std::to_string(largest) + " planes, unit " + std::to_string(unit) + ")");
+  }
+  if (P == 1) return;
+  log.expect_error<ShapeError>(
+      [&] {
+        grid.local_shape(Shape{2, P - 1, 4, 4, 1}, "layers[2] (pool)");
+      },
+      {"layers[2] (pool)", "depth " + std::to_string(P - 1) + " cannot split over " + std::to_string(P) +
+                               " ranks, each needs at least one plane"},
+      "fewer planes than ranks");
+  alignment->set(0, 2 * P, 4);
+  log.expect_error<ShapeError>(
+      [&] {
+        grid.local_box({2 * P, 4, 4}, "layers[0] (conv3d)");
+      },
+      {"layers[0] (conv3d)", "in blocks aligned to 4 planes"}, "fewer units than ranks");
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -152,6 +199,7 @@ int main(int argc, char* argv[]) {
   try {
     for (const auto& d : distributions_over(world.size())) check_grid(d, world, log);
     check_uneven_channels(world, log);
+    check_uneven_space(world, log);
 
     const std::string size = std::to_string(world.size());
     parallel::Distribution wrong;
@@ -165,19 +213,12 @@ int main(int argc, char* argv[]) {
       depth.depth = height.height = samples.sample = world.size();
       const parallel::ProcessGrid over_depth(depth, world, "d"), over_height(height, world, "h"),
           over_samples(samples, world, "s");
-      const std::string odd = std::to_string(world.size() + 1);
       log.expect_error<ShapeError>(
           [&] {
-            over_depth.local_box({world.size() + 1, 4, 4}, "layers[1] (conv3d)");
+            over_height.local_shape(Shape{2, 4, world.size() - 1, 4, 1}, "layers[2] (pool)");
           },
-          {"layers[1] (conv3d)", "depth " + odd + " does not split evenly over " + size + " ranks"},
-          "an uneven depth split");
-      log.expect_error<ShapeError>(
-          [&] {
-            over_height.local_shape(Shape{2, 4, world.size() + 1, 4, 1}, "layers[2] (pool)");
-          },
-          {"layers[2] (pool)", "height " + odd + " does not split evenly over " + size + " ranks"},
-          "an uneven height split");
+          {"layers[2] (pool)", "height " + std::to_string(world.size() - 1) + " cannot split over " + size + " ranks"},
+          "fewer planes than ranks along height");
       log.expect_error<ShapeError>(
           [&] {
             over_depth.local_shape(Shape{2, 4, 4, 1}, "conv2d");

@@ -1,10 +1,11 @@
 // Run under mpirun with a distribution, e.g. `spatial_equivalence '{"depth": 2, "height": 2}'`
-// at 4 ranks: builds models whose layers split each sample over the given distribution
-// (spatial and hybrid), runs a forward and backward pass on a fixed global batch, and checks
-// that each rank's block of every output and the summed parameter gradients equal the model
-// run on one rank alone; the split model runs with halo overlap on every layer that has an
-// interior ("always"), and again exchanging first (false), whose outputs and gradients must
-// agree with the overlapped ones to float rounding. Exit status 0 on every rank when they do.
+// at 4 ranks, then optionally 2d or 3d and the samples' extent (8; 14 or 16 over 3 ranks give
+// blocks of different sizes, cut where the strided layers need): builds models whose layers split each sample over the
+// given distribution (spatial and hybrid), runs a forward and backward pass on a fixed global batch, and checks that
+// each rank's block of every output and the summed parameter gradients equal the model run on one rank alone; the split
+// model runs with halo overlap on every layer that has an interior ("always"), and again exchanging first (false),
+// whose outputs and gradients must agree with the overlapped ones to float rounding. Exit status 0 on every rank when
+// they do.
 //
 // Models: a 3D U-Net-like DAG (conv with padding, stride 2 and dilation, batch norm, dropout,
 // max/avg pooling incl. a padded 3x3x3 max pool, transposed conv, concat, add), a 2D variant,
@@ -178,16 +179,13 @@ json unet_like_layers() {
   ])");
 }
 
-/// The 3D models: a U-Net-like DAG, CosmoFlow-like nets with their dense head redistributed to
-/// samples or replicated, and a ResNet-like block.
-std::vector<Case> cases_3d() {
+/// The 3D models, of n³ samples: a U-Net-like DAG, CosmoFlow-like nets with their dense head
+/// redistributed to samples or replicated, and a ResNet-like block.
+std::vector<Case> cases_3d(int64_t n) {
   std::vector<Case> cases;
-  cases.push_back({"3d u-net-like DAG",
-                   {{"channels", 2}, {"size", {8, 8, 8}}},
-                   unet_like_layers(),
-                   4});
+  cases.push_back({"3d u-net-like DAG", {{"channels", 2}, {"size", {n, n, n}}}, unet_like_layers(), 4});
   cases.push_back({"cosmoflow-like with a redistribution to samples",
-                   {{"channels", 2}, {"size", {8, 8, 8}}},
+                   {{"channels", 2}, {"size", {n, n, n}}},
                    json::parse(R"([
     {"name": "c1", "type": "conv3d", "filters": 4, "padding": 1}, {"type": "leaky_relu"},
     {"name": "p1", "type": "max_pool3d"},
@@ -200,7 +198,7 @@ std::vector<Case> cases_3d() {
   ])"),
                    8});
   cases.push_back({"cosmoflow-like with dense layers replicated over the spatial group",
-                   {{"channels", 2}, {"size", {8, 8, 8}}},
+                   {{"channels", 2}, {"size", {n, n, n}}},
                    json::parse(R"([
     {"name": "c1", "type": "conv3d", "filters": 4, "padding": 1}, {"type": "leaky_relu"},
     {"name": "p1", "type": "max_pool3d"},
@@ -213,7 +211,7 @@ std::vector<Case> cases_3d() {
   ])"),
                    4});
   cases.push_back({"3d resnet-like block with global average pooling",
-                   {{"channels", 2}, {"size", {8, 8, 8}}},
+                   {{"channels", 2}, {"size", {n, n, n}}},
                    json::parse(R"([
     {"name": "c1", "type": "conv3d", "filters": 4, "padding": 1},
     {"name": "bn1", "type": "batch_norm"}, {"name": "r1", "type": "relu"},
@@ -228,11 +226,11 @@ std::vector<Case> cases_3d() {
   return cases;
 }
 
-/// The 2D models: a ResNet-like block and a net with a transposed convolution.
-std::vector<Case> cases_2d() {
+/// The 2D models, of n² samples: a ResNet-like block and a net with a transposed convolution.
+std::vector<Case> cases_2d(int64_t n) {
   std::vector<Case> cases;
   cases.push_back({"2d resnet-like block with global average pooling",
-                   {{"channels", 3}, {"size", {8, 8}}},
+                   {{"channels", 3}, {"size", {n, n}}},
                    json::parse(R"([
     {"name": "c1", "type": "conv2d", "filters": 4, "padding": 1},
     {"name": "bn1", "type": "batch_norm"}, {"name": "r1", "type": "relu"},
@@ -245,7 +243,7 @@ std::vector<Case> cases_2d() {
   ])"),
                    4});
   cases.push_back({"2d net",
-                   {{"channels", 3}, {"size", {8, 8}}},
+                   {{"channels", 3}, {"size", {n, n}}},
                    json::parse(R"([
     {"name": "c1", "type": "conv2d", "filters": 4, "padding": 1},
     {"name": "bn", "type": "batch_norm"}, {"type": "relu"},
@@ -287,10 +285,11 @@ int main(int argc, char* argv[]) {
   const auto world = parallel::Communicator::world();
   int failed = 0;
   try {
-    if (argc < 2) throw Error("usage: spatial_equivalence DISTRIBUTION_JSON [2d]");
+    if (argc < 2) throw Error("usage: spatial_equivalence DISTRIBUTION_JSON [2d|3d] [SIZE]");
     const json distribution = json::parse(argv[1]);
     const bool two_d = argc > 2 && std::string(argv[2]) == "2d";
-    for (const Case& c : two_d ? cases_2d() : cases_3d())
+    const int64_t n = argc > 3 ? std::stoll(argv[3]) : 8;
+    for (const Case& c : two_d ? cases_2d(n) : cases_3d(n))
       failed |= !report(c, compare(c.input, c.layers, distribution, c.batch, world), distribution, world);
   } catch (const std::exception& e) {
     return parallel::handle_fatal_error(e);

@@ -56,12 +56,13 @@ TEST_CASE("The cost model's halo bytes are those of the layer's HaloPlan", "[pla
     layers::Window w1;
     w1.kernel = {3, 3, 3}, w1.padding = {1, 1, 1};
     const parallel::HaloPlan plan1(d, busiest, block1,
-                                   layers::halo_widths(parts, {block1[1], block1[2], block1[3]}, w1, "conv1"), "conv1");
+                                   layers::halo_widths(parts, {16, 16, 16}, parallel::SpatialAlignment(), w1, "conv1"),
+                                   "conv1");
     const Shape block2{4, 8 / d.depth, 8 / d.height, 8 / d.width, 8};
     layers::Window w2;
     w2.kernel = {5, 5, 5}, w2.padding = {2, 2, 2};
-    const parallel::HaloPlan plan2(d, busiest, block2,
-                                   layers::halo_widths(parts, {block2[1], block2[2], block2[3]}, w2, "conv2"), "conv2");
+    const parallel::HaloPlan plan2(
+        d, busiest, block2, layers::halo_widths(parts, {8, 8, 8}, parallel::SpatialAlignment(), w2, "conv2"), "conv2");
 
     const plan::LayerCost c1 = costs.layer_cost(conv1, d);
     CHECK(c1.halo_bytes == static_cast<double>(plan1.bytes_sent()));
@@ -94,7 +95,8 @@ TEST_CASE("The cost model refuses a halo wider than the neighbouring block, as t
   // conv2's input depth of 8 over 8 ranks: blocks of 1, a halo of 2.
   const auto why = costs.refusal(node_named(graph, "conv2"), split(8, 1, 1));
   REQUIRE(why);
-  CHECK_THAT(*why, Catch::Contains("conv2: a depth halo of 2 is wider than the neighbouring block's depth of 1"));
+  CHECK_THAT(*why, Catch::Contains("conv2: cannot split depth over 8 ranks"));
+  CHECK_THAT(*why, Catch::Contains("rank 0's inputs [0, 1) are narrower than the halo its neighbours need (depth 2+2"));
   CHECK_FALSE(costs.refusal(node_named(graph, "conv1"), split(8, 1, 1)));
 }
 

@@ -38,14 +38,15 @@ plan::PlanRequest small_request(int ranks, int64_t batch = 4) {
 
 }  // namespace
 
-TEST_CASE("block_shape splits samples in shares, space and channels evenly, features over samples and channels only") {
+TEST_CASE("block_shape splits samples, space and channels in shares, features over samples and channels only") {
   Distribution d;
   d.sample = 2;
   d.depth = 2;
   d.filter = 2;
   CHECK(plan::block_shape(Shape{4, 8, 6, 6, 8}, d) == Shape{2, 4, 6, 6, 4});
   CHECK(plan::block_shape(Shape{4, 32}, d) == Shape{2, 16});  // copies across the depth split
-  CHECK_FALSE(plan::block_shape(Shape{4, 7, 6, 6, 8}, d));    // depth 7 over 2
+  CHECK(plan::block_shape(Shape{4, 7, 6, 6, 8}, d) == Shape{2, 4, 6, 6, 4});  // depth 7 over 2: 4 and 3
+  CHECK_FALSE(plan::block_shape(Shape{4, 1, 6, 6, 8}, d));                     // depth 1 over 2
   CHECK(plan::block_shape(Shape{3, 8, 6, 6, 8}, d) == Shape{2, 4, 6, 6, 4});  // 3 samples over 2: 2 and 1
   CHECK_FALSE(plan::block_shape(Shape{1, 8, 6, 6, 8}, d));                     // 1 sample over 2
   CHECK_FALSE(plan::block_shape(Shape{4, 6, 6, 8}, d));       // a 2D activation cannot split depth
@@ -142,9 +143,15 @@ TEST_CASE("apply_layout writes every layer's distribution and the model's (its i
 }
 
 TEST_CASE("a layer no distribution of the ranks fits is refused naming it") {
-  model::ModelSpec spec = test::spec_of(kSmallNet);
+  // 2 samples of 2^3 planes, and the first layer keeps whole channels: nothing splits in three.
+  model::ModelSpec spec = test::spec_of(nlohmann::json::parse(R"({
+    "input": {"channels": 4, "size": [2, 2, 2]},
+    "layers": [
+      {"name": "conv1", "type": "conv3d", "filters": 8, "kernel": 3, "padding": 1},
+      {"name": "flatten", "type": "flatten"},
+      {"name": "out", "type": "dense", "units": 4}
+    ]})"));
   plan::MachineProfile profile = test::published_profile();
-  // 2 samples, 16^3 blocks and 8 filters: nothing splits in three.
   plan::PlanRequest request = small_request(3, 2);
   CHECK_THROWS_WITH(plan::plan_model(spec, request, profile),
                     Catch::Contains("conv1") && Catch::Contains("runs under no distribution of 3 ranks"));
@@ -191,11 +198,11 @@ TEST_CASE("past 24 candidates a layer, the plan is no slower than any uniform la
 }
 
 TEST_CASE("a model no layout of the ranks can run is refused naming the move it cannot make") {
-  // Two samples on 4 ranks: the 7x7 maps after the pool do not halve in space, so those layers
+  // Two samples on 4 ranks: the 1x1 maps after the pool do not split in space, so those layers
   // split by channel; the classifier keeps whole channels, and features do not move from a
   // channel split to a spatial one.
   const model::ModelSpec spec = test::spec_of(nlohmann::json::parse(R"({
-    "input": {"channels": 3, "size": [14, 14]},
+    "input": {"channels": 3, "size": [2, 2]},
     "layers": [
       {"name": "conv1", "type": "conv2d", "filters": 8, "kernel": 3, "padding": 1},
       {"name": "pool1", "type": "max_pool2d", "kernel": 2},

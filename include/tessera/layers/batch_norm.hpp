@@ -46,6 +46,7 @@ class BatchNorm final : public Layer {
   bool sync_ = false;  // statistics over the whole sample group (synchronised batch norm)
   double momentum_, epsilon_;
   int64_t channels_ = 0, rows_ = 0, samples_ = 0;
+  int64_t spatial_group_rows_ = 0;  // rows of this rank's samples over its whole spatial group
   Parameter* gamma_ = nullptr;
   Parameter* beta_ = nullptr;
   Parameter* running_mean_ = nullptr;

@@ -17,12 +17,15 @@ struct Window {
   std::array<int64_t, 3> dilation{1, 1, 1};
 };
 
-/// The halo (before, after) per axis D, H, W that `window` reaches into when each sample is
-/// split over `parts` ranks per axis into blocks of `block` inputs; zero along axes not split.
-/// Throws ShapeError naming `where`, the axis and the sizes when the output blocks would not
-/// line up with the input blocks. A pure function, so layouts can be checked without ranks.
-parallel::HaloWidths halo_widths(const std::array<int, 3>& parts, const std::array<int64_t, 3>& block,
-                                 const Window& window, const std::string& where);
+/// The halo (before, after) per axis D, H, W that `window` reaches into when each sample, of
+/// spatial size `whole`, is split over `parts` ranks per axis as `alignment` cuts its input
+/// and its output; zero along axes not split. Throws ShapeError naming `where`, the axis, the
+/// sizes and a rank when some rank's output block would not come from its input block and
+/// these halos, or a block is narrower than the halo it lends. Checks every rank's blocks, so
+/// all ranks throw alike; a pure function, so layouts can be checked without ranks.
+parallel::HaloWidths halo_widths(const std::array<int, 3>& parts, const std::array<int64_t, 3>& whole,
+                                 const parallel::SpatialAlignment& alignment, const Window& window,
+                                 const std::string& where);
 
 /// The input of a sliding-window layer whose samples are split over depth, height and width:
 /// this rank's block surrounded by the halo the window reaches into, so that the op runs on
@@ -37,11 +40,12 @@ parallel::HaloWidths halo_widths(const std::array<int, 3>& parts, const std::arr
 class HaloedInput {
  public:
   /// `local` is this rank's block of the input, of element type `type` (the layer's
-  /// precision: the haloed buffers and the halo messages hold it). Throws ShapeError naming
-  /// `where`, the axis and the sizes when the output blocks would not line up with the input
-  /// blocks.
-  void reshape(const parallel::ProcessGrid& grid, const Shape& local, const Window& window, float boundary_value,
-               const std::string& where, ElementType type = ElementType::fp32);
+  /// precision: the haloed buffers and the halo messages hold it), and `whole` the input's
+  /// whole spatial size (D, H, W; D = 1 in 2D). Throws ShapeError naming `where`, the axis and
+  /// the sizes when the output blocks would not line up with the input blocks (halo_widths).
+  void reshape(const parallel::ProcessGrid& grid, const Shape& local, const std::array<int64_t, 3>& whole,
+               const Window& window, float boundary_value, const std::string& where,
+               ElementType type = ElementType::fp32);
   bool active() const { return active_; }
   /// The input extent the op sees (the block plus halos) and the padding it still applies.
   const Shape& op_input_shape() const { return op_shape_; }

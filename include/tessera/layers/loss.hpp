@@ -36,11 +36,12 @@ class Loss {
   virtual Shape target_shape(const Shape& prediction) const = 0;
   /// Σ over this process's samples of the per-sample loss; if `grad` is not empty it receives
   /// ∂(Σ_samples loss)/∂prediction divided by `global_batch` (so summing grads over ranks gives
-  /// the gradient of the mean loss over the global batch). Under a spatial split each sample is
-  /// cut into `sample_parts` equal blocks and this process holds one block of each of its
-  /// samples: the sums are its blocks' shares, which add up over the spatial group.
-  virtual LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch,
-                            const Tensor& grad, int64_t sample_parts = 1) = 0;
+  /// the gradient of the mean loss over the global batch). Under a spatial split this process
+  /// holds a block of each of its samples, and each whole sample is `sample_parts` times its
+  /// block (the whole's elements over the block's; blocks may differ in size): the sums are
+  /// its blocks' shares, which add up over the spatial group.
+  virtual LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad,
+                            double sample_parts = 1) = 0;
   /// Reads "type" ("mse" | "softmax_cross_entropy" | "sigmoid_cross_entropy"); the caller
   /// calls cfg.finish().
   static std::unique_ptr<Loss> from_json(ConfigObject& cfg);

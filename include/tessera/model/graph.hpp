@@ -61,6 +61,8 @@ struct Graph {
   int64_t min_batch = 1;
   /// How batches split over the ranks; every grid of the graph holds it.
   std::shared_ptr<parallel::SampleShares> shares;
+  /// How spatial extents split over the ranks (align_spatial_splits); every grid holds it.
+  std::shared_ptr<parallel::SpatialAlignment> alignment;
   uint64_t seed = 0;
   layers::InitScheme init = layers::InitScheme::he_normal;
   bool fuse_conv_max_pool = true;  // the spec's switch for the pass of that name

@@ -75,8 +75,9 @@ class Model {
   };
   /// Every layer, in graph order.
   std::vector<LayerRow> layer_rows() const;
-  /// A table of layer_rows(); then, for each op for which a backend declined, the layer, the
-  /// op and why.
+  /// A table of layer_rows(); then the spatial extents the ranks split into blocks of different
+  /// sizes, with each block's planes; then, for each op for which a backend declined, the
+  /// layer, the op and why.
   std::string summary() const;
   /// Forward FLOPs per sample of the compute-bound layers.
   double forward_flops_per_sample() const;
@@ -88,6 +89,8 @@ class Model {
   std::string precision_summary() const;
 
  private:
+  /// "depth 64 over 3 ranks: blocks of 20, 24, 20 planes (units of 4, …)" per uneven extent.
+  std::string uneven_split_notes() const;
   /// What a node holds while the model runs, beside its GraphNode.
   struct NodeState {
     int64_t first_parameter = 0;      // offset of the layer's first trainable parameter

@@ -9,6 +9,7 @@
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/parallel/distribution.hpp"
 #include "tessera/parallel/sample_shares.hpp"
+#include "tessera/parallel/spatial_alignment.hpp"
 
 namespace tessera::parallel {
 
@@ -23,16 +24,19 @@ namespace tessera::parallel {
 /// channel index. Samples split as the grid's SampleShares say (shares that differ by at most
 /// one, or balanced ones), so any batch of at least one sample per group splits; channels split
 /// into ranges that differ by at most one (even_boundary), so any count of at least one per
-/// rank splits; spatial splits must be even.
+/// rank splits; space splits as the grid's SpatialAlignment says (blocks that differ by at most
+/// one plane, or by a stride's worth where strided layers follow), so any extent with a unit
+/// per rank splits.
 class ProcessGrid {
  public:
   /// A grid of one rank.
   ProcessGrid() = default;
   /// Throws ConfigError naming `where` when the distribution does not use exactly the ranks
   /// of `group`, or splits channels both by `channel` and by `filter`. `shares` says how
-  /// batches split over `group`'s ranks (all grids of a model hold the same); none: equally.
+  /// batches split over `group`'s ranks, `alignment` how spatial extents are cut (all grids of
+  /// a model hold the same); none: equally, and to the plane.
   ProcessGrid(const Distribution& distribution, Communicator group, const std::string& where,
-              std::shared_ptr<SampleShares> shares = nullptr);
+              std::shared_ptr<SampleShares> shares = nullptr, std::shared_ptr<SpatialAlignment> alignment = nullptr);
 
   const Distribution& distribution() const { return distribution_; }
   /// Every rank of the grid.
@@ -64,8 +68,14 @@ class ProcessGrid {
   int spatial_rank_of(const std::array<int, 3>& spatial_index) const;
 
   /// This rank's part of a sample of spatial size `size`. Throws ShapeError naming `where`,
-  /// the dimension and the sizes when a dimension does not split evenly.
+  /// the dimension and the sizes when a dimension leaves a rank without a block (the same
+  /// on every rank).
   Box local_box(const std::array<int64_t, 3>& size, const std::string& where) const;
+  /// The part of the rank at `spatial_index` (a neighbour's, for gathers and redistributions).
+  Box box_at(const std::array<int, 3>& spatial_index, const std::array<int64_t, 3>& size,
+             const std::string& where) const;
+  /// How spatial extents are cut; shared by every grid of a model.
+  const std::shared_ptr<SpatialAlignment>& alignment() const { return alignment_; }
   /// This rank's samples of a global batch: [first, first + count). Throws ShapeError naming
   /// `where` (on every rank alike) when the batch leaves a sample group without samples.
   int64_t local_batch(int64_t batch, const std::string& where) const;
@@ -88,13 +98,15 @@ class ProcessGrid {
   Shape local_shape(const Shape& global, const std::string& where) const;
   /// The whole activation of a global batch of `batch` samples and `channels` channels of
   /// which `local` is a block (the inverse of local_shape). channels 0: the block's channels
-  /// times the channel group's size, which only an even channel split makes right.
+  /// times the channel group's size, and space the block's extents times the parts, which only
+  /// even splits make right: layers ask Layer::global_shape, which the model tells.
   Shape global_shape(const Shape& local, int64_t batch, int64_t channels = 0) const;
 
  private:
   Distribution distribution_;
   Communicator all_, spatial_, samples_, channels_, replicas_;
   std::shared_ptr<SampleShares> shares_ = std::make_shared<SampleShares>(1);
+  std::shared_ptr<SpatialAlignment> alignment_ = std::make_shared<SpatialAlignment>();
   int sample_index_ = 0, channel_index_ = 0;
   std::array<int, 3> spatial_index_{0, 0, 0};
 };

@@ -8,12 +8,14 @@
 namespace tessera::plan {
 
 /// The largest rank's block of a whole channels-last activation under `d`, by the rules
-/// ProcessGrid::local_shape applies (samples and channels in shares that differ by at most one,
-/// the largest taken; space split evenly; features [N, F] split over samples and channels
-/// only, copied across a spatial group), but without ranks, so that layouts for any rank count
-/// can be weighed in one process. Empty when the activation does not split (fewer samples than
-/// sample groups, fewer channels than channel ranks, a spatial extent that does not divide,
-/// or a 2D activation split over depth).
+/// ProcessGrid::local_shape applies (samples, channels and planes in shares that differ by at
+/// most one, the largest taken; features [N, F] split over samples and channels only, copied
+/// across a spatial group), but without ranks, so that layouts for any rank count can be
+/// weighed in one process. Planes are cut one by one, as a model cuts them where no strided
+/// layer split over the same axis follows; where one does, the layer's halo check
+/// (halo_widths without alignments) refuses all but splits that divide. Empty when the
+/// activation does not split (fewer samples than sample groups, channels than channel ranks
+/// or planes than ranks along an axis, or a 2D activation split over depth).
 std::optional<Shape> block_shape(const Shape& global, const parallel::Distribution& d);
 
 /// Every distribution of exactly `ranks` ranks over samples, the first `spatial_axes` of

@@ -244,7 +244,7 @@ class Trainer {
   std::unique_ptr<parallel::LaggedAgreement> stop_agreement_;  // over a stop group wider than the group
   std::unique_ptr<parallel::GradientReducer> reducer_;
   std::unique_ptr<BatchPlan> plan_;
-  int64_t sample_parts_ = 1;  // blocks each sample of the model output is split into
+  double sample_parts_ = 1;   // each sample of the model output over this rank's block of it
   int64_t local_steps_ = 0;   // steps of the local-learning epochs
   std::string local_layers_;  // local_learning_layers()
   MetricChoice metric_choice_;
