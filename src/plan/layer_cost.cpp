@@ -188,11 +188,18 @@ std::optional<parallel::HaloPlan> LayerCostModel::halo_plan(size_t i, const para
   const PlanNode& n = graph_.nodes[i];
   if (!n.window || !d.is_spatial()) return std::nullopt;
   const Shape& read = n.window->on_output ? n.global_output : n.global_inputs[0];
+  const Shape& written = n.window->on_output ? n.global_inputs[0] : n.global_output;
   const Shape block = must_block(read, d);
-  // Cut plane by plane (no alignment), as block_shape prices: a strided window splits only
-  // where that lines up, i.e. where its extents divide, and then the model cuts the same.
-  const auto widths = layers::halo_widths({d.depth, d.height, d.width}, space_of(read), parallel::SpatialAlignment(),
-                                          n.window->window, n.name);
+  // A strided window splits where its input is cut in units of its stride, as the model cuts
+  // it (model::align_spatial_splits); a chain of such layers gets coarser units at its wide
+  // end, which this layer alone does not see, so its blocks are priced at the plane cut.
+  parallel::SpatialAlignment alignment;
+  const auto read_space = space_of(read), written_space = space_of(written);
+  for (size_t k = 0; k < 3; ++k)
+    if (n.window->window.stride[k] > 1 && read_space[k] != written_space[k])
+      alignment.set(k, read_space[k], n.window->window.stride[k]);
+  const auto widths =
+      layers::halo_widths({d.depth, d.height, d.width}, read_space, alignment, n.window->window, n.name);
   // The rank with the most neighbours: one before it along every split axis, and one after it
   // too where there are three parts or more.
   const std::array<int, 3> busiest{std::min(1, d.depth - 1), std::min(1, d.height - 1), std::min(1, d.width - 1)};

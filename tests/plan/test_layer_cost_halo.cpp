@@ -130,3 +130,24 @@ TEST_CASE("A bf16 plan prices activations, halos and channel gathers at two byte
   CHECK(g16_sums.layer_cost(conv2, samples).gradient < c32.layer_cost(conv2, samples).gradient);
   CHECK(c16.layer_cost(conv2, samples).gradient == c32.layer_cost(conv2, samples).gradient);
 }
+
+TEST_CASE("The cost model weighs extents the ranks do not divide, strided windows in units of their stride",
+          "[plan]") {
+  const plan::PlanGraph graph = plan::plan_graph(test::spec_of(kNet), 4);
+  plan::MachineProfile profile = test::published_profile();
+  plan::LayerTimer timer(profile, "auto", 1);
+  plan::LayerCostModel costs(graph, profile, timer, plan::CostOptions{3, 1, 0, 0, 1});
+  // 16 planes over 3 ranks: conv1 cut plane by plane (5/6/5), pool1 16 → 8 in units of 2
+  // (6/4/6 → 3/2/3), conv2 on 8 planes (3/2/3) with a halo of 2.
+  for (const char* layer : {"conv1", "pool1", "conv2"}) {
+    INFO(layer);
+    CHECK_FALSE(costs.refusal(node_named(graph, layer), split(3, 1, 1)));
+    CHECK(costs.layer_cost(node_named(graph, layer), split(3, 1, 1)).compute > 0);
+  }
+  CHECK(costs.layer_cost(node_named(graph, "conv2"), split(3, 1, 1)).halo_bytes > 0);
+  // Over 6 ranks conv2's 8 planes give blocks of 1 and 2, narrower than its halo of 2.
+  plan::LayerCostModel six(graph, profile, timer, plan::CostOptions{6, 1, 0, 0, 1});
+  const auto why = six.refusal(node_named(graph, "conv2"), split(6, 1, 1));
+  REQUIRE(why);
+  CHECK_THAT(*why, Catch::Contains("are narrower than the halo"));
+}

@@ -12,8 +12,8 @@ namespace tessera::plan {
 /// most one, the largest taken; features [N, F] split over samples and channels only, copied
 /// across a spatial group), but without ranks, so that layouts for any rank count can be
 /// weighed in one process. Planes are cut one by one, as a model cuts them where no strided
-/// layer split over the same axis follows; where one does, the layer's halo check
-/// (halo_widths without alignments) refuses all but splits that divide. Empty when the
+/// layer split over the same axis follows; where one does, the model cuts in units of the
+/// strides, blocks a little more uneven than priced here. Empty when the
 /// activation does not split (fewer samples than sample groups, channels than channel ranks
 /// or planes than ranks along an axis, or a 2D activation split over depth).
 std::optional<Shape> block_shape(const Shape& global, const parallel::Distribution& d);
