@@ -6,7 +6,8 @@ docs/parallelism.md ("Model parallelism: what each split communicates").
 
 CONFIG is a `tessera train` config whose layers are a chain of conv3d (padding keeping the
 size), max_pool3d/avg_pool3d, pointwise activations, flatten and dense layers, each with an
-optional sample/channel/filter distribution (no spatial splits); RANK the rank whose traffic
+optional sample/channel/filter distribution (no spatial splits; channel and filter together
+are the 2-D split); RANK the rank whose traffic
 is wanted. Prints one JSON object: bytes per step by kind (channel, redistribution,
 gradients) and their total. The benchmark compares it with what the run counted.
 """
@@ -61,7 +62,8 @@ def traffic(config, ranks, rank):
             dist = d
         p = d.get("channel", 1) * d.get("filter", 1)
         s = d.get("sample", 1)
-        kind = "filter" if d.get("filter", 1) > 1 else "channel" if d.get("channel", 1) > 1 else None
+        pc, pf = d.get("channel", 1), d.get("filter", 1)
+        kind = "grid" if pc > 1 and pf > 1 else "filter" if pf > 1 else "channel" if pc > 1 else None
         t = layer["type"]
         out = list(shape)
         if t == "conv3d":
@@ -89,6 +91,9 @@ def traffic(config, ranks, rank):
             elif kind == "channel":  # reduce-scatter the output, gather its gradient
                 y_slice = volume(out) // s // p
                 sent["channel"] += 4 * 2 * (p - 1) * y_slice
+            elif kind == "grid":  # gather the input block over the row, reduce-scatter over the column
+                x_slice, y_slice = volume(shape) // s // p, volume(out) // s // p
+                sent["channel"] += 4 * (pf - 1) * x_slice * (2 if needs_dx else 1) + 4 * 2 * (pc - 1) * y_slice
             # A shard sums over the ranks holding it (ranks / p of them), a whole tensor over all;
             # under "channel" the bias stays whole.
             bias = layer.get("filters", layer.get("units"))
@@ -97,6 +102,8 @@ def traffic(config, ranks, rank):
                 sent["gradients"] += ring(ranks // p, weights // p)
             elif kind == "channel":
                 sent["gradients"] += ring(ranks // p, (weights - bias) // p) + ring(ranks, bias)
+            elif kind == "grid":  # a block of the weights; a column's bias on every rank of the column
+                sent["gradients"] += ring(ranks // p, (weights - bias) // p) + ring(ranks // pf, bias // pf)
             else:
                 sent["gradients"] += ring(ranks, weights)
         shape = out

@@ -101,9 +101,9 @@ void Conv::reshape(const std::vector<Shape>& inputs) {
   split_.reshape(grid(), whole_input, g.output_shape(), where(), g.type);
   // The op sees what this rank computes: its filters of the whole input, or all filters of
   // its input channels.
-  if (split_.kind() == ChannelSplit::Kind::filter) g.out_channels = grid().local_channels(g.out_channels, where());
-  if (split_.kind() == ChannelSplit::Kind::channel) g.in_channels = grid().local_channels(g.in_channels, where());
-  const Shape& op_input = split_.kind() == ChannelSplit::Kind::filter ? whole_input : input;
+  g.out_channels = ChannelSplit::op_out_channels(grid(), g.out_channels, where());
+  g.in_channels = ChannelSplit::op_in_channels(grid(), g.in_channels, where());
+  const Shape op_input = split_.op_input_shape(input);
   if (grid().distribution().is_spatial()) {
     halo_.reshape(grid(), op_input, parallel::spatial_size_of(global_shape(input)),
                   Window{options_.kernel, options_.stride, options_.padding, options_.dilation}, 0.0f, where(),

@@ -136,14 +136,13 @@ void ConvTranspose::reshape(const std::vector<Shape>& inputs) {
   split_.reshape(grid(), whole_input, whole_output, where(), g.type);
   // The adjoint convolution of this rank's share: its filters from the whole input, or all
   // filters from its input channels.
-  if (split_.kind() == ChannelSplit::Kind::filter) g.in_channels = grid().local_channels(g.in_channels, where());
-  if (split_.kind() == ChannelSplit::Kind::channel) g.out_channels = grid().local_channels(g.out_channels, where());
+  g.in_channels = ChannelSplit::op_out_channels(grid(), g.in_channels, where());
+  g.out_channels = ChannelSplit::op_in_channels(grid(), g.out_channels, where());
   if (grid().distribution().is_spatial()) {
     // The adjoint convolution reads this layer's output: under a spatial split its window
     // reaches into the neighbours' output blocks, so the output gets the halo.
     const Shape global_output = output_shape({global_shape(input)});
-    const Shape output =
-        split_.kind() == ChannelSplit::Kind::channel ? whole_output : grid().local_shape(global_output, where());
+    const Shape output = split_.op_output_shape(grid().local_shape(global_output, where()));
     halo_.reshape(grid(), output, parallel::spatial_size_of(global_output),
                   Window{options_.kernel, options_.stride, options_.padding, {1, 1, 1}}, 0.0f, where(), g.type);
     const ops::ConvGeometry local = halo_.op_geometry(g, where());
@@ -167,9 +166,8 @@ double ConvTranspose::forward_flops(const std::vector<Shape>& inputs) const {
 }
 
 Tensor ConvTranspose::own_bias(const Tensor& bias) const {
-  if (split_.kind() != ChannelSplit::Kind::channel) return bias;
-  return bias.slice(grid().first_channel(options_.filters, where()),
-                    Shape{grid().local_channels(options_.filters, where())});
+  const auto [offset, count] = ChannelSplit::output_in_bias(grid(), options_.filters, where());
+  return bias.numel() == count ? bias : bias.slice(offset, Shape{count});
 }
 
 void ConvTranspose::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
@@ -190,8 +188,10 @@ void ConvTranspose::backward(const std::vector<Tensor>& inputs, const Tensor& /*
   const Tensor& dy = halo_.gather(split_.op_grad_output(grad_output));
   op_->backward_weights(dy, split_.saved_input(inputs.at(0)), weight_->grad, Tensor());
   if (bias_) {
-    // Under a channel split each rank writes the gradient of its slice of the whole bias.
-    if (split_.kind() == ChannelSplit::Kind::channel) bias_->grad.zero();
+    // Under a channel or grid split each rank writes the gradient of its slice of the bias it
+    // holds (whole, or its column's).
+    if (split_.kind() == ChannelSplit::Kind::channel || split_.kind() == ChannelSplit::Kind::grid)
+      bias_->grad.zero();
     kokkos_backend::sum_channels(grad_output, own_bias(bias_->grad), bias_workspace_);
   }
   const Tensor& dx = split_.op_grad_input(grad_inputs.at(0));

@@ -65,9 +65,10 @@ void Dense::reshape(const std::vector<Shape>& inputs) {
   g.in_features = in_features_;
   g.out_features = units_;
   g.type = context().precision;
-  // The op computes this rank's share: its units of all features, or all units of its features.
-  if (split_.kind() == ChannelSplit::Kind::filter) g.out_features = grid().local_channels(g.out_features, where());
-  if (split_.kind() == ChannelSplit::Kind::channel) g.in_features = grid().local_channels(g.in_features, where());
+  // The op computes this rank's share: its units of all features, all units of its features,
+  // or its column's units of its row's features.
+  g.out_features = ChannelSplit::op_out_channels(grid(), g.out_features, where());
+  g.in_features = ChannelSplit::op_in_channels(grid(), g.in_features, where());
   op_ = op_factory().inner_product(g, name());
 }
 

@@ -1,75 +1,104 @@
 #include "tessera/layers/parameter_shard.hpp"
 
+#include <algorithm>
+#include <numeric>
+
 #include "tessera/core/error.hpp"
 #include "tessera/core/even_split.hpp"
-#include "tessera/layers/shard_index.hpp"
 
 namespace tessera::layers {
 
-ParameterShard ParameterShard::of(const parallel::ProcessGrid& grid, const Shape& whole, int axis,
-                                  const std::string& where) {
+std::vector<int64_t> ParameterShard::range(int64_t first, int64_t count) {
+  std::vector<int64_t> r(static_cast<size_t>(std::max<int64_t>(count, 0)));
+  std::iota(r.begin(), r.end(), first);
+  return r;
+}
+
+ParameterShard ParameterShard::slices(const Shape& whole, int axis, int parts, int index) {
   ParameterShard s;
   s.whole = whole;
-  if (grid.channel_parts() > 1 && axis >= 0) {
-    const auto& d = grid.distribution();
-    if (axis >= whole.rank() || whole[axis] < grid.channel_parts())
-      throw ShapeError(where + ": " + std::to_string(axis < whole.rank() ? whole[axis] : 0) +
-                       " channels cannot split over " + std::to_string(grid.channel_parts()) +
-                       " ranks, each needs at least one (" + (d.filter > 1 ? "filter " : "channel ") +
-                       std::to_string(grid.channel_parts()) + ", distribution " + d.str() + "; its weights " +
-                       whole.str() + ")");
-    s.axis = axis;
-    s.parts = grid.channel_parts();
-    s.index = grid.channel_index();
-    s.group = grid.channels();
-    s.replicas = grid.replicas();
-  }
+  if (axis < 0 || parts <= 1) return s;
+  s.axes = {axis};
+  s.index = index;
+  const int64_t extent = axis < whole.rank() ? whole[axis] : 0;
+  for (int q = 0; q < parts; ++q)
+    s.held.push_back({range(even_boundary(extent, parts, q), even_part(extent, parts, q))});
   return s;
 }
 
-Shape ParameterShard::local_shape(const std::string& where) const {
+ParameterShard ParameterShard::of(const parallel::ProcessGrid& grid, const Shape& whole, int axis,
+                                  const std::string& where) {
+  if (grid.channel_parts() <= 1 || axis < 0) return slices(whole, -1, 1, 0);
+  const auto& d = grid.distribution();
+  if (axis >= whole.rank() || whole[axis] < grid.channel_parts())
+    throw ShapeError(where + ": " + std::to_string(axis < whole.rank() ? whole[axis] : 0) +
+                     " channels cannot split over " + std::to_string(grid.channel_parts()) +
+                     " ranks, each needs at least one (" + d.channel_split_str() + ", distribution " + d.str() +
+                     "; its weights " + whole.str() + ")");
+  ParameterShard s = slices(whole, axis, grid.channel_parts(), grid.channel_index());
+  s.group = grid.channels();
+  s.replicas = grid.replicas();
+  return s;
+}
+
+Shape ParameterShard::member_shape(int q, const std::string& where) const {
   if (!split()) return whole;
-  const auto a = static_cast<size_t>(axis);
   std::vector<int64_t> dims = whole.dims();
-  if (a >= dims.size() || dims[a] < parts)
-    throw ShapeError(where + ": a parameter " + whole.str() + " cannot split into " + std::to_string(parts) +
-                     " parts along dimension " + std::to_string(axis));
-  dims[a] = even_part(dims[a], parts, index);
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const auto axis = static_cast<size_t>(axes[a]);
+    const size_t count = held.at(static_cast<size_t>(q)).at(a).size();
+    // Any member without elements, not only this one: every rank throws alike.
+    const bool empty = std::any_of(held.begin(), held.end(), [&](const auto& m) { return m.at(a).empty(); });
+    if (axis >= dims.size() || empty)
+      throw ShapeError(where + ": a parameter " + whole.str() + " cannot split into " + std::to_string(parts()) +
+                       " parts along dimension " + std::to_string(axes[a]));
+    dims[axis] = static_cast<int64_t>(count);
+  }
   return Shape(dims);
 }
 
-int64_t ParameterShard::whole_index(int64_t i) const { return ShardIndex(*this)(i); }
-
-std::vector<float> ParameterShard::gather_whole(const std::vector<float>& slice) const {
-  if (!split()) return slice;
-  // The slices differ in size where the parts do not divide the axis.
-  std::vector<int> counts(static_cast<size_t>(parts)), offsets(static_cast<size_t>(parts), 0);
-  const int64_t per_row = whole.numel() / whole[axis];
-  for (int q = 0; q < parts; ++q) {
-    counts[static_cast<size_t>(q)] = static_cast<int>(even_part(whole[axis], parts, q) * per_row);
-    if (q > 0)
-      offsets[static_cast<size_t>(q)] = offsets[static_cast<size_t>(q) - 1] + counts[static_cast<size_t>(q) - 1];
+int64_t ParameterShard::member_whole_index(int q, int64_t i) const {
+  if (!split()) return i;
+  const auto& mine = held[static_cast<size_t>(q)];
+  // Row-major: peel the part's coordinates from the last dimension, map the split ones.
+  int64_t rest = i, at = 0, stride = 1;
+  for (int d = whole.rank() - 1; d >= 0; --d) {
+    const auto a = std::find(axes.begin(), axes.end(), d);
+    const std::vector<int64_t>* along = a == axes.end() ? nullptr : &mine[static_cast<size_t>(a - axes.begin())];
+    const int64_t extent = along ? static_cast<int64_t>(along->size()) : whole[d];
+    const int64_t c = rest % extent;
+    rest /= extent;
+    at += (along ? (*along)[static_cast<size_t>(c)] : c) * stride;
+    stride *= whole[d];
   }
-  std::vector<float> all(static_cast<size_t>(whole.numel())), result(all.size());
-  parallel::check_mpi(MPI_Allgatherv(slice.data(), static_cast<int>(slice.size()), MPI_FLOAT, all.data(), counts.data(),
+  return at;
+}
+
+std::vector<float> ParameterShard::gather_whole(const std::vector<float>& part) const {
+  if (!split()) return part;
+  // The parts differ in size where the channels do not divide.
+  const auto members = static_cast<size_t>(parts());
+  std::vector<int> counts(members), offsets(members, 0);
+  for (size_t q = 0; q < members; ++q) {
+    counts[q] = static_cast<int>(member_shape(static_cast<int>(q), "parameter shard").numel());
+    if (q > 0) offsets[q] = offsets[q - 1] + counts[q - 1];
+  }
+  std::vector<float> all(static_cast<size_t>(offsets.back() + counts.back())), result(static_cast<size_t>(whole.numel()));
+  parallel::check_mpi(MPI_Allgatherv(part.data(), static_cast<int>(part.size()), MPI_FLOAT, all.data(), counts.data(),
                                      offsets.data(), MPI_FLOAT, group.handle()),
                       "MPI_Allgatherv (parameter shards)");
-  ParameterShard other = *this;
-  for (int q = 0; q < parts; ++q) {
-    other.index = q;
-    const ShardIndex at(other);
-    const auto first = static_cast<size_t>(offsets[static_cast<size_t>(q)]);
-    for (int64_t i = 0; i < counts[static_cast<size_t>(q)]; ++i)
-      result[static_cast<size_t>(at(i))] = all[first + static_cast<size_t>(i)];
-  }
+  for (size_t q = 0; q < members; ++q)
+    for (int64_t i = 0; i < counts[q]; ++i)
+      result[static_cast<size_t>(member_whole_index(static_cast<int>(q), i))] =
+          all[static_cast<size_t>(offsets[q] + i)];
   return result;
 }
 
 std::vector<float> ParameterShard::slice_of(const std::vector<float>& whole_values) const {
   if (!split()) return whole_values;
   std::vector<float> slice(static_cast<size_t>(local_shape("parameter shard").numel()));
-  const ShardIndex at(*this);
-  for (size_t i = 0; i < slice.size(); ++i) slice[i] = whole_values[static_cast<size_t>(at(static_cast<int64_t>(i)))];
+  for (size_t i = 0; i < slice.size(); ++i)
+    slice[i] = whole_values[static_cast<size_t>(whole_index(static_cast<int64_t>(i)))];
   return slice;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 #include "tessera/core/error.hpp"
 #include "tessera/parallel/block_copy.hpp"
@@ -22,21 +23,36 @@ Array5 as_rows(const Tensor& block, int64_t rows, int64_t channels) {
 
 ChannelExchange::ChannelExchange(const ProcessGrid& grid, const Shape& whole, const std::string& where,
                                  ElementType type)
-    : collectives_(std::make_shared<MpiCollectives>(grid.channels())),
+    : ChannelExchange(grid.channels(), whole, slice_widths(grid, whole, where), where, type) {}
+
+std::vector<int64_t> ChannelExchange::slice_widths(const ProcessGrid& grid, const Shape& whole,
+                                                   const std::string& where) {
+  require_shape(whole.rank() >= 2, where + ": a channel split needs channels-last activations, got " + whole.str());
+  std::vector<int64_t> widths;
+  for (int q = 0; q < grid.channels().size(); ++q)
+    widths.push_back(grid.channel_count(whole[whole.rank() - 1], q, where));
+  return widths;
+}
+
+ChannelExchange::ChannelExchange(const Communicator& group, const Shape& whole, std::vector<int64_t> widths,
+                                 const std::string& where, ElementType type)
+    : collectives_(std::make_shared<MpiCollectives>(group)),
       whole_(whole),
       slice_(whole),
       where_(where),
-      type_(type) {
+      type_(type),
+      channels_(std::move(widths)) {
   require_shape(whole.rank() >= 2, where + ": a channel split needs channels-last activations, got " + whole.str());
   const int c = whole.rank() - 1;
-  slice_[c] = grid.local_channels(whole[c], where);
+  require_shape(static_cast<int>(channels_.size()) == group.size() &&
+                    std::accumulate(channels_.begin(), channels_.end(), int64_t{0}) == whole[c],
+                where + ": channel slices of " + std::to_string(channels_.size()) + " ranks do not make up " +
+                    whole.str() + " over a group of " + std::to_string(group.size()));
+  slice_[c] = channels_[static_cast<size_t>(group.rank())];
   if (whole.numel() > std::numeric_limits<int>::max())
     throw ShapeError(where + ": a channel exchange of " + whole.str() + " needs more than 2^31 elements on one rank");
-  const int parts = grid.channels().size();
-  for (int q = 0; q < parts; ++q) {
-    channels_.push_back(grid.channel_count(whole[c], q, where));
-    widest_ = std::max(widest_, channels_.back());
-  }
+  const int parts = group.size();
+  for (const int64_t width : channels_) widest_ = std::max(widest_, width);
   rows_ = whole.numel() / std::max<int64_t>(whole[c], 1);
   // Each rank's part of the buffers has room for the widest slice, so one collective of equal
   // counts moves slices that differ by a channel; a narrower slice leaves its room's tail zero.

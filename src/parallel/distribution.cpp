@@ -2,6 +2,11 @@
 
 namespace tessera::parallel {
 
+std::string Distribution::channel_split_str() const {
+  if (channel > 1 && filter > 1) return "channel " + std::to_string(channel) + " x filter " + std::to_string(filter);
+  return filter > 1 ? "filter " + std::to_string(filter) : "channel " + std::to_string(channel);
+}
+
 std::string Distribution::str() const {
   // Only the dimensions that are split: "{sample 2, depth 4}"; "{sample 1}" for one rank.
   std::string s;

@@ -23,10 +23,6 @@ ProcessGrid::ProcessGrid(const Distribution& distribution, Communicator group, c
   const Distribution& d = distribution_;
   if (d.sample < 1 || d.channel < 1 || d.filter < 1 || d.depth < 1 || d.height < 1 || d.width < 1)
     throw ConfigError(where, "distribution " + d.str() + " has a count below 1");
-  if (d.channel > 1 && d.filter > 1)
-    throw ConfigError(where, "distribution " + d.str() +
-                                 " splits channels both by input channel and by filter; choose one of \"channel\" "
-                                 "and \"filter\"");
   if (d.ranks() != all_.size())
     throw ConfigError(where, "distribution " + d.str() + " needs " + std::to_string(d.ranks()) +
                                  " ranks but the job has " + std::to_string(all_.size()) + "; launch with mpirun -np " +
@@ -53,6 +49,13 @@ ProcessGrid::ProcessGrid(const Distribution& distribution, Communicator group, c
   } else {
     replicas_ = all_;
   }
+  // A 2-D split: rank (i, j) of the Pc × Pf channel group, i = channel_index / Pf.
+  if (d.channel > 1 && d.filter > 1) {
+    const int i = channel_index_ / d.filter, j = channel_index_ % d.filter;
+    channel_rows_ = channels_.split(i, j);
+    channel_columns_ = channels_.split(j, i);
+    filter_replicas_ = all_.split(j, r);
+  }
 }
 
 int ProcessGrid::spatial_rank_of(const std::array<int, 3>& i) const { return distribution_.spatial_rank(i); }
@@ -75,8 +78,8 @@ int64_t ProcessGrid::channel_count(int64_t channels, int channel_index, const st
   const int parts = distribution_.channel_parts();
   if (channels < parts)
     throw ShapeError(where + ": " + std::to_string(channels) + " channels cannot split over " + std::to_string(parts) +
-                     " ranks, each needs at least one (" + (distribution_.filter > 1 ? "filter" : "channel") + " " +
-                     std::to_string(parts) + ", distribution " + distribution_.str() + ")");
+                     " ranks, each needs at least one (" + distribution_.channel_split_str() + ", distribution " +
+                     distribution_.str() + ")");
   return even_part(channels, parts, channel_index);
 }
 

@@ -83,7 +83,7 @@ std::optional<std::string> LayerCostModel::refusal(size_t i, const parallel::Dis
   if (d.ranks() != options_.ranks)
     return "distribution " + d.str() + " uses " + std::to_string(d.ranks()) + " ranks, not " +
            std::to_string(options_.ranks);
-  if (d.channel > 1 && d.filter > 1) return "splits channels both by channel and by filter";
+  if (d.channel > 1 && d.filter > 1) return "a 2-D channel split (channel and filter) is not weighed by the planner yet";
   if (d.is_spatial() && !n.spatial_split) return n.type + " cannot split its samples in space";
   if (d.splits_channels()) {
     if (!n.channel_split) return n.type + " cannot split its channels";

@@ -12,12 +12,7 @@ using namespace tessera;
 namespace {
 
 layers::ParameterShard shard(const Shape& whole, int axis, int parts, int index) {
-  layers::ParameterShard s;
-  s.whole = whole;
-  s.axis = axis;
-  s.parts = parts;
-  s.index = index;
-  return s;
+  return layers::ParameterShard::slices(whole, axis, parts, index);
 }
 
 }  // namespace
@@ -85,4 +80,24 @@ TEST_CASE("An unsplit parameter is its whole self, gathering and slicing nothing
   CHECK(whole.whole_index(2) == 2);
   CHECK(whole.gather_whole({1, 2, 3}) == std::vector<float>{1, 2, 3});
   CHECK(whole.slice_of({1, 2, 3}) == std::vector<float>{1, 2, 3});
+}
+
+TEST_CASE("A 2-D shard is a block: a range of one axis and a set of ranges of another", "[layers][shard]") {
+  // A dense weight [units 6, features 4] over a 2 x 2 grid: member (i, j) holds features
+  // [2i, 2i + 2) of the units in slices j and 2 + j of 4 (units {0}, {2} for j = 0 by
+  // even_boundary(6, 4, ·) = 0, 2, 3, 5, 6: slices {0,1}, {2}, {3,4}, {5}).
+  layers::ParameterShard s;
+  s.whole = Shape{6, 4};
+  s.axes = {1, 0};
+  const std::vector<std::vector<int64_t>> columns{{0, 1, 3, 4}, {2, 5}};
+  for (int q = 0; q < 4; ++q) s.held.push_back({layers::ParameterShard::range(2 * (q / 2), 2), columns[q % 2]});
+  std::vector<int> seen(24, 0);
+  for (int q = 0; q < 4; ++q)
+    for (int64_t i = 0; i < s.member_shape(q, "w").numel(); ++i) ++seen[static_cast<size_t>(s.member_whole_index(q, i))];
+  CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+  s.index = 3;  // row 1, column 1: units 2 and 5, features 2 and 3
+  CHECK(s.local_shape("w") == Shape{2, 2});
+  std::vector<float> values(24);
+  std::iota(values.begin(), values.end(), 0.0f);
+  CHECK(s.slice_of(values) == std::vector<float>{10, 11, 22, 23});
 }

@@ -39,9 +39,8 @@ TEST_CASE("A distribution that does not match the job's ranks is a ConfigError",
   parallel::Distribution channels;
   channels.channel = 2;
   CHECK_THROWS_WITH(parallel::ProcessGrid(channels, world, "d"), Catch::Contains("needs 2 ranks"));
-  channels.filter = 2;
-  CHECK_THROWS_WITH(parallel::ProcessGrid(channels, world, "d"),
-                    Catch::Contains("both by input channel and by filter"));
+  channels.filter = 2;  // a 2-D channel split of 4 ranks
+  CHECK_THROWS_WITH(parallel::ProcessGrid(channels, world, "d"), Catch::Contains("needs 4 ranks"));
   parallel::Distribution none;
   none.sample = 0;
   CHECK_THROWS_WITH(parallel::ProcessGrid(none, world, "d"), Catch::Contains("count below 1"));

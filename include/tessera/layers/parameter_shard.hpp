@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tessera/core/shape.hpp"
@@ -8,33 +9,49 @@
 
 namespace tessera::layers {
 
-/// Which part of a whole parameter one rank holds when a layer's weights are split over the
-/// channel group of its grid (model parallelism): slice `index` of `parts` along dimension
-/// `axis` of the whole shape, the slices differing by at most one (even_boundary). The ranks
-/// of `group` hold the other slices (ordered by index); the ranks of `replicas` hold this same
-/// slice, so its gradient sums over them and not over the whole job. A parameter that is not split has axis −1 and is
-/// replicated on every rank of the trainer.
+/// Which part of a whole parameter one rank holds when a layer's weights are split over ranks
+/// (model parallelism): along each split dimension (`axes`, one or two) a set of the whole
+/// parameter's indices, ascending; whole along the others. The members of `group` hold the
+/// other parts (member q holds held[q]; this rank is member `index`) and together hold every
+/// element once; the ranks of `replicas` hold this same part, so its gradient sums over them
+/// and not over the whole job. A parameter that is not split has no axes and is replicated on
+/// every rank of the trainer.
+///
+/// A 1-D channel or filter split holds slice `index` of `parts` consecutive slices along one
+/// axis that differ by at most one (even_boundary); a 2-D split ({"channel": Pc, "filter": Pf},
+/// ChannelSplit) holds a block: a range of input channels and, along the output channels, the
+/// union of Pc such ranges.
 struct ParameterShard {
-  int axis = -1;
-  int parts = 1, index = 0;
   Shape whole;  // the parameter's whole shape
+  std::vector<int> axes;
+  std::vector<std::vector<std::vector<int64_t>>> held;  // [member][axis of `axes`] → whole indices
+  int index = 0;
   parallel::Communicator group, replicas;
 
-  /// The slice of `whole` along `axis` that this rank holds under `grid`'s channel split
-  /// (the whole parameter when the grid does not split channels). Throws ShapeError naming
-  /// `where` (the layer), the channels and the split when there are fewer channels than ranks.
+  /// The slice of `whole` along `axis` that this rank holds under `grid`'s channel split over
+  /// its whole channel group (the whole parameter when the grid does not split channels or
+  /// `axis` is −1). Throws ShapeError naming `where` (the layer), the channels and the split
+  /// when there are fewer channels than ranks.
   static ParameterShard of(const parallel::ProcessGrid& grid, const Shape& whole, int axis, const std::string& where);
+  /// Slice `index` of `parts` consecutive slices of `whole` along `axis` that differ by at most
+  /// one, without communicators (for tests and tools that weigh shards without ranks).
+  static ParameterShard slices(const Shape& whole, int axis, int parts, int index);
+  /// The consecutive indices [first, first + count).
+  static std::vector<int64_t> range(int64_t first, int64_t count);
 
-  bool split() const { return axis >= 0 && parts > 1; }
-  /// The shape of this rank's slice of `whole` (throws ShapeError naming `where` when the
-  /// dimension has fewer elements than parts).
-  Shape local_shape(const std::string& where) const;
-  /// The flat (row-major) index in the whole parameter of element `i` of this rank's slice.
-  int64_t whole_index(int64_t i) const;
-  /// The whole parameter from every rank's `slice` (a collective over `group`; a copy of
-  /// `slice` when the parameter is not split).
-  std::vector<float> gather_whole(const std::vector<float>& slice) const;
-  /// This rank's slice of the whole parameter `whole` (no communication).
+  bool split() const { return !axes.empty(); }
+  int parts() const { return static_cast<int>(held.size()); }
+  /// The shape of member q's part (this rank's: local_shape). Throws ShapeError naming `where`
+  /// when a member would hold nothing along a split dimension.
+  Shape member_shape(int q, const std::string& where) const;
+  Shape local_shape(const std::string& where) const { return member_shape(index, where); }
+  /// The flat (row-major) index in the whole parameter of element `i` of member q's part.
+  int64_t member_whole_index(int q, int64_t i) const;
+  int64_t whole_index(int64_t i) const { return member_whole_index(index, i); }
+  /// The whole parameter from every member's part (a collective over `group`; a copy of
+  /// `part` when the parameter is not split).
+  std::vector<float> gather_whole(const std::vector<float>& part) const;
+  /// This rank's part of the whole parameter `whole` (no communication).
   std::vector<float> slice_of(const std::vector<float>& whole) const;
 };
 

@@ -35,6 +35,11 @@ class ChannelExchange {
   /// channels than grid.channels() has ranks.
   ChannelExchange(const ProcessGrid& grid, const Shape& whole, const std::string& where,
                   ElementType type = ElementType::fp32);
+  /// The same over any `group`, whose member q holds `widths[q]` of the whole block's channels
+  /// (in member order; they add up to the block's channels): the rows and columns of a 2-D
+  /// channel split (ChannelSplit). Throws ShapeError naming `where` when they do not add up.
+  ChannelExchange(const Communicator& group, const Shape& whole, std::vector<int64_t> widths,
+                  const std::string& where, ElementType type = ElementType::fp32);
 
   const Shape& whole_shape() const { return whole_; }
   const Shape& slice_shape() const { return slice_; }
@@ -46,6 +51,8 @@ class ChannelExchange {
 
  private:
   void require(const Tensor& t, const Shape& expected, const char* what) const;
+  /// Each rank's slice width of `whole`'s channels over grid.channels().
+  static std::vector<int64_t> slice_widths(const ProcessGrid& grid, const Shape& whole, const std::string& where);
   int parts() const { return collectives_ ? collectives_->size() : 1; }
   bool even() const;
   std::shared_ptr<Collectives> collectives_;  // over grid.channels(); shared by copies (no state per call)

@@ -12,7 +12,8 @@ namespace tessera::parallel {
 /// (model parallelism, Dryden et al., SC'19); they differ in how a layer with weights computes:
 /// under `filter` each rank holds the weights of its share of the output channels and gathers
 /// the whole input, under `channel` each rank holds the weights of its share of the input
-/// channels and the ranks sum their partial outputs. At most one of them is above 1.
+/// channels and the ranks sum their partial outputs. Both above 1 make a 2-D split of
+/// channel × filter ranks (layers::ChannelSplit): each rank holds a block of the weights.
 struct Distribution {
   int sample = 1, channel = 1, filter = 1, depth = 1, height = 1, width = 1;
 
@@ -26,6 +27,8 @@ struct Distribution {
   /// width fastest: pure, so halo plans name their peers without a grid of ranks.
   int spatial_rank(const std::array<int, 3>& index) const { return (index[0] * height + index[1]) * width + index[2]; }
   std::string str() const;
+  /// "filter 4", "channel 2", "channel 2 x filter 3": how the channels split, for errors.
+  std::string channel_split_str() const;
   bool operator==(const Distribution& o) const {
     return sample == o.sample && channel == o.channel && filter == o.filter && depth == o.depth && height == o.height &&
            width == o.width;

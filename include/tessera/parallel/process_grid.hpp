@@ -32,7 +32,7 @@ class ProcessGrid {
   /// A grid of one rank.
   ProcessGrid() = default;
   /// Throws ConfigError naming `where` when the distribution does not use exactly the ranks
-  /// of `group`, or splits channels both by `channel` and by `filter`. `shares` says how
+  /// of `group`. `shares` says how
   /// batches split over `group`'s ranks, `alignment` how spatial extents are cut (all grids of
   /// a model hold the same); none: equally, and to the plane.
   ProcessGrid(const Distribution& distribution, Communicator group, const std::string& where,
@@ -54,6 +54,14 @@ class ProcessGrid {
   /// channels are not split).
   const Communicator& replicas() const { return replicas_; }
 
+  /// Under a 2-D channel split ({"channel": Pc, "filter": Pf}) the channel group is a Pc × Pf
+  /// grid: its rank c is row c / Pf (a block of input channels) and column c % Pf (a set of
+  /// filters). The ranks of this rank's row, ordered by column; of its column, ordered by row;
+  /// and every rank of the grid in its column (they hold the same filters' bias). Serial
+  /// communicators otherwise.
+  const Communicator& channel_rows() const { return channel_rows_; }
+  const Communicator& channel_columns() const { return channel_columns_; }
+  const Communicator& filter_replicas() const { return filter_replicas_; }
   int sample_index() const { return sample_index_; }
   /// This rank's position in its channel group, and the group's size.
   int channel_index() const { return channel_index_; }
@@ -105,6 +113,7 @@ class ProcessGrid {
  private:
   Distribution distribution_;
   Communicator all_, spatial_, samples_, channels_, replicas_;
+  Communicator channel_rows_, channel_columns_, filter_replicas_;
   std::shared_ptr<SampleShares> shares_ = std::make_shared<SampleShares>(1);
   std::shared_ptr<SpatialAlignment> alignment_ = std::make_shared<SpatialAlignment>();
   int sample_index_ = 0, channel_index_ = 0;
