@@ -11,8 +11,15 @@
 #  * step_time_ratio_vs_sample: median step time of "filter" over that of "sample";
 #  * comm_bytes_ratio_vs_model: bytes rank 0 handed to MPI per step (counted by the run) over
 #    the formulas of docs/parallelism.md (perf/channel_split_traffic.py).
+# Then the 2-D split at 8 ranks (8 x 1 thread, batch 8; oversubscribed on a small machine, so
+# bytes and memory, not times): the same layers under {"channel": 2, "filter": 4} against
+# {"filter": 8}:
+#  * mp2d_weight_ratio: the split layers' parameters per rank over one rank's;
+#  * mp2d_vs_1d_bytes: activation-exchange bytes rank 0 sends per step, 2-D over 1-D;
+#  * mp2d_bytes_vs_model: all bytes rank 0 sent under 2-D over the formulas.
 # Usage: perf/model_parallel.sh [--steps N] [--size S] [--batch B] [--build DIR]
 # Last line: param_state_mb_ratio=R whole_model_ratio=W step_time_ratio_vs_sample=T comm_bytes_ratio_vs_model=C
+#   mp2d_weight_ratio=M mp2d_vs_1d_bytes=V mp2d_bytes_vs_model=D
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=8 size=64 batch=4 build=build/perf
@@ -22,7 +29,7 @@ while [[ $# -gt 0 ]]; do
     --size) size=$2; shift ;;
     --batch) batch=$2; shift ;;
     --build) build=$2; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "model_parallel.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -36,13 +43,19 @@ trap 'rm -rf "$work"' EXIT
 /usr/bin/python3 perf/cosmoflow_run.py config "$size" "$batch" "$((steps + 2))" "$work/sample.json"
 # The filter layout: the deep blocks and the hidden dense layers split by output channel; the
 # flatten and the output layer keep whole channels (the loss needs whole outputs).
-/usr/bin/python3 - "$work/sample.json" "$work/filter.json" <<'PY'
+/usr/bin/python3 perf/cosmoflow_run.py config "$size" 8 "$((steps + 2))" "$work/sample8.json"
+/usr/bin/python3 - "$work" <<'PY'
 import json, sys
-c = json.load(open(sys.argv[1]))
+work = sys.argv[1]
 split = {"conv4", "act4", "pool4", "conv5", "act5", "pool5", "fc1", "act6", "fc2", "act7"}
-for layer in c["model"]["layers"]:
-    layer["distribution"] = {"filter": 2} if layer["name"] in split else {"sample": 2}
-json.dump(c, open(sys.argv[2], "w"))
+def layout(source, target, inside, outside):
+    c = json.load(open(f"{work}/{source}.json"))
+    for layer in c["model"]["layers"]:
+        layer["distribution"] = inside if layer["name"] in split else outside
+    json.dump(c, open(f"{work}/{target}.json", "w"))
+layout("sample", "filter", {"filter": 2}, {"sample": 2})
+layout("sample8", "filter8", {"filter": 8}, {"sample": 8})
+layout("sample8", "grid8", {"channel": 2, "filter": 4}, {"sample": 8})
 PY
 
 # run RANKS THREADS CONFIG NAME
@@ -55,7 +68,10 @@ run() {
 run 2 1 "$work/filter.json" filter
 run 2 1 "$work/sample.json" sample
 run 1 2 "$work/sample.json" single
+run 8 1 "$work/filter8.json" filter8
+run 8 1 "$work/grid8.json" grid8
 /usr/bin/python3 perf/channel_split_traffic.py "$work/filter.json" 2 0 >"$work/model_bytes.json"
+/usr/bin/python3 perf/channel_split_traffic.py "$work/grid8.json" 8 0 >"$work/grid8_bytes.json"
 
 /usr/bin/python3 - "$work" "$batch" "$steps" <<'PY'
 import json, statistics, sys
@@ -89,6 +105,19 @@ print("bytes sent per step by rank 0 under filter (counted / model): " + ", ".jo
     f"{k} {sent[k] / total_steps / 1e6:.3f}/{model[k] / 1e6:.3f} MB" for k in ("channel", "redistribution", "gradients")) +
     f"; under sample: gradients {sample_sent['gradients'] / end('sample')['steps'] / 1e6:.3f} MB")
 counted = sum(sent[k] for k in ("channel", "redistribution", "gradients", "halo")) / total_steps
+def per_step(name, kind):
+    e = end(name)
+    return e["sent_bytes"][kind] / e["steps"]
+p_grid = start("grid8")["parameters"]
+grid_model = json.load(open(f"{work}/grid8_bytes.json"))
+grid_counted = sum(per_step("grid8", k) for k in ("channel", "redistribution", "gradients", "halo"))
+print(f"8 ranks: split layers' parameters per rank {p_grid['sharded_per_rank']} of {p_grid['sharded_whole']} under "
+      f"channel 2 x filter 4; activation exchanges of rank 0 per step: {per_step('grid8', 'channel') / 1e6:.3f} MB "
+      f"(2-D) against {per_step('filter8', 'channel') / 1e6:.3f} MB (filter 8); all bytes {grid_counted / 1e6:.3f} MB "
+      f"counted, {grid_model['total'] / 1e6:.3f} MB by the formulas")
 print(f"param_state_mb_ratio={split_rank / split_one:.3f} whole_model_ratio={whole_rank / whole_one:.3f} "
-      f"step_time_ratio_vs_sample={t_filter / t_sample:.3f} comm_bytes_ratio_vs_model={counted / model['total']:.3f}")
+      f"step_time_ratio_vs_sample={t_filter / t_sample:.3f} comm_bytes_ratio_vs_model={counted / model['total']:.3f} "
+      f"mp2d_weight_ratio={p_grid['sharded_per_rank'] / p_grid['sharded_whole']:.4f} "
+      f"mp2d_vs_1d_bytes={per_step('grid8', 'channel') / per_step('filter8', 'channel'):.3f} "
+      f"mp2d_bytes_vs_model={grid_counted / grid_model['total']:.3f}")
 PY

@@ -67,6 +67,13 @@ std::vector<parallel::Distribution> distributions_of(int ranks, int spatial_axes
           d.filter = 1;
           d.channel = c;
           out.push_back(d);
+          // 2-D: channel a x filter c/a.
+          for (int a = 2; a < c; ++a) {
+            if (c % a != 0) continue;
+            d.channel = a;
+            d.filter = c / a;
+            out.push_back(d);
+          }
         }
   return out;
 }

@@ -64,10 +64,12 @@ LocalWork LayerCostModel::local_work(size_t i, const parallel::Distribution& d) 
   for (const Shape& in : n.global_inputs) work.inputs.push_back(must_block(in, d));
   work.input_gradient = std::find(n.inputs.begin(), n.inputs.end(), model::Graph::kModelInput) == n.inputs.end();
   if (n.channel_mixing && d.filter > 1) {
-    // Filter split: every rank computes its output channels from the whole (gathered) input.
+    // Filter split: every rank computes its output channels from the whole (gathered) input;
+    // a 2-D split its column's filters from its row's input block (Pf slices).
     for (size_t k = 0; k < work.inputs.size(); ++k) {
       Shape& s = work.inputs[k];
-      s[s.rank() - 1] = n.global_inputs[k][s.rank() - 1];
+      const int64_t whole = n.global_inputs[k][s.rank() - 1];
+      s[s.rank() - 1] = d.channel > 1 ? std::min(whole, s[s.rank() - 1] * d.filter) : whole;
     }
     work.output_channel_parts = d.filter;
   }
@@ -83,7 +85,6 @@ std::optional<std::string> LayerCostModel::refusal(size_t i, const parallel::Dis
   if (d.ranks() != options_.ranks)
     return "distribution " + d.str() + " uses " + std::to_string(d.ranks()) + " ranks, not " +
            std::to_string(options_.ranks);
-  if (d.channel > 1 && d.filter > 1) return "a 2-D channel split (channel and filter) is not weighed by the planner yet";
   if (d.is_spatial() && !n.spatial_split) return n.type + " cannot split its samples in space";
   if (d.splits_channels()) {
     if (!n.channel_split) return n.type + " cannot split its channels";
@@ -266,7 +267,16 @@ void LayerCostModel::add_channel_exchange(LayerCost& c, const PlanNode& n, const
   // first input's); other multi-input layers (add) run on their slices.
   const bool concatenates = n.inputs.size() > 1 && n.global_output[n.global_output.rank() - 1] !=
                                                        n.global_inputs[0][n.global_inputs[0].rank() - 1];
-  if (n.channel_mixing && d.filter > 1) {
+  if (n.channel_mixing && d.filter > 1 && d.channel > 1) {
+    // 2-D: the input block gathered over the row (filter ranks) and its gradient
+    // reduce-scattered there; the partial outputs reduce-scattered over the column (channel
+    // ranks) and the output gradient gathered there.
+    c.channel_exchange += seconds(Collective::allgather, d.filter, in_bytes) +
+                          seconds(Collective::reduce_scatter, d.channel, out_elements * kFloat) +
+                          seconds(Collective::allgather, d.channel, out_bytes);
+    if (work.input_gradient) c.channel_exchange += seconds(Collective::reduce_scatter, d.filter, in_elements * kFloat);
+    c.memory += 2 * in_bytes * d.filter + 2 * out_bytes * d.channel;
+  } else if (n.channel_mixing && d.filter > 1) {
     c.channel_exchange += seconds(Collective::allgather, cp, in_bytes);
     if (work.input_gradient) c.channel_exchange += seconds(Collective::reduce_scatter, cp, in_elements * kFloat);
     c.memory += 2 * in_bytes * cp;  // the gathered input and its gradient

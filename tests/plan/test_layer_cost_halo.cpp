@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "support/published_profile.hpp"
 
 #include "tessera/core/config.hpp"
@@ -150,4 +152,24 @@ TEST_CASE("The cost model weighs extents the ranks do not divide, strided window
   const auto why = six.refusal(node_named(graph, "conv2"), split(6, 1, 1));
   REQUIRE(why);
   CHECK_THAT(*why, Catch::Contains("are narrower than the halo"));
+}
+
+TEST_CASE("The cost model weighs a 2-D channel x filter split: exchanges over rows and columns", "[plan]") {
+  const plan::PlanGraph graph = plan::plan_graph(test::spec_of(kNet), 4);
+  plan::MachineProfile profile = test::published_profile();
+  plan::LayerTimer timer(profile, "auto", 1);
+  plan::LayerCostModel costs(graph, profile, timer, plan::CostOptions{4, 1, 0, 0, 1});
+  Distribution grid, filter;
+  grid.channel = grid.filter = 2;
+  filter.filter = 4;
+  const size_t conv2 = node_named(graph, "conv2");
+  REQUIRE_FALSE(costs.refusal(conv2, grid));
+  const auto candidates = costs.candidates(conv2);
+  CHECK(std::any_of(candidates.begin(), candidates.end(), [&](const Distribution& d) { return d == grid; }));
+  const plan::LayerCost g = costs.layer_cost(conv2, grid), f = costs.layer_cost(conv2, filter);
+  // Timed on its own op (half the filters from half the input) and priced by its own
+  // collectives (over 2 ranks each, not 4).
+  CHECK(g.compute > 0);
+  CHECK(g.channel_exchange > 0);
+  CHECK(g.channel_exchange != f.channel_exchange);
 }

@@ -58,7 +58,6 @@ TEST_CASE("distributions_of lists every split of the ranks once") {
     std::set<std::string> seen;
     for (const auto& d : all) {
       CHECK(d.ranks() == ranks);
-      CHECK_FALSE((d.channel > 1 && d.filter > 1));
       CHECK(seen.insert(d.str()).second);
     }
     const auto plain = plan::distributions_of(ranks, 0, false);
@@ -67,6 +66,12 @@ TEST_CASE("distributions_of lists every split of the ranks once") {
   }
   // 2 ranks: sample, depth, height, width, channel, filter.
   CHECK(plan::distributions_of(2, 3, true).size() == 6);
+  // 4 ranks without space: sample; channel, filter over 2 (and 2 samples); channel, filter and
+  // the 2 x 2 grid over 4.
+  std::set<std::string> four;
+  for (const auto& d : plan::distributions_of(4, 0, true)) four.insert(d.str());
+  CHECK(four == std::set<std::string>{"{sample 4}", "{sample 2, channel 2}", "{sample 2, filter 2}", "{channel 4}",
+                                      "{filter 4}", "{channel 2, filter 2}"});
   CHECK(plan::distributions_of(2, 2, false).size() == 3);
 }
 

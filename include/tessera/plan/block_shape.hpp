@@ -20,7 +20,8 @@ std::optional<Shape> block_shape(const Shape& global, const parallel::Distributi
 
 /// Every distribution of exactly `ranks` ranks over samples, the first `spatial_axes` of
 /// (height, width) for 2 or (depth, height, width) for 3, and, when `channels`, a channel or
-/// a filter group: the candidates a layer is weighed under. In a fixed order.
+/// a filter group or a 2-D grid of both: the candidates a layer is weighed under. In a fixed
+/// order.
 std::vector<parallel::Distribution> distributions_of(int ranks, int spatial_axes, bool channels);
 
 }  // namespace tessera::plan
