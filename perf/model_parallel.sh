@@ -17,9 +17,12 @@
 #  * mp2d_weight_ratio: the split layers' parameters per rank over one rank's;
 #  * mp2d_vs_1d_bytes: activation-exchange bytes rank 0 sends per step, 2-D over 1-D;
 #  * mp2d_bytes_vs_model: all bytes rank 0 sent under 2-D over the formulas.
+# And a dense stack sized like Bian et al.'s (flatten of 16^3, three 4096-wide layers, batch 8)
+# at 8 ranks under filter 8 and channel 2 x filter 4:
+#  * mp2d_dense_vs_1d_bytes: all bytes rank 0 sends per step, 2-D over 1-D.
 # Usage: perf/model_parallel.sh [--steps N] [--size S] [--batch B] [--build DIR]
 # Last line: param_state_mb_ratio=R whole_model_ratio=W step_time_ratio_vs_sample=T comm_bytes_ratio_vs_model=C
-#   mp2d_weight_ratio=M mp2d_vs_1d_bytes=V mp2d_bytes_vs_model=D
+#   mp2d_weight_ratio=M mp2d_vs_1d_bytes=V mp2d_bytes_vs_model=D mp2d_dense_vs_1d_bytes=E
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=8 size=64 batch=4 build=build/perf
@@ -29,7 +32,7 @@ while [[ $# -gt 0 ]]; do
     --size) size=$2; shift ;;
     --batch) batch=$2; shift ;;
     --build) build=$2; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "model_parallel.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -56,6 +59,20 @@ def layout(source, target, inside, outside):
 layout("sample", "filter", {"filter": 2}, {"sample": 2})
 layout("sample8", "filter8", {"filter": 8}, {"sample": 8})
 layout("sample8", "grid8", {"channel": 2, "filter": 4}, {"sample": 8})
+dense = {"name": "dense-stack", "loss": {"type": "mse"}, "optimizer": {"type": "adam", "lr": 1e-4},
+         "data": {"source": "synthetic_fields", "samples": 64, "validation_samples": 0, "size": 16, "channels": 1},
+         "training": {"epochs": 1, "batch_size": 8, "seed": 1, "max_steps": 6},
+         "model": {"input": {"channels": 1, "size": [16, 16, 16]}, "distribution": {"sample": 8}, "layers": [
+             {"name": "flat", "type": "flatten"}] + [
+             l for k in (1, 2, 3) for l in ({"name": f"fc{k}", "type": "dense", "units": 4096},
+                                             {"name": f"act{k}", "type": "relu"})] + [
+             {"name": "out", "type": "dense", "units": 4}]}}
+for name, d in (("dense_filter8", {"filter": 8}), ("dense_grid8", {"channel": 2, "filter": 4})):
+    for layer in dense["model"]["layers"]:
+        layer.pop("distribution", None)
+        if layer["name"] not in ("flat", "out"):
+            layer["distribution"] = d
+    json.dump(dense, open(f"{work}/{name}.json", "w"))
 PY
 
 # run RANKS THREADS CONFIG NAME
@@ -70,6 +87,8 @@ run 2 1 "$work/sample.json" sample
 run 1 2 "$work/sample.json" single
 run 8 1 "$work/filter8.json" filter8
 run 8 1 "$work/grid8.json" grid8
+run 8 1 "$work/dense_filter8.json" dense_filter8
+run 8 1 "$work/dense_grid8.json" dense_grid8
 /usr/bin/python3 perf/channel_split_traffic.py "$work/filter.json" 2 0 >"$work/model_bytes.json"
 /usr/bin/python3 perf/channel_split_traffic.py "$work/grid8.json" 8 0 >"$work/grid8_bytes.json"
 
@@ -108,6 +127,10 @@ counted = sum(sent[k] for k in ("channel", "redistribution", "gradients", "halo"
 def per_step(name, kind):
     e = end(name)
     return e["sent_bytes"][kind] / e["steps"]
+def all_bytes(name):
+    return sum(per_step(name, k) for k in ("channel", "redistribution", "gradients", "halo"))
+print(f"dense stack at 8 ranks: all bytes of rank 0 per step {all_bytes('dense_grid8') / 1e6:.3f} MB under "
+      f"channel 2 x filter 4, {all_bytes('dense_filter8') / 1e6:.3f} MB under filter 8")
 p_grid = start("grid8")["parameters"]
 grid_model = json.load(open(f"{work}/grid8_bytes.json"))
 grid_counted = sum(per_step("grid8", k) for k in ("channel", "redistribution", "gradients", "halo"))
@@ -119,5 +142,6 @@ print(f"param_state_mb_ratio={split_rank / split_one:.3f} whole_model_ratio={who
       f"step_time_ratio_vs_sample={t_filter / t_sample:.3f} comm_bytes_ratio_vs_model={counted / model['total']:.3f} "
       f"mp2d_weight_ratio={p_grid['sharded_per_rank'] / p_grid['sharded_whole']:.4f} "
       f"mp2d_vs_1d_bytes={per_step('grid8', 'channel') / per_step('filter8', 'channel'):.3f} "
-      f"mp2d_bytes_vs_model={grid_counted / grid_model['total']:.3f}")
+      f"mp2d_bytes_vs_model={grid_counted / grid_model['total']:.3f} "
+      f"mp2d_dense_vs_1d_bytes={all_bytes('dense_grid8') / all_bytes('dense_filter8'):.3f}")
 PY
