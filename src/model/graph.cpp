@@ -18,6 +18,12 @@ Shape Graph::global_input(size_t node, size_t k, int64_t batch) const {
   return s;
 }
 
+std::vector<Shape> Graph::global_inputs(size_t node, int64_t batch) const {
+  std::vector<Shape> globals;
+  for (size_t k = 0; k < nodes[node].inputs.size(); ++k) globals.push_back(global_input(node, k, batch));
+  return globals;
+}
+
 std::vector<Shape> Graph::local_inputs(size_t node, int64_t batch) const {
   std::vector<Shape> locals;
   for (size_t k = 0; k < nodes[node].inputs.size(); ++k) {

@@ -93,18 +93,15 @@ int Builder::add(GraphNode node, const std::string& where) {
     if (in != Graph::kModelInput) g_.nodes[static_cast<size_t>(in)].consumers++;
   g_.nodes.push_back(std::move(node));
   GraphNode& n = g_.nodes.back();
-  std::vector<Shape> globals;
   try {
-    for (size_t k = 0; k < n.inputs.size(); ++k) globals.push_back(g_.global_input(index, k, 1));
-    n.global_output = n.layer->output_shape(globals);
+    n.global_output = n.layer->output_shape(g_.global_inputs(index, 1));
   } catch (const ShapeError& e) {
     throw ConfigError(where, e.what());
   }
   // Blocks of a small batch only to declare parameters; the model sets the real ones.
   const std::vector<Shape> locals = check_blocks(index);
-  for (auto& global : globals) global[0] = g_.min_batch;
   const int64_t trainable = g_.declared->trainable_count(), buffers = g_.declared->buffer_count();
-  n.layer->set_global_inputs(globals);
+  n.layer->set_global_inputs(g_.global_inputs(index, g_.min_batch));
   n.layer->declare(locals, n.context, *g_.declared);
   n.parameters = {g_.declared->trainable_count() - trainable, g_.declared->buffer_count() - buffers};
   return static_cast<int>(index);

@@ -56,9 +56,7 @@ void Model::set_up_layers() {
       throw ConfigError(node.spec_path, e.what());
     }
     state_[i].first_parameter = params_.trainable_count();
-    std::vector<Shape> globals;
-    for (size_t k = 0; k < node.inputs.size(); ++k) globals.push_back(graph_.global_input(i, k, graph_.min_batch));
-    node.layer->set_global_inputs(std::move(globals));
+    node.layer->set_global_inputs(graph_.global_inputs(i, graph_.min_batch));
     node.layer->setup(locals, node.context, params_);
   }
   graph_.declared.reset();  // the layers now point into params_
@@ -90,8 +88,7 @@ void Model::reshape_for(int64_t batch) {
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     GraphNode& node = graph_.nodes[i];
     NodeState& state = state_[i];
-    std::vector<Shape> globals;
-    for (size_t k = 0; k < node.inputs.size(); ++k) globals.push_back(graph_.global_input(i, k, batch));
+    const std::vector<Shape> globals = graph_.global_inputs(i, batch);
     state.input_shapes = graph_.local_inputs(i, batch);  // each input as its producer holds it
     const std::string where = "layer '" + node.layer->name() + "' (" + node.layer->type() + ")";
     state.global_output = node.layer->output_shape(globals);
@@ -295,9 +292,10 @@ std::string Model::uneven_split_notes() const {
       }
       if (even) continue;
       const int64_t unit = n.grid().alignment()->of(k, whole[k]);
-      notes += format("%s %lld over %d ranks: blocks of %s planes%s\n", names[k], static_cast<long long>(whole[k]),
-                      parts[k], blocks.c_str(),
-                      unit == 1 ? "" : format(" (units of %lld, for the strided layers)", static_cast<long long>(unit)).c_str());
+      notes += format(
+          "%s %lld over %d ranks: blocks of %s planes%s\n", names[k], static_cast<long long>(whole[k]), parts[k],
+          blocks.c_str(),
+          unit == 1 ? "" : format(" (units of %lld, for the strided layers)", static_cast<long long>(unit)).c_str());
     }
   }
   return notes;
@@ -328,11 +326,8 @@ std::string Model::summary() const {
 
 double Model::forward_flops_per_sample() const {
   double flops = 0.0;
-  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-    std::vector<Shape> shapes;
-    for (size_t k = 0; k < graph_.nodes[i].inputs.size(); ++k) shapes.push_back(graph_.global_input(i, k, 1));
-    flops += graph_.nodes[i].layer->forward_flops(shapes);
-  }
+  for (size_t i = 0; i < graph_.nodes.size(); ++i)
+    flops += graph_.nodes[i].layer->forward_flops(graph_.global_inputs(i, 1));
   return flops;
 }
 

@@ -34,7 +34,7 @@ PlanNode plan_node(const model::Graph& graph, size_t i, const model::LayerSpec& 
   p.config = ls.config;
   p.backend = ls.backend;
   p.inputs = n.inputs;
-  for (size_t k = 0; k < n.inputs.size(); ++k) p.global_inputs.push_back(graph.global_input(i, k, batch));
+  p.global_inputs = graph.global_inputs(i, batch);
   p.global_output = n.global_output;
   p.global_output[0] = batch;
   p.trainable = n.parameters.trainable;

@@ -76,6 +76,8 @@ struct Graph {
   Shape input_shape(int64_t batch) const;
   /// The whole shape of input `k` of node `node` for a global batch.
   Shape global_input(size_t node, size_t k, int64_t batch) const;
+  /// The whole shapes of all of node `node`'s inputs for a global batch.
+  std::vector<Shape> global_inputs(size_t node, int64_t batch) const;
   /// This rank's blocks of node `node`'s inputs for a global batch (each as its producer
   /// holds it). Throws ShapeError when a dimension does not split.
   std::vector<Shape> local_inputs(size_t node, int64_t batch) const;
