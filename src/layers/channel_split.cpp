@@ -8,8 +8,13 @@ namespace tessera::layers {
 namespace {
 
 /// The fine slices of a 2-D channel group: its Pc·Pf ranks split every activation's C channels
-/// into consecutive slices as a 1-D group of Pc·Pf would (rank c holds slice c).
+/// into consecutive slices as a 1-D group of Pc·Pf would (rank c holds slice c). Row r holds
+/// slices r·Pf … r·Pf + Pf − 1 (consecutive channels), column c slices c, Pf + c, ….
 struct GridSlices {
+  /// Slices first, first + step, … (count of them).
+  struct Run {
+    int first, step, count;
+  };
   int rows = 1, columns = 1, row = 0, column = 0;
 
   explicit GridSlices(const parallel::ProcessGrid& grid)
@@ -18,32 +23,26 @@ struct GridSlices {
         row(grid.channel_index() / columns),
         column(grid.channel_index() % columns) {}
   int parts() const { return rows * columns; }
-  /// The widths of the slices of row `r`'s ranks, by column: the input block the row gathers.
-  std::vector<int64_t> row_widths(int64_t channels, int r) const {
+  /// Row r's slices, by column: the input block the row gathers.
+  Run row_run(int r) const { return {r * columns, 1, columns}; }
+  /// Column c's slices, by row: the filters the column computes.
+  Run column_run(int c) const { return {c, columns, rows}; }
+  /// The widths of `run`'s slices of `channels`.
+  std::vector<int64_t> widths(int64_t channels, Run run) const {
     std::vector<int64_t> w;
-    for (int q = 0; q < columns; ++q) w.push_back(even_part(channels, parts(), r * columns + q));
+    for (int q = 0; q < run.count; ++q) w.push_back(even_part(channels, parts(), run.first + q * run.step));
     return w;
   }
-  /// The widths of the slices of column `c`'s ranks, by row: the filters the column computes.
-  std::vector<int64_t> column_widths(int64_t channels, int c) const {
-    std::vector<int64_t> w;
-    for (int q = 0; q < rows; ++q) w.push_back(even_part(channels, parts(), q * columns + c));
-    return w;
-  }
-  /// The channels of column `c`'s slices, in row order.
-  std::vector<int64_t> column_channels(int64_t channels, int c) const {
-    std::vector<int64_t> held;
-    for (int q = 0; q < rows; ++q) {
-      const auto part = ParameterShard::range(even_boundary(channels, parts(), q * columns + c),
-                                              even_part(channels, parts(), q * columns + c));
-      held.insert(held.end(), part.begin(), part.end());
+  /// The channels of `run`'s slices, in order.
+  std::vector<int64_t> held(int64_t channels, Run run) const {
+    std::vector<int64_t> all;
+    for (int q = 0; q < run.count; ++q) {
+      const int slice = run.first + q * run.step;
+      const auto part =
+          ParameterShard::range(even_boundary(channels, parts(), slice), even_part(channels, parts(), slice));
+      all.insert(all.end(), part.begin(), part.end());
     }
-    return held;
-  }
-  /// The channels of row `r`'s slices: one consecutive range.
-  std::vector<int64_t> row_channels(int64_t channels, int r) const {
-    const int64_t first = even_boundary(channels, parts(), r * columns);
-    return ParameterShard::range(first, even_boundary(channels, parts(), (r + 1) * columns) - first);
+    return all;
   }
 };
 
@@ -56,6 +55,19 @@ Shape with_channels(Shape s, int64_t channels) {
 
 void require_channels(const parallel::ProcessGrid& grid, int64_t channels, const std::string& where) {
   grid.channel_count(channels, 0, where);  // fewer channels than ranks: the 1-D split's error
+}
+
+/// The channels of `channels` an op reads (`row`: its input) or writes (its output): this
+/// rank's slice under the 1-D kind `sliced` that splits that side, its row's block or its
+/// column's filters under grid, all of them otherwise.
+int64_t op_channels(const parallel::ProcessGrid& grid, int64_t channels, ChannelSplit::Kind sliced, bool row,
+                    const std::string& where) {
+  const ChannelSplit::Kind kind = ChannelSplit::kind_of(grid);
+  if (kind == sliced) return grid.local_channels(channels, where);
+  if (kind != ChannelSplit::Kind::grid) return channels;
+  require_channels(grid, channels, where);
+  const GridSlices g(grid);
+  return sum(g.widths(channels, row ? g.row_run(g.row) : g.column_run(g.column)));
 }
 
 }  // namespace
@@ -89,7 +101,7 @@ void ChannelSplit::reshape(const parallel::ProcessGrid& grid, const Shape& whole
     const GridSlices g(grid);
     require_channels(grid, whole_input[c], where);
     require_channels(grid, whole_output[c], where);
-    const auto in = g.row_widths(whole_input[c], g.row), out = g.column_widths(whole_output[c], g.column);
+    const auto in = g.widths(whole_input[c], g.row_run(g.row)), out = g.widths(whole_output[c], g.column_run(g.column));
     input_exchange_ = std::make_unique<parallel::ChannelExchange>(grid.channel_rows(),
                                                                   with_channels(whole_input, sum(in)), in, where, type);
     output_exchange_ = std::make_unique<parallel::ChannelExchange>(
@@ -106,31 +118,11 @@ void ChannelSplit::reshape(const parallel::ProcessGrid& grid, const Shape& whole
 }
 
 int64_t ChannelSplit::op_in_channels(const parallel::ProcessGrid& grid, int64_t channels, const std::string& where) {
-  switch (kind_of(grid)) {
-    case Kind::channel: return grid.local_channels(channels, where);
-    case Kind::grid: {
-      require_channels(grid, channels, where);
-      const GridSlices g(grid);
-      return sum(g.row_widths(channels, g.row));
-    }
-    case Kind::filter:
-    case Kind::none: break;
-  }
-  return channels;
+  return op_channels(grid, channels, Kind::channel, true, where);
 }
 
 int64_t ChannelSplit::op_out_channels(const parallel::ProcessGrid& grid, int64_t channels, const std::string& where) {
-  switch (kind_of(grid)) {
-    case Kind::filter: return grid.local_channels(channels, where);
-    case Kind::grid: {
-      require_channels(grid, channels, where);
-      const GridSlices g(grid);
-      return sum(g.column_widths(channels, g.column));
-    }
-    case Kind::channel:
-    case Kind::none: break;
-  }
-  return channels;
+  return op_channels(grid, channels, Kind::filter, false, where);
 }
 
 ParameterShard ChannelSplit::weight_shard(const parallel::ProcessGrid& grid, const Shape& whole, int out_axis,
@@ -147,8 +139,8 @@ ParameterShard ChannelSplit::weight_shard(const parallel::ProcessGrid& grid, con
       s.whole = whole;
       s.axes = {in_axis, out_axis};
       for (int q = 0; q < g.parts(); ++q)
-        s.held.push_back({g.row_channels(whole[in_axis], q / g.columns),
-                          g.column_channels(whole[out_axis], q % g.columns)});
+        s.held.push_back(
+            {g.held(whole[in_axis], g.row_run(q / g.columns)), g.held(whole[out_axis], g.column_run(q % g.columns))});
       s.index = grid.channel_index();
       s.group = grid.channels();
       s.replicas = grid.replicas();
@@ -170,7 +162,7 @@ ParameterShard ChannelSplit::bias_shard(const parallel::ProcessGrid& grid, const
     ParameterShard s;
     s.whole = whole;
     s.axes = {0};
-    for (int q = 0; q < g.columns; ++q) s.held.push_back({g.column_channels(whole[0], q)});
+    for (int q = 0; q < g.columns; ++q) s.held.push_back({g.held(whole[0], g.column_run(q))});
     s.index = g.column;
     s.group = grid.channel_rows();
     s.replicas = grid.filter_replicas();
@@ -182,13 +174,13 @@ ParameterShard ChannelSplit::bias_shard(const parallel::ProcessGrid& grid, const
 }
 
 std::pair<int64_t, int64_t> ChannelSplit::output_in_bias(const parallel::ProcessGrid& grid, int64_t channels,
-                                                          const std::string& where) {
+                                                         const std::string& where) {
   switch (kind_of(grid)) {
     case Kind::channel: return {grid.first_channel(channels, where), grid.local_channels(channels, where)};
     case Kind::filter: return {0, grid.local_channels(channels, where)};
     case Kind::grid: {
       const GridSlices g(grid);
-      const auto widths = g.column_widths(channels, g.column);
+      const auto widths = g.widths(channels, g.column_run(g.column));
       const auto row = static_cast<size_t>(g.row);
       return {std::accumulate(widths.begin(), widths.begin() + static_cast<long>(row), int64_t{0}), widths[row]};
     }
