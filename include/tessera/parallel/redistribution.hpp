@@ -20,7 +20,7 @@ class Redistribution {
   /// `global`: the activation's global shape ([N, H, W, C] or [N, D, H, W, C]), of element
   /// type `type` (the blocks moved hold it; messages carry it). Both grids must be built over
   /// the same group of ranks (the same all() numbering). Throws ConfigError naming `where` when
-  /// they are not, ShapeError when `global` does not split evenly.
+  /// they are not, ShapeError when `global` does not split (fewer samples, channels or planes than ranks).
   Redistribution(const ProcessGrid& from, const ProcessGrid& to, const Shape& global, const std::string& where,
                  ElementType type = ElementType::fp32);
 
