@@ -72,7 +72,7 @@ registry::OpFactory* Builder::factory(const std::string& backend, const std::str
 int Builder::redistributed(int producer, const parallel::ProcessGrid& to, const std::string& path) {
   const bool from_input = producer == Graph::kModelInput;
   const parallel::ProcessGrid& from = from_input ? g_.input_grid : g_.nodes[static_cast<size_t>(producer)].grid();
-  if (from.distribution() == to.distribution()) return producer;
+  if (from.distribution().same_layout(to.distribution())) return producer;
   const auto key = std::make_pair(producer, to.distribution().str());
   if (auto it = moved_.find(key); it != moved_.end()) return it->second;
   const std::string from_name = from_input ? "input" : g_.nodes[static_cast<size_t>(producer)].layer->name();

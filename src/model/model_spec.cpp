@@ -69,9 +69,10 @@ LayerSpec read_layer(ConfigObject& ls, size_t i, const std::map<std::string, int
 
 ElementType parse_precision(const std::string& name, const std::string& where) {
   if (name == "tf32")
-    throw ConfigError(where, "tf32 is a math mode of a whole run on NVIDIA GPUs (fp32 data, TF32 tensor-core "
-                             "products in cuDNN's convolutions): set it as training.precision or --precision, not "
-                             "per layer");
+    throw ConfigError(where,
+                      "tf32 is a math mode of a whole run on NVIDIA GPUs (fp32 data, TF32 tensor-core "
+                      "products in cuDNN's convolutions): set it as training.precision or --precision, not "
+                      "per layer");
   const auto type = parse_element_type(name);
   if (!type) throw ConfigError(where, "precision \"" + name + "\" is not one of " + element_type_names());
   return *type;
@@ -89,6 +90,26 @@ parallel::Distribution read_distribution(ConfigObject cfg) {
   d.depth = static_cast<int>(cfg.integer_in("depth", 1, 1 << 20, 1));
   d.height = static_cast<int>(cfg.integer_in("height", 1, 1 << 20, 1));
   d.width = static_cast<int>(cfg.integer_in("width", 1, 1 << 20, 1));
+  d.shard_weights = cfg.choice("weights", {"replicated", "sharded"}, "replicated") == "sharded";
+  if (cfg.has("cube")) {
+    // Bian et al.'s 3-D split: a q × q × q cube of samples, input channels and filters.
+    const int q = static_cast<int>(cfg.integer_in("cube", 1, 1 << 10));
+    for (const auto& [key, parts] :
+         {std::pair<const char*, int>{"sample", d.sample}, {"channel", d.channel}, {"filter", d.filter}})
+      if (cfg.has(key) && parts != q)
+        throw ConfigError(cfg.path_of(key), "\"cube\": " + std::to_string(q) +
+                                                " splits samples, channels and filters " + std::to_string(q) +
+                                                " ways each (" + std::to_string(q * q * q) + " ranks), but \"" + key +
+                                                "\" asks for " + std::to_string(parts) +
+                                                ": a cube has equal sides; write the three counts without \"cube\" "
+                                                "for a grid that is not a cube");
+    if (cfg.has("weights") && !d.shard_weights)
+      throw ConfigError(cfg.path_of("weights"),
+                        "\"cube\" shards the weights over the samples; it cannot keep them "
+                        "\"replicated\"");
+    d.sample = d.channel = d.filter = q;
+    d.shard_weights = true;
+  }
   cfg.finish();
   return d;
 }

@@ -19,6 +19,7 @@ std::string Distribution::str() const {
   add("depth", depth);
   add("height", height);
   add("width", width);
+  if (shard_weights) s += (s.empty() ? "sample 1" : "") + std::string(", weights sharded");
   return "{" + (s.empty() ? std::string("sample 1") : s) + "}";
 }
 

@@ -89,7 +89,7 @@ Redistribution::Redistribution(const ProcessGrid& from, const ProcessGrid& to, c
 
   // Equal distributions give every rank the same block under both: nothing to send. Every rank
   // decides alike, so all of them skip the collective together.
-  exchange_ = !group_.is_serial() && !(from.distribution() == to.distribution());
+  exchange_ = !group_.is_serial() && !from.distribution().same_layout(to.distribution());
   const auto plan = [&](Side& side, const Block& mine, const std::vector<Block>& others) {
     side.counts.assign(others.size(), 0);
     side.displacements.assign(others.size(), 0);

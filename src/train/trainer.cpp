@@ -337,7 +337,7 @@ void Trainer::check_distributions() const {
                                             "); the loss needs whole outputs, so give it a distribution without "
                                             "\"channel\"/\"filter\", e.g. " +
                                             in_grid.distribution().str());
-  if (!(in_grid.distribution() == out_grid.distribution())) {
+  if (!in_grid.distribution().same_layout(out_grid.distribution())) {
     if (voxel_targets)
       throw ConfigError("$.model.layers",
                         "the model output " + out.str() + " has per-voxel targets but its distribution " +
@@ -365,7 +365,7 @@ void Trainer::check_distributions() const {
                       "gradient_precision applies to gradient_combination \"sum\"");
   if (options_.gradient_combination == parallel::GradientCombination::adasum && model_.parameters().has_shards())
     throw ConfigError("$.training.gradient_combination",
-                      "adasum combines whole models; this model splits some layers' weights over channel groups");
+                      "adasum combines whole models; this model splits or shards some layers' weights");
 }
 
 void Trainer::make_reducer() {
@@ -424,7 +424,7 @@ Tensor Trainer::loss_targets(const Tensor& targets, const Tensor& prediction, in
   const parallel::ProcessGrid& in_grid = model_.input_grid();
   const parallel::ProcessGrid& out_grid = model_.output_grid();
   const Shape wanted = loss_.target_shape(prediction.shape());
-  if (in_grid.distribution() == out_grid.distribution()) return targets.reshaped(wanted);
+  if (in_grid.distribution().same_layout(out_grid.distribution())) return targets.reshaped(wanted);
   // Per-sample targets of the output's sample groups: a run of the rows read for the input's
   // (larger) sample groups, since ranks are numbered with samples slowest.
   const int64_t offset = out_grid.first_sample(global_rows, "model output") - plan_->first_row(global_rows);

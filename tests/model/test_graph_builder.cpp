@@ -128,3 +128,32 @@ TEST_CASE("The summary gives the reason of each backend that declined an op", "[
     CHECK(after.empty());
   }
 }
+
+TEST_CASE("A cube distribution is q samples, channels and filters with sharded weights", "[model][spec]") {
+  const auto read = [](const json& d) {
+    ConfigObject cfg(d, "$.model.distribution");
+    return model::read_distribution(cfg);
+  };
+  const parallel::Distribution cube = read({{"cube", 2}, {"depth", 2}});
+  CHECK(cube.sample == 2);
+  CHECK(cube.channel == 2);
+  CHECK(cube.filter == 2);
+  CHECK(cube.depth == 2);
+  CHECK(cube.shard_weights);
+  CHECK(cube.str() == "{sample 2, channel 2, filter 2, depth 2, weights sharded}");
+  // The same counts written out name the same distribution; only the weights differ from a
+  // plain grid, and the activations are laid out alike.
+  CHECK(read({{"cube", 2}, {"sample", 2}, {"depth", 2}}) == cube);
+  const parallel::Distribution grid = read({{"sample", 2}, {"channel", 2}, {"filter", 2}, {"depth", 2}});
+  CHECK_FALSE(grid == cube);
+  CHECK(grid.same_layout(cube));
+  CHECK(read({{"sample", 4}, {"weights", "sharded"}}).str() == "{sample 4, weights sharded}");
+  CHECK(read({{"weights", "sharded"}}).str() == "{sample 1, weights sharded}");
+  // A cube has equal sides; the error names the key and both counts.
+  CHECK_THROWS_WITH(read({{"cube", 2}, {"filter", 4}}), Catch::Contains("$.model.distribution.filter") &&
+                                                            Catch::Contains("\"cube\": 2") &&
+                                                            Catch::Contains("asks for 4"));
+  CHECK_THROWS_WITH(read({{"cube", 2}, {"weights", "replicated"}}), Catch::Contains("cannot keep them"));
+  CHECK_THROWS_WITH(read({{"weights", "halved"}}), Catch::Contains("$.model.distribution.weights"));
+  CHECK_THROWS_AS(read({{"cube", 0}}), ConfigError);
+}

@@ -40,6 +40,7 @@ inline nlohmann::json distribution_json(const parallel::Distribution& d) {
                                    {"width", d.width}})
     if (parts > 1) j[key] = parts;
   if (j.empty()) j["sample"] = 1;
+  if (d.shard_weights) j["weights"] = "sharded";
   return j;
 }
 

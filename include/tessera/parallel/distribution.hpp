@@ -14,8 +14,14 @@ namespace tessera::parallel {
 /// the whole input, under `channel` each rank holds the weights of its share of the input
 /// channels and the ranks sum their partial outputs. Both above 1 make a 2-D split of
 /// channel × filter ranks (layers::ChannelSplit): each rank holds a block of the weights.
+///
+/// `shard_weights` ("weights": "sharded") splits a layer's weights further over its replicas,
+/// the ranks of the other axes that would each hold a copy (layers::ShardedWeight): it changes
+/// where weights live, not the activations' layout. With sample = channel = filter = q it is
+/// the 3-D (cube) split of Bian et al. 2021 ("cube": q).
 struct Distribution {
   int sample = 1, channel = 1, filter = 1, depth = 1, height = 1, width = 1;
+  bool shard_weights = false;
 
   int ranks() const { return sample * channel * filter * depth * height * width; }
   bool is_serial() const { return ranks() == 1; }
@@ -29,10 +35,12 @@ struct Distribution {
   std::string str() const;
   /// "filter 4", "channel 2", "channel 2 x filter 3": how the channels split, for errors.
   std::string channel_split_str() const;
-  bool operator==(const Distribution& o) const {
+  /// Whether activations are laid out alike (the weights may live differently).
+  bool same_layout(const Distribution& o) const {
     return sample == o.sample && channel == o.channel && filter == o.filter && depth == o.depth && height == o.height &&
            width == o.width;
   }
+  bool operator==(const Distribution& o) const { return same_layout(o) && shard_weights == o.shard_weights; }
 };
 
 }  // namespace tessera::parallel
