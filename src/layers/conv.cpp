@@ -84,8 +84,9 @@ void Conv::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistr
   in_channels_ = g.in_channels;
   const int64_t taps = g.kernel_volume();
   const Shape w = g.weight_shape();
-  weight_ = declare_shard(params, name() + ".weight", ChannelSplit::weight_shard(grid(), w, 0, w.rank() - 1, where()),
-                          Init::weight, taps * g.in_channels, taps * g.out_channels);
+  const ParameterShard block = ChannelSplit::weight_shard(grid(), w, 0, w.rank() - 1, where());
+  weight_ = declare_shard(params, name() + ".weight", ShardedWeight::shard(grid(), block, where()), Init::weight,
+                          taps * g.in_channels, taps * g.out_channels);
   if (options_.bias)
     bias_ = declare_shard(params, name() + ".bias", ChannelSplit::bias_shard(grid(), Shape{g.out_channels}, where()),
                           Init::bias, taps * g.in_channels, taps * g.out_channels);
@@ -99,6 +100,7 @@ void Conv::reshape(const std::vector<Shape>& inputs) {
                                                    std::to_string(in_channels_) + " channels it was set up with");
   if (op_ && input == op_input_) return;  // keep the op and its workspace
   split_.reshape(grid(), whole_input, g.output_shape(), where(), g.type);
+  weight_block_.reshape(grid(), weight_, where());
   // The op sees what this rank computes: its filters of the whole input, or all filters of
   // its input channels.
   g.out_channels = ChannelSplit::op_out_channels(grid(), g.out_channels, where());
@@ -164,11 +166,12 @@ void Conv::forward(const std::vector<Tensor>& inputs, const Tensor& output, cons
   // Input-gradient halos travel behind the weight gradient at no extra work, so the backward
   // pass overlaps whenever allowed, unless this step measures exchanging first.
   backward_overlapped_ = context().halo_overlap != HaloOverlap::off && (overlapped || !choice_.candidate());
+  const Tensor& w = weight_block_.gather();
   choice_.add(timed_if(choice_.timing(), [&] {
     if (overlapped && overlap_.active())
-      overlap_.forward(halo_, x, weight_->value, bias, y);
+      overlap_.forward(halo_, x, w, bias, y);
     else
-      op_->forward(halo_.gather(x), weight_->value, bias, y);
+      op_->forward(halo_.gather(x), w, bias, y);
   }));
   split_.finish_output(output);
 }
@@ -181,15 +184,15 @@ void Conv::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/,
   const Tensor dbias = bias_ ? bias_->grad : Tensor();
   choice_.add(timed_if(choice_.timing(), [&] {
     if (dx.empty()) {
-      op_->backward_weights(x, dy, weight_->grad, dbias);
+      op_->backward_weights(x, dy, weight_block_.grad(), dbias);
       return;
     }
     // The input gradient goes first so its halo travels back to the neighbours while the
     // weight gradient is computed.
-    op_->backward_data(dy, weight_->value, halo_.grad_buffer(dx));
+    op_->backward_data(dy, weight_block_.value(), halo_.grad_buffer(dx));
     halo_.start_scatter(dx);
     if (!backward_overlapped_) halo_.finish_scatter();
-    op_->backward_weights(x, dy, weight_->grad, dbias);
+    op_->backward_weights(x, dy, weight_block_.grad(), dbias);
     if (backward_overlapped_) halo_.finish_scatter();
     split_.finish_grad_input(grad_inputs.at(0));
   }));
@@ -197,6 +200,7 @@ void Conv::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/,
     log::info(where() + ": halo overlap " + choice_.verdict());
     if (!choice_.overlapped()) overlap_.release();  // its buffers are dead weight from now on
   }
+  weight_block_.finish_grad();
   if (bias_ && !ChannelSplit::owns_bias(grid())) bias_->grad.zero();
 }
 

@@ -118,8 +118,9 @@ void ConvTranspose::declare_parameters(const std::vector<Shape>& inputs, Paramet
   const int64_t fan_in = in_channels_ * taps_per_output;
   const int64_t fan_out = options_.filters * g.kernel_volume();
   const Shape w = g.weight_shape();
-  weight_ = declare_shard(params, name() + ".weight", ChannelSplit::weight_shard(grid(), w, w.rank() - 1, 0, where()),
-                          Init::weight, fan_in, fan_out);
+  const ParameterShard block = ChannelSplit::weight_shard(grid(), w, w.rank() - 1, 0, where());
+  weight_ = declare_shard(params, name() + ".weight", ShardedWeight::shard(grid(), block, where()), Init::weight,
+                          fan_in, fan_out);
   if (options_.bias)
     bias_ = declare_shard(params, name() + ".bias", ChannelSplit::bias_shard(grid(), Shape{options_.filters}, where()),
                           Init::bias, fan_in, fan_out);
@@ -134,6 +135,7 @@ void ConvTranspose::reshape(const std::vector<Shape>& inputs) {
   if (op_ && input == op_input_) return;
   const Shape whole_output = g.input_shape();
   split_.reshape(grid(), whole_input, whole_output, where(), g.type);
+  weight_block_.reshape(grid(), weight_, where());
   // The adjoint convolution of this rank's share: its filters from the whole input, or all
   // filters from its input channels.
   g.in_channels = ChannelSplit::op_out_channels(grid(), g.in_channels, where());
@@ -174,7 +176,7 @@ void ConvTranspose::forward(const std::vector<Tensor>& inputs, const Tensor& out
   // Under a spatial split the adjoint writes into the output block and its halo; the halo
   // part belongs to the neighbours and is added into their blocks.
   const Tensor& y = split_.op_output(output);
-  op_->backward_data(split_.op_input(inputs.at(0)), weight_->value, halo_.grad_buffer(y));
+  op_->backward_data(split_.op_input(inputs.at(0)), weight_block_.gather(), halo_.grad_buffer(y));
   halo_.start_scatter(y);
   halo_.finish_scatter();
   split_.finish_output(output);
@@ -186,18 +188,19 @@ void ConvTranspose::backward(const std::vector<Tensor>& inputs, const Tensor& /*
   // In the adjoint convolution this layer's output gradient plays the input and its input
   // plays the output gradient.
   const Tensor& dy = halo_.gather(split_.op_grad_output(grad_output));
-  op_->backward_weights(dy, split_.saved_input(inputs.at(0)), weight_->grad, Tensor());
+  // The input gradient first: it is the last reader of a sharded weight's gathered block,
+  // which then takes the weight gradient.
+  const Tensor& dx = split_.op_grad_input(grad_inputs.at(0));
+  if (!dx.empty()) op_->forward(dy, weight_block_.value(), Tensor(), dx);
+  op_->backward_weights(dy, split_.saved_input(inputs.at(0)), weight_block_.grad(), Tensor());
+  weight_block_.finish_grad();
   if (bias_) {
     // Under a channel or grid split each rank writes the gradient of its slice of the bias it
     // holds (whole, or its column's).
-    if (split_.kind() == ChannelSplit::Kind::channel || split_.kind() == ChannelSplit::Kind::grid)
-      bias_->grad.zero();
+    if (split_.kind() == ChannelSplit::Kind::channel || split_.kind() == ChannelSplit::Kind::grid) bias_->grad.zero();
     kokkos_backend::sum_channels(grad_output, own_bias(bias_->grad), bias_workspace_);
   }
-  const Tensor& dx = split_.op_grad_input(grad_inputs.at(0));
-  if (dx.empty()) return;
-  op_->forward(dy, weight_->value, Tensor(), dx);
-  split_.finish_grad_input(grad_inputs.at(0));
+  if (!dx.empty()) split_.finish_grad_input(grad_inputs.at(0));
 }
 
 }  // namespace tessera::layers

@@ -46,8 +46,8 @@ Shape Dense::output_shape(const std::vector<Shape>& inputs) const {
 void Dense::declare_parameters(const std::vector<Shape>& inputs, ParameterRegistry& params) {
   output_shape(inputs);
   in_features_ = whole_channels(inputs[0])[1];
-  weight_ = declare_shard(params, name() + ".weight",
-                          ChannelSplit::weight_shard(grid(), Shape{units_, in_features_}, 0, 1, where()), Init::weight,
+  const ParameterShard block = ChannelSplit::weight_shard(grid(), Shape{units_, in_features_}, 0, 1, where());
+  weight_ = declare_shard(params, name() + ".weight", ShardedWeight::shard(grid(), block, where()), Init::weight,
                           in_features_, units_);
   if (bias_enabled_)
     bias_ = declare_shard(params, name() + ".bias", ChannelSplit::bias_shard(grid(), Shape{units_}, where()),
@@ -60,6 +60,7 @@ void Dense::reshape(const std::vector<Shape>& inputs) {
   require_shape(whole[1] == in_features_, where() + ": input " + whole.str() + " does not have the " +
                                               std::to_string(in_features_) + " features it was set up with");
   split_.reshape(grid(), whole, Shape{whole[0], units_}, where(), context().precision);
+  weight_block_.reshape(grid(), weight_, where());
   ops::InnerProductGeometry g;
   g.batch = inputs[0][0];
   g.in_features = in_features_;
@@ -81,18 +82,21 @@ double Dense::forward_flops(const std::vector<Shape>& inputs) const {
 
 void Dense::forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& /*step*/) {
   const Tensor bias = bias_ && ChannelSplit::owns_bias(grid()) ? bias_->value : Tensor();
-  op_->forward(split_.op_input(inputs.at(0)), weight_->value, bias, split_.op_output(output));
+  op_->forward(split_.op_input(inputs.at(0)), weight_block_.gather(), bias, split_.op_output(output));
   split_.finish_output(output);
 }
 
 void Dense::backward(const std::vector<Tensor>& inputs, const Tensor& /*output*/, const Tensor& grad_output,
                      const std::vector<Tensor>& grad_inputs, const StepInfo& /*step*/) {
   const Tensor& dy = split_.op_grad_output(grad_output);
-  op_->backward_weights(split_.saved_input(inputs.at(0)), dy, weight_->grad, bias_ ? bias_->grad : Tensor());
+  // The input gradient first: it is the last reader of a sharded weight's gathered block,
+  // which then takes the weight gradient.
+  const bool data = !grad_inputs.at(0).empty();
+  if (data) op_->backward_data(dy, weight_block_.value(), split_.op_grad_input(grad_inputs[0]));
+  op_->backward_weights(split_.saved_input(inputs.at(0)), dy, weight_block_.grad(), bias_ ? bias_->grad : Tensor());
+  weight_block_.finish_grad();
   if (bias_ && !ChannelSplit::owns_bias(grid())) bias_->grad.zero();
-  if (grad_inputs.at(0).empty()) return;
-  op_->backward_data(dy, weight_->value, split_.op_grad_input(grad_inputs[0]));
-  split_.finish_grad_input(grad_inputs[0]);
+  if (data) split_.finish_grad_input(grad_inputs[0]);
 }
 
 }  // namespace tessera::layers

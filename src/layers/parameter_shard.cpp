@@ -42,7 +42,15 @@ ParameterShard ParameterShard::of(const parallel::ProcessGrid& grid, const Shape
 }
 
 Shape ParameterShard::member_shape(int q, const std::string& where) const {
-  if (!split()) return whole;
+  if (!run_count.empty()) {
+    member_block_shape(q, where);  // throws for the blocks as it would without runs
+    return Shape{run_count.at(static_cast<size_t>(q))};
+  }
+  return member_block_shape(q, where);
+}
+
+Shape ParameterShard::member_block_shape(int q, const std::string& where) const {
+  if (axes.empty()) return whole;
   std::vector<int64_t> dims = whole.dims();
   for (size_t a = 0; a < axes.size(); ++a) {
     const auto axis = static_cast<size_t>(axes[a]);
@@ -58,7 +66,8 @@ Shape ParameterShard::member_shape(int q, const std::string& where) const {
 }
 
 int64_t ParameterShard::member_whole_index(int q, int64_t i) const {
-  if (!split()) return i;
+  if (!run_first.empty()) i += run_first[static_cast<size_t>(q)];
+  if (axes.empty()) return i;
   const auto& mine = held[static_cast<size_t>(q)];
   // Row-major: peel the part's coordinates from the last dimension, map the split ones.
   int64_t rest = i, at = 0, stride = 1;
@@ -83,7 +92,8 @@ std::vector<float> ParameterShard::gather_whole(const std::vector<float>& part) 
     counts[q] = static_cast<int>(member_shape(static_cast<int>(q), "parameter shard").numel());
     if (q > 0) offsets[q] = offsets[q - 1] + counts[q - 1];
   }
-  std::vector<float> all(static_cast<size_t>(offsets.back() + counts.back())), result(static_cast<size_t>(whole.numel()));
+  std::vector<float> all(static_cast<size_t>(offsets.back() + counts.back())),
+      result(static_cast<size_t>(whole.numel()));
   parallel::check_mpi(MPI_Allgatherv(part.data(), static_cast<int>(part.size()), MPI_FLOAT, all.data(), counts.data(),
                                      offsets.data(), MPI_FLOAT, group.handle()),
                       "MPI_Allgatherv (parameter shards)");

@@ -14,6 +14,7 @@ const char* TrafficCounter::name(Kind kind) {
     case halo: return "halo";
     case gradients: return "gradients";
     case local_learning: return "local_learning";
+    case weights: return "weights";
     case kinds: break;
   }
   return "?";

@@ -178,19 +178,25 @@ namespace {
 /// hold it); empty on one rank.
 std::string gradient_line(const model::Model& m, const TrainingOptions& o, const parallel::Communicator& world) {
   if (world.is_serial()) return "";
-  if (o.gradient_combination == parallel::GradientCombination::adasum)
-    return "gradients: combined by Adasum in fp32\n";
-  double bytes = 0;
+  if (o.gradient_combination == parallel::GradientCombination::adasum) return "gradients: combined by Adasum in fp32\n";
+  double bytes = 0, sharded = 0;
   for (const auto& p : m.parameters().all()) {
     if (!p->trainable) continue;
     const double ranks = p->shard.split() ? p->shard.replicas.size() : world.size();
     bytes += 2.0 * (ranks - 1.0) / ranks * static_cast<double>(p->grad.numel());
+    // A sharded weight: the rest of its block gathered, and its gradient reduce-scattered.
+    if (!p->shard.run_count.empty())
+      sharded +=
+          2.0 * static_cast<double>(p->shard.member_block_shape(p->shard.index, p->name).numel() - p->grad.numel());
   }
   const double mib = bytes * static_cast<double>(element_size(o.gradient_precision)) / (1 << 20);
   const std::string type = element_type_name(o.gradient_precision);
   std::string s = "gradients: summed in " + type + ", " + fixed(mib, 2) + " MiB a step out of each rank";
   if (o.gradient_precision != ElementType::fp32)
     s += " (fp32: " + fixed(bytes * 4.0 / (1 << 20), 2) + "; each rank's values rounded to " + type + " once)";
+  if (sharded > 0)
+    s += "; sharded weights: " + fixed(sharded * 4.0 / (1 << 20), 2) +
+         " MiB gathered and reduce-scattered in fp32 out of each rank";
   return s + "\n";
 }
 
@@ -204,8 +210,8 @@ std::string shares_line(const Trainer& t) {
   const char* why = b.kind == BalanceOptions::Kind::weights ? "by the weights of " : "";
   return "batch shares: " + parallel::shares_text(rows) + " of " + std::to_string(t.options().batch_size) + " over " +
          std::to_string(rows.size()) + " sample groups (" + why +
-         (b.kind == BalanceOptions::Kind::measured ? "even until measured after the first steps, then in proportion "
-                                                     "to measured speed, checked each epoch"
+         (b.kind == BalanceOptions::Kind::measured  ? "even until measured after the first steps, then in proportion "
+                                                      "to measured speed, checked each epoch"
           : b.kind == BalanceOptions::Kind::weights ? b.key
                                                     : "as even as the batch allows") +
          ")\n";
@@ -219,8 +225,8 @@ std::string TrainingRun::describe() const {
   s += "optimizer: " + optimizer_->str() + "\n";
   s += "training:  " + std::to_string(options_.epochs) + " epoch(s) of " + std::to_string(trainer_->steps_per_epoch()) +
        " steps, batch " + std::to_string(options_.batch_size) +
-       (options_.accumulate > 1 ? " x " + std::to_string(options_.accumulate) + " accumulated = " +
-                                      std::to_string(trainer_->update_batch()) + " per step"
+       (options_.accumulate > 1 ? " x " + std::to_string(options_.accumulate) +
+                                      " accumulated = " + std::to_string(trainer_->update_batch()) + " per step"
                                 : "") +
        ", seed " + std::to_string(options_.seed) + "\n";
   if (options_.local_learning_epochs > 0)

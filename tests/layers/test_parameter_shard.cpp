@@ -93,11 +93,61 @@ TEST_CASE("A 2-D shard is a block: a range of one axis and a set of ranges of an
   for (int q = 0; q < 4; ++q) s.held.push_back({layers::ParameterShard::range(2 * (q / 2), 2), columns[q % 2]});
   std::vector<int> seen(24, 0);
   for (int q = 0; q < 4; ++q)
-    for (int64_t i = 0; i < s.member_shape(q, "w").numel(); ++i) ++seen[static_cast<size_t>(s.member_whole_index(q, i))];
+    for (int64_t i = 0; i < s.member_shape(q, "w").numel(); ++i)
+      ++seen[static_cast<size_t>(s.member_whole_index(q, i))];
   CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
   s.index = 3;  // row 1, column 1: units 2 and 5, features 2 and 3
   CHECK(s.local_shape("w") == Shape{2, 2});
   std::vector<float> values(24);
   std::iota(values.begin(), values.end(), 0.0f);
   CHECK(s.slice_of(values) == std::vector<float>{10, 11, 22, 23});
+}
+
+TEST_CASE("Sharded weights: each member holds a run of its block's elements, every element once", "[layers][shard]") {
+  // The 2 x 2 block split of a [6, 4] weight above, each block further split over 3 replicas
+  // (ShardedWeight): 12 members, block elements cut by even_boundary into runs of 2, 1, 1 or 1,
+  // 2, 1 elements (a block of 4 elements over 3: boundaries 0, 1, 3, 4).
+  layers::ParameterShard s;
+  s.whole = Shape{6, 4};
+  s.axes = {1, 0};
+  const std::vector<std::vector<int64_t>> columns{{0, 1, 3, 4}, {2, 5}};
+  for (int m = 0; m < 12; ++m) {
+    const int q = m % 4, r = m / 4;
+    s.held.push_back({layers::ParameterShard::range(2 * (q / 2), 2), columns[q % 2]});
+    const int64_t elements = 2 * static_cast<int64_t>(columns[q % 2].size());
+    const int64_t first = (2 * elements * r + 3) / 6, last = (2 * elements * (r + 1) + 3) / 6;
+    s.run_first.push_back(first);
+    s.run_count.push_back(last - first);
+  }
+  CHECK(s.parts() == 12);
+  std::vector<int> seen(24, 0);
+  for (int m = 0; m < 12; ++m) {
+    CHECK(s.member_shape(m, "w").rank() == 1);
+    for (int64_t i = 0; i < s.member_shape(m, "w").numel(); ++i)
+      ++seen[static_cast<size_t>(s.member_whole_index(m, i))];
+  }
+  CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+  // Member 7: block 3 (features 2 and 3 of units 2 and 5, [[10, 11], [22, 23]] in the whole),
+  // replica 1: its block's elements [1, 3) of 4.
+  s.index = 7;
+  CHECK(s.member_block_shape(7, "w") == Shape{2, 2});
+  CHECK(s.local_shape("w") == Shape{2});
+  std::vector<float> values(24);
+  std::iota(values.begin(), values.end(), 0.0f);
+  CHECK(s.slice_of(values) == std::vector<float>{11, 22});
+}
+
+TEST_CASE("Sharding a whole weight cuts it into runs of its elements", "[layers][shard]") {
+  // No channel split: the whole [5, 2] weight is each replica's block (pure ZeRO stage 3).
+  layers::ParameterShard s;
+  s.whole = Shape{5, 2};
+  s.run_first = {0, 3, 7};
+  s.run_count = {3, 4, 3};
+  CHECK(s.split());
+  CHECK(s.parts() == 3);
+  s.index = 1;
+  CHECK(s.local_shape("w") == Shape{4});
+  std::vector<float> values(10);
+  std::iota(values.begin(), values.end(), 0.0f);
+  CHECK(s.slice_of(values) == std::vector<float>{3, 4, 5, 6});
 }

@@ -10,6 +10,7 @@
 #include "tessera/layers/haloed_input.hpp"
 #include "tessera/layers/layer.hpp"
 #include "tessera/layers/overlap_choice.hpp"
+#include "tessera/layers/sharded_weight.hpp"
 #include "tessera/ops/conv.hpp"
 
 namespace tessera::layers {
@@ -77,6 +78,7 @@ class Conv final : public Layer {
   Parameter* bias_ = nullptr;
   Shape op_input_;  // the input shape op_ was made for
   ChannelSplit split_;
+  ShardedWeight weight_block_;
   HaloedInput halo_;
   HaloOverlappedConv overlap_;  // active when the halo exchange can overlap the interior
   OverlapChoice choice_;        // whether it does, this step

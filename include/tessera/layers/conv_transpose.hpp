@@ -9,6 +9,7 @@
 #include "tessera/layers/channel_split.hpp"
 #include "tessera/layers/haloed_input.hpp"
 #include "tessera/layers/layer.hpp"
+#include "tessera/layers/sharded_weight.hpp"
 #include "tessera/ops/conv.hpp"
 
 namespace tessera::layers {
@@ -76,6 +77,7 @@ class ConvTranspose final : public Layer {
   /// The bias (or its gradient) for this rank's output channels.
   Tensor own_bias(const Tensor& bias) const;
   ChannelSplit split_;
+  ShardedWeight weight_block_;
   HaloedInput halo_;  // around the output: the adjoint convolution's input
   std::unique_ptr<ops::ConvOp> op_;
   kokkos_backend::ConvWorkspace<float> bias_workspace_;  // the bias-gradient reduction's partial sums

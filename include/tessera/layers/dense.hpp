@@ -6,6 +6,7 @@
 #include "tessera/core/config.hpp"
 #include "tessera/layers/channel_split.hpp"
 #include "tessera/layers/layer.hpp"
+#include "tessera/layers/sharded_weight.hpp"
 
 namespace tessera::layers {
 
@@ -46,6 +47,7 @@ class Dense final : public Layer {
   Parameter* weight_ = nullptr;
   Parameter* bias_ = nullptr;
   ChannelSplit split_;
+  ShardedWeight weight_block_;
   std::unique_ptr<ops::InnerProductOp> op_;
 };
 

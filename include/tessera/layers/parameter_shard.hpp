@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,10 +22,15 @@ namespace tessera::layers {
 /// axis that differ by at most one (even_boundary); a 2-D split ({"channel": Pc, "filter": Pf},
 /// ChannelSplit) holds a block: a range of input channels and, along the output channels, the
 /// union of Pc such ranges.
+///
+/// Sharded weights (ShardedWeight) split each block further: member q then holds only a run of
+/// its block's elements in row-major order, [run_first[q], run_first[q] + run_count[q]), as a
+/// flat part [run_count[q]].
 struct ParameterShard {
   Shape whole;  // the parameter's whole shape
   std::vector<int> axes;
   std::vector<std::vector<std::vector<int64_t>>> held;  // [member][axis of `axes`] → whole indices
+  std::vector<int64_t> run_first, run_count;            // per member; empty: whole blocks
   int index = 0;
   parallel::Communicator group, replicas;
 
@@ -39,11 +45,13 @@ struct ParameterShard {
   /// The consecutive indices [first, first + count).
   static std::vector<int64_t> range(int64_t first, int64_t count);
 
-  bool split() const { return !axes.empty(); }
-  int parts() const { return static_cast<int>(held.size()); }
+  bool split() const { return !axes.empty() || !run_count.empty(); }
+  int parts() const { return static_cast<int>(std::max(held.size(), run_count.size())); }
   /// The shape of member q's part (this rank's: local_shape). Throws ShapeError naming `where`
   /// when a member would hold nothing along a split dimension.
   Shape member_shape(int q, const std::string& where) const;
+  /// The shape of member q's block: its part, unless it holds a run of the block.
+  Shape member_block_shape(int q, const std::string& where) const;
   Shape local_shape(const std::string& where) const { return member_shape(index, where); }
   /// The flat (row-major) index in the whole parameter of element `i` of member q's part.
   int64_t member_whole_index(int q, int64_t i) const;

@@ -16,6 +16,7 @@ struct ShardIndex {
   bool split = false;
   int64_t extent[kMaxRank] = {}, stride[kMaxRank] = {};
   int axis[2] = {-1, -1};
+  int64_t offset = 0;  // the first element of a run of the block
   DeviceView<int64_t> along[2];
 
   explicit ShardIndex(const ParameterShard& s) : split(s.split()) {
@@ -23,7 +24,8 @@ struct ShardIndex {
     rank = s.whole.rank();
     if (rank > kMaxRank || s.axes.size() > 2)
       throw Error("a parameter shard of " + s.whole.str() + " has too many dimensions");
-    const Shape local = s.local_shape("parameter shard");
+    if (!s.run_first.empty()) offset = s.run_first[static_cast<size_t>(s.index)];
+    const Shape local = s.member_block_shape(s.index, "parameter shard");
     int64_t st = 1;
     for (int d = rank - 1; d >= 0; --d) {
       extent[d] = local[d];
@@ -41,6 +43,7 @@ struct ShardIndex {
   }
   KOKKOS_INLINE_FUNCTION int64_t operator()(int64_t i) const {
     if (!split) return i;
+    i += offset;
     int64_t at = 0;
     for (int d = rank - 1; d >= 0; --d) {
       const int64_t c = i % extent[d];

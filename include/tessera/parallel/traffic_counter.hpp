@@ -15,7 +15,8 @@ namespace tessera::parallel {
 class TrafficCounter {
  public:
   /// local_learning: what layers with a local rule (bcpnn) sum over the ranks of a batch.
-  enum Kind { channel = 0, redistribution, halo, gradients, local_learning, kinds };
+  /// weights: the gathers of sharded weights and the reduce-scatters of their gradients.
+  enum Kind { channel = 0, redistribution, halo, gradients, local_learning, weights, kinds };
   static void add(Kind kind, double bytes) {
     auto& c = counts()[static_cast<size_t>(kind)];
     double old = c.load(std::memory_order_relaxed);

@@ -16,8 +16,8 @@ std::vector<std::string> fuse_conv_max_pool(Graph& graph) {
     if (pool == nullptr || producer.inputs.size() != 1 || producer.consumers != 1 ||
         pool_node.inputs != std::vector<int>{static_cast<int>(i)} ||
         !(producer.grid().distribution() == pool_node.grid().distribution()) ||
-        producer.grid().distribution().is_spatial())
-      continue;
+        producer.grid().distribution().is_spatial() || producer.grid().distribution().shard_weights)
+      continue;  // the fused slabs read the weight as stored: not a shard to gather
     auto layer = producer.layer->fused_with_max_pool(pool_node.layer->name(), *pool, graph.global_input(i, 0, 1));
     if (!layer || (producer.grid().distribution().splits_channels() && !layer->traits().channel_split)) continue;
     // The fused layer's slab kernels are its own; it runs only in the types it declares.
