@@ -102,8 +102,7 @@ std::optional<std::string> LayerCostModel::refusal(size_t i, const parallel::Dis
   }
   for (const Shape& in : n.global_inputs)
     if (!block_shape(in, d)) return "input " + in.str() + " does not split under " + d.str();
-  if (!block_shape(n.global_output, d))
-    return "output " + n.global_output.str() + " does not split under " + d.str();
+  if (!block_shape(n.global_output, d)) return "output " + n.global_output.str() + " does not split under " + d.str();
   try {
     // The checks the layer runs: windows that line up with the blocks, halos no wider than
     // the neighbouring block.
@@ -118,8 +117,16 @@ std::vector<parallel::Distribution> LayerCostModel::candidates(size_t i) const {
   const PlanNode& n = graph_.nodes[i];
   const int spatial_axes = graph_.sample_shape.rank() == 4 ? 3 : graph_.sample_shape.rank() == 3 ? 2 : 0;
   std::vector<parallel::Distribution> out;
-  for (const auto& d : distributions_of(options_.ranks, n.spatial_split ? spatial_axes : 0, n.channel_split))
-    if (!refusal(i, d)) out.push_back(d);
+  for (auto d : distributions_of(options_.ranks, n.spatial_split ? spatial_axes : 0, n.channel_split)) {
+    if (refusal(i, d)) continue;
+    out.push_back(d);
+    // Weights sharded over the replicas (the cube where the channel group is a q x q grid and
+    // q ranks split the samples): less memory and a smaller update for a gather before forward.
+    if (n.trainable >= options_.ranks && options_.ranks > d.channel_parts()) {
+      d.shard_weights = true;
+      out.push_back(d);
+    }
+  }
   return out;
 }
 
@@ -298,6 +305,19 @@ void LayerCostModel::add_parameters(LayerCost& c, const PlanNode& n, const paral
   const double bandwidth = std::max(profile_.memory_bandwidth_per_rank, 1.0);
   const double trainable = static_cast<double>(n.trainable) / cp;
   const double buffers = static_cast<double>(n.buffers) / cp;
+  if (trainable > 0 && d.shard_weights) {
+    // Sharded over R replicas: the block gathered before forward (it then holds the gradient,
+    // reduce-scattered after backward), both in fp32; the update and state of 1/R of it.
+    const int replicas = options_.ranks / cp;
+    const double block = trainable * kFloat, shard = trainable / replicas;
+    c.gradient = seconds(Collective::allgather, replicas, shard * kFloat) +
+                 seconds(Collective::reduce_scatter, replicas, shard * kFloat);
+    c.update = options_.update_seconds_per_parameter > 0
+                   ? shard * options_.update_seconds_per_parameter
+                   : shard * kFloat * (3 + 2 * options_.optimizer_state) / bandwidth;
+    c.memory += block + shard * kFloat * (2 + options_.optimizer_state) + buffers * kFloat;
+    return;
+  }
   if (trainable > 0) {
     // The whole model's gradients are summed in a few buckets: a measured sum over all ranks
     // is shared out by bytes; sums over fewer ranks (shards) are priced by the profile. They

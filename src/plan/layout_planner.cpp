@@ -462,8 +462,8 @@ std::string plan_table(const Plan& plan) {
   if (!plan.balance.empty()) {
     const auto rows = parallel::SampleShares::of_weights(plan.balance).rows(plan.batch, plan.ranks);
     out << "the profile's nodes differ in speed: the batch is shared in proportion to them ("
-        << parallel::shares_text(rows)
-        << " of " << plan.batch << " over the ranks; \"training.balance\" takes the weights), which all the rows "
+        << parallel::shares_text(rows) << " of " << plan.batch
+        << " over the ranks; \"training.balance\" takes the weights), which all the rows "
         << "above assume\n";
   }
   if (!plan.feasible)
@@ -488,6 +488,7 @@ nlohmann::json layout_json(const LayoutPrediction& p) {
     const auto& d = l.distribution;
     nlohmann::json dist{{"sample", d.sample}, {"depth", d.depth},     {"height", d.height},
                         {"width", d.width},   {"channel", d.channel}, {"filter", d.filter}};
+    if (d.shard_weights) dist["weights"] = "sharded";
     layers.push_back({{"name", l.name},
                       {"distribution", dist},
                       {"compute_s", l.cost.compute + l.cost.update + l.fusion},
