@@ -7,14 +7,30 @@ docs/parallelism.md ("Model parallelism: what each split communicates").
 CONFIG is a `tessera train` config whose layers are a chain of conv3d (padding keeping the
 size), max_pool3d/avg_pool3d, pointwise activations, flatten and dense layers, each with an
 optional sample/channel/filter distribution (no spatial splits; channel and filter together
-are the 2-D split); RANK the rank whose traffic
-is wanted. Prints one JSON object: bytes per step by kind (channel, redistribution,
-gradients) and their total. The benchmark compares it with what the run counted.
+are the 2-D split; "weights": "sharded" shards a layer's weights over its replicas, and
+"cube": q is the 3-D split of q samples x q channels x q filters with sharded weights); RANK the
+rank whose traffic is wanted. Prints one JSON object: bytes per step by kind (channel,
+redistribution, gradients, weights) and their total. The benchmark compares it with what the
+run counted.
 """
 import json
 import sys
 
 POINTWISE = {"relu", "leaky_relu", "elu", "dropout", "batch_norm"}
+
+
+def expand(dist):
+    """The distribution with "cube": q written out as its three counts and sharded weights."""
+    d = dict(dist)
+    q = d.pop("cube", None)
+    if q:
+        d.update(sample=q, channel=q, filter=q, weights="sharded")
+    return d
+
+
+def layout(dist):
+    """What places activations: the counts, not where the weights live."""
+    return {k: v for k, v in dist.items() if k != "weights"}
 
 
 def grid_block(dist, ranks, rank, shape):
@@ -48,14 +64,14 @@ def overlap(a, b):
 def traffic(config, ranks, rank):
     model = config["model"]
     batch = config["training"]["batch_size"]
-    default = model.get("distribution", {"sample": ranks})
+    default = expand(model.get("distribution", {"sample": ranks}))
     shape = [batch] + list(model["input"]["size"]) + [model["input"]["channels"]]
     dist = default
-    sent = {"channel": 0.0, "redistribution": 0.0, "gradients": 0.0}
+    sent = {"channel": 0.0, "redistribution": 0.0, "gradients": 0.0, "weights": 0.0}
     layers = model["layers"]
     for i, layer in enumerate(layers):
-        d = layer.get("distribution", default)
-        if d != dist:  # a redistribution: what this rank holds and the other layout gives away
+        d = expand(layer.get("distribution", default))
+        if layout(d) != layout(dist):  # a redistribution: what this rank holds and the other layout gives away
             src, dst = grid_block(dist, ranks, rank, shape), grid_block(d, ranks, rank, shape)
             sent["redistribution"] += 4 * (volume(src[1]) - overlap(src, dst))  # forward
             sent["redistribution"] += 4 * (volume(dst[1]) - overlap(src, dst))  # backward
@@ -98,7 +114,20 @@ def traffic(config, ranks, rank):
             # under "channel" the bias stays whole.
             bias = layer.get("filters", layer.get("units"))
             ring = lambda group, elements: 4 * 2 * (group - 1) / group * elements
-            if kind == "filter":
+            replicas = ranks // p
+            if d.get("weights") == "sharded" and replicas > 1:
+                # The weight block gathered before forward and its gradient reduce-scattered
+                # after backward over the replicas, in rooms of the longest run; the bias as
+                # before.
+                room = -(-((weights - bias) // p) // replicas)
+                sent["weights"] += 2 * 4 * (replicas - 1) * room
+                if kind == "filter":
+                    sent["gradients"] += ring(replicas, bias // p)
+                elif kind == "grid":
+                    sent["gradients"] += ring(ranks // pf, bias // pf)
+                else:
+                    sent["gradients"] += ring(ranks, bias)
+            elif kind == "filter":
                 sent["gradients"] += ring(ranks // p, weights // p)
             elif kind == "channel":
                 sent["gradients"] += ring(ranks // p, (weights - bias) // p) + ring(ranks, bias)
