@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The network-bound regime on an emulated cluster (perf/cluster.sh, docs/cluster.md).
 
-  cluster.py TESSERA WORKDIR [--target NAME] [--runs R] [--steps N] [--parts halo,data,hybrid,plan]
+  cluster.py TESSERA WORKDIR [--target NAME] [--runs R] [--steps N] [--parts halo,data,hybrid,plan,cube]
 
 Two emulated nodes (scripts/cluster.sh), each with its own share of this machine's cores, joined
 by links whose bandwidth makes this machine's FLOP/s per byte of link equal a real machine's:
@@ -26,10 +26,16 @@ Then, with 1 OpenMP thread per rank:
           global batch each layout can run.
   plan    perf/plan_accuracy.py --quick through the cluster (2-rank layouts across the 2 nodes,
           calibrated there), R rounds: the planner's median time error and regret.
+  cube    (not in the default parts) a dense stack (flatten of 16^3, three 4096-wide layers) on
+          8 ranks, 4 per node, batch 64: the 3-D cube {"cube": 2} (a 2 x 2 grid in each node,
+          the weights sharded over the 2 nodes: gathered before forward, gradients
+          reduce-scattered after backward) against the same grid with weight copies summed by
+          the overlapped all-reduce, and filter 4 in each node: samples/s and bytes across the
+          network per step.
 Last line:
   target=... link_mbit=... halo_fraction=... hidden_fraction=... overlap_speedup=...
   overlap_speedup_min=... allreduce_hidden=... hybrid_vs_data=... hybrid_network_bytes_ratio=...
-  plan_time_error=... plan_regret=...
+  plan_time_error=... plan_regret=... [cube_vs_copies=... cube_vs_filter=... cube_network_bytes_ratio=...]
 """
 import argparse
 import json
@@ -84,7 +90,9 @@ class Cluster:
         self.name, self.bandwidth, self.work = name, bandwidth_mbit, work
 
     def __enter__(self):
-        print(sh([CLUSTER, "up", "2", "--name", self.name, "--bandwidth", f"{self.bandwidth}mbit"]).strip(), flush=True)
+        # Room for 4 ranks a node (the cube part); the other parts place theirs explicitly.
+        print(sh([CLUSTER, "up", "2", "--name", self.name, "--bandwidth", f"{self.bandwidth}mbit", "--slots", "4"]).strip(),
+              flush=True)
         # perf/halo.py takes an mpirun: this one launches on the cluster, a rank per node in turn.
         self.mpirun = os.path.join(self.work, "mpirun")
         with open(self.mpirun, "w") as f:
@@ -209,6 +217,45 @@ def hybrid_part(tessera, cluster, steps, work, runs):
     return statistics.median(ratios), statistics.median(byte_ratios)
 
 
+CUBE_BATCH = 64
+CUBE_LAYOUTS = {"cube": {"cube": 2}, "copies": {"sample": 2, "channel": 2, "filter": 2},
+                "filter": {"sample": 2, "filter": 4}}
+
+
+def cube_part(tessera, cluster, steps, work, runs):
+    """The dense stack under the cube, its grid with weight copies, and filter 4 per node."""
+    layouts = {}
+    for name, split in CUBE_LAYOUTS.items():
+        layers = [{"name": "flat", "type": "flatten"}]
+        for k in (1, 2, 3):
+            layers += [{"name": f"fc{k}", "type": "dense", "units": 4096, "distribution": split},
+                       {"name": f"act{k}", "type": "relu", "distribution": split}]
+        layers.append({"name": "out", "type": "dense", "units": 4})
+        c = {"name": f"dense-stack-{name}", "loss": {"type": "mse"}, "optimizer": {"type": "adam", "lr": 1e-4},
+             "data": {"source": "synthetic_fields", "samples": 4 * CUBE_BATCH, "validation_samples": 0, "size": 16,
+                      "channels": 1},
+             "training": {"epochs": 1, "batch_size": CUBE_BATCH, "seed": 1, "max_steps": steps + WARM_UP},
+             "model": {"input": {"channels": 1, "size": [16, 16, 16]}, "distribution": {"sample": 8},
+                       "layers": layers}}
+        layouts[name] = os.path.join(work, f"cube-{name}.json")
+        json.dump(c, open(layouts[name], "w"))
+    rate, sent = {n: [] for n in layouts}, {n: [] for n in layouts}
+    for r in range(runs):
+        for name in (list(layouts) if r % 2 == 0 else list(reversed(list(layouts)))):
+            metrics = os.path.join(work, f"cube-{name}-{r}.jsonl")
+            # Four consecutive ranks per node: each channel group inside a node.
+            crossed = cluster.train(tessera, 8, layouts[name], metrics, "ppr:4:node")
+            times, events = step_times(metrics, CUBE_BATCH)
+            rate[name].append(CUBE_BATCH / statistics.median(times))
+            sent[name].append(crossed / len([e for e in events if e["event"] == "train"]))
+    for name in layouts:
+        print(f"{name:7s} dense stack batch {CUBE_BATCH} on 2 nodes x 4 ranks, {CUBE_LAYOUTS[name]}: "
+              f"{spread(rate[name], '{:.2f}')} samples/s, {spread([b / 1e6 for b in sent[name]], '{:.2f}')} MB across "
+              f"the network per step", flush=True)
+    ratio = lambda a, b, what: statistics.median([x / y for x, y in zip(what[a], what[b])])
+    return ratio("cube", "copies", rate), ratio("cube", "filter", rate), ratio("cube", "copies", sent)
+
+
 def plan_part(tessera, cluster, work, runs):
     launcher = (f"{CLUSTER} run --name {cluster.name} -- --map-by node -x OMP_NUM_THREADS -x OMP_PROC_BIND")
     plan_work = os.path.join(work, "plan")
@@ -235,8 +282,8 @@ def main():
     a = ap.parse_args()
     parts = a.parts.split(",")
     for p in parts:
-        if p not in ("halo", "data", "hybrid", "plan"):
-            sys.exit(f"cluster.py: unknown part '{p}' (halo, data, hybrid, plan)")
+        if p not in ("halo", "data", "hybrid", "plan", "cube"):
+            sys.exit(f"cluster.py: unknown part '{p}' (halo, data, hybrid, plan, cube)")
     os.makedirs(a.work, exist_ok=True)
     cores_per_node = max(1, os.cpu_count() // 2)
     flops, one_core = node_peak_flops(a.tessera, a.work, cores_per_node)
@@ -263,6 +310,10 @@ def main():
             figures.update(hybrid_vs_data=f"{speed:.3f}", hybrid_network_bytes_ratio=f"{volume:.3f}")
         if "plan" in parts:
             figures["plan_time_error"], figures["plan_regret"] = plan_part(a.tessera, cluster, a.work, a.runs)
+        if "cube" in parts:
+            speed, vs_filter, volume = cube_part(a.tessera, cluster, a.steps, a.work, a.runs)
+            figures.update(cube_vs_copies=f"{speed:.3f}", cube_vs_filter=f"{vs_filter:.3f}",
+                           cube_network_bytes_ratio=f"{volume:.3f}")
     print(" ".join(f"{k}={v}" for k, v in figures.items()))
 
 

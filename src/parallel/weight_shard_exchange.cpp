@@ -33,7 +33,11 @@ WeightShardExchange::WeightShardExchange(const Communicator& replicas, const Sha
   buffer_ = DeviceView<float>("tessera::weight_shard_runs", static_cast<size_t>(parts * room_));
   send_ = DeviceView<float>("tessera::weight_shard_send", static_cast<size_t>(room_));
   sums_ = DeviceView<float>("tessera::weight_shard_sums", static_cast<size_t>(room_));
-  if constexpr (!kHostAccessible) host_ = Kokkos::create_mirror_view(buffer_);
+  if constexpr (!kHostAccessible) {
+    host_ = Kokkos::create_mirror_view(buffer_);
+    host_send_ = Kokkos::create_mirror_view(send_);
+    host_sums_ = Kokkos::create_mirror_view(sums_);
+  }
 }
 
 int64_t WeightShardExchange::run_first(int r) const { return even_boundary(block_.numel(), parts(), r); }
@@ -64,8 +68,8 @@ void WeightShardExchange::gather(const Tensor& shard, const Tensor& block) {
   if constexpr (kHostAccessible) {
     collectives_->allgather(send_.data(), buffer_.data(), room_);
   } else {
-    auto send = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), send_);
-    collectives_->allgather(send.data(), host_.data(), room_);
+    Kokkos::deep_copy(host_send_, send_);
+    collectives_->allgather(host_send_.data(), host_.data(), room_);
     Kokkos::deep_copy(buffer_, host_);
   }
   for (int r = 0; r < parts; ++r)
@@ -95,9 +99,8 @@ void WeightShardExchange::reduce_scatter(const Tensor& block, const Tensor& shar
     collectives_->reduce_scatter_sum(buffer_.data(), sums_.data(), room_);
   } else {
     Kokkos::deep_copy(host_, buffer_);
-    auto sums = Kokkos::create_mirror_view(sums_);
-    collectives_->reduce_scatter_sum(host_.data(), sums.data(), room_);
-    Kokkos::deep_copy(sums_, sums);
+    collectives_->reduce_scatter_sum(host_.data(), host_sums_.data(), room_);
+    Kokkos::deep_copy(sums_, host_sums_);
   }
   Kokkos::deep_copy(shard.view(), part_of(sums_, 0, shard.numel()));
   Kokkos::fence();

@@ -45,11 +45,12 @@ class WeightShardExchange {
   std::shared_ptr<Collectives> collectives_;  // over the replicas; shared by copies
   Shape block_, shard_;
   std::string where_;
-  int64_t room_ = 0;                    // elements of the longest run
-  bool direct_ = true;                  // R divides the block and MPI reads the tensors: no buffers
-  DeviceView<float> buffer_;            // [R][room]: the padded runs
-  DeviceView<float> send_, sums_;       // [room]: this replica's padded run; its run of the sums
-  DeviceView<float>::HostMirror host_;  // when MPI cannot read device memory
+  int64_t room_ = 0;               // elements of the longest run
+  bool direct_ = true;             // R divides the block and MPI reads the tensors: no buffers
+  DeviceView<float> buffer_;       // [R][room]: the padded runs
+  DeviceView<float> send_, sums_;  // [room]: this replica's padded run; its run of the sums
+  // When MPI cannot read device memory: the runs, this replica's run and its sums on the host.
+  DeviceView<float>::HostMirror host_, host_send_, host_sums_;
 };
 
 }  // namespace tessera::parallel
