@@ -234,7 +234,8 @@ def cube_part(tessera, cluster, steps, work, runs):
         c = {"name": f"dense-stack-{name}", "loss": {"type": "mse"}, "optimizer": {"type": "adam", "lr": 1e-4},
              "data": {"source": "synthetic_fields", "samples": 4 * CUBE_BATCH, "validation_samples": 0, "size": 16,
                       "channels": 1},
-             "training": {"epochs": 1, "batch_size": CUBE_BATCH, "seed": 1, "max_steps": steps + WARM_UP},
+             "training": {"epochs": 1, "batch_size": CUBE_BATCH, "seed": 1, "max_steps": steps + WARM_UP,
+                          "log_every": 1},
              "model": {"input": {"channels": 1, "size": [16, 16, 16]}, "distribution": {"sample": 8},
                        "layers": layers}}
         layouts[name] = os.path.join(work, f"cube-{name}.json")

@@ -305,19 +305,6 @@ void LayerCostModel::add_parameters(LayerCost& c, const PlanNode& n, const paral
   const double bandwidth = std::max(profile_.memory_bandwidth_per_rank, 1.0);
   const double trainable = static_cast<double>(n.trainable) / cp;
   const double buffers = static_cast<double>(n.buffers) / cp;
-  if (trainable > 0 && d.shard_weights) {
-    // Sharded over R replicas: the block gathered before forward (it then holds the gradient,
-    // reduce-scattered after backward), both in fp32; the update and state of 1/R of it.
-    const int replicas = options_.ranks / cp;
-    const double block = trainable * kFloat, shard = trainable / replicas;
-    c.gradient = seconds(Collective::allgather, replicas, shard * kFloat) +
-                 seconds(Collective::reduce_scatter, replicas, shard * kFloat);
-    c.update = options_.update_seconds_per_parameter > 0
-                   ? shard * options_.update_seconds_per_parameter
-                   : shard * kFloat * (3 + 2 * options_.optimizer_state) / bandwidth;
-    c.memory += block + shard * kFloat * (2 + options_.optimizer_state) + buffers * kFloat;
-    return;
-  }
   if (trainable > 0) {
     // The whole model's gradients are summed in a few buckets: a measured sum over all ranks
     // is shared out by bytes; sums over fewer ranks (shards) are priced by the profile. They
@@ -329,6 +316,19 @@ void LayerCostModel::add_parameters(LayerCost& c, const PlanNode& n, const paral
     c.update = options_.update_seconds_per_parameter > 0
                    ? trainable * options_.update_seconds_per_parameter
                    : trainable * kFloat * (3 + 2 * options_.optimizer_state) / bandwidth;
+  }
+  if (trainable > 0 && d.shard_weights) {
+    // Sharded over R replicas: the block, gathered before forward, then holds the gradient
+    // that is reduce-scattered after backward; 1/R of the parameters, gradients and state. Both
+    // exchanges block the layer, while the copies' all-reduce runs behind backprop: on the
+    // emulated cluster (perf/cluster.py's cube part) the cube's step took the grid-with-copies
+    // step plus about its exchanges' time, at equal bytes. So a sharded twin is priced as the
+    // copies plus its exchanges, and is planned where only it fits.
+    const int replicas = options_.ranks / cp;
+    const double run = trainable / replicas * kFloat;
+    c.gradient += seconds(Collective::allgather, replicas, run) + seconds(Collective::reduce_scatter, replicas, run);
+    c.memory += trainable * kFloat + run * (2 + options_.optimizer_state) + buffers * kFloat;
+    return;
   }
   c.memory += trainable * kFloat * (2 + options_.optimizer_state) + buffers * kFloat;
 }
