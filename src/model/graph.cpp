@@ -64,6 +64,7 @@ Footprint Graph::footprint(int64_t batch) const {
     f.activation_bytes += n.activation_bytes;
     f.parameters.trainable += n.parameters.trainable;
     f.parameters.buffers += n.parameters.buffers;
+    f.parameters.gathered += n.parameters.gathered;
     f.nodes.push_back(std::move(n));
   }
   f.parameter_bytes = (2 * f.parameters.trainable + f.parameters.buffers) * static_cast<int64_t>(sizeof(float));

@@ -101,9 +101,15 @@ int Builder::add(GraphNode node, const std::string& where) {
   // Blocks of a small batch only to declare parameters; the model sets the real ones.
   const std::vector<Shape> locals = check_blocks(index);
   const int64_t trainable = g_.declared->trainable_count(), buffers = g_.declared->buffer_count();
+  const size_t declared = g_.declared->all().size();
   n.layer->set_global_inputs(g_.global_inputs(index, g_.min_batch));
   n.layer->declare(locals, n.context, *g_.declared);
-  n.parameters = {g_.declared->trainable_count() - trainable, g_.declared->buffer_count() - buffers};
+  int64_t gathered = 0;
+  for (size_t k = declared; k < g_.declared->all().size(); ++k) {
+    const layers::ParameterShard& s = g_.declared->all()[k]->shard;
+    if (!s.run_count.empty()) gathered += s.member_block_shape(s.index, where).numel();
+  }
+  n.parameters = {g_.declared->trainable_count() - trainable, g_.declared->buffer_count() - buffers, gathered};
   return static_cast<int>(index);
 }
 

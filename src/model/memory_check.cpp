@@ -25,7 +25,8 @@ MemoryNeed training_memory_need(const Graph& graph, int64_t batch) {
   MemoryNeed need;
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     const Footprint::Node& n = f.nodes[i];
-    const int64_t parameters = checked_add(checked_mul(2, n.parameters.trainable), n.parameters.buffers);
+    const int64_t parameters =
+        checked_add(checked_add(checked_mul(2, n.parameters.trainable), n.parameters.buffers), n.parameters.gathered);
     const int64_t bytes =
         checked_add(checked_mul(2, n.activation_bytes), checked_mul(parameters, static_cast<int64_t>(sizeof(float))));
     need.bytes = checked_add(need.bytes, bytes);

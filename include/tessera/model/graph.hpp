@@ -12,9 +12,10 @@
 
 namespace tessera::model {
 
-/// Elements of parameters one rank holds for one node: trainable ones and buffers.
+/// Elements of parameters one rank holds for one node: trainable ones and buffers, and the
+/// blocks its sharded weights gather (held from forward to backward, then their gradient).
 struct ParameterCount {
-  int64_t trainable = 0, buffers = 0;
+  int64_t trainable = 0, buffers = 0, gathered = 0;
 };
 
 /// One layer of a graph, where it runs and what it reads.

@@ -32,6 +32,7 @@ std::vector<std::string> fuse_conv_max_pool(Graph& graph) {
     producer.global_output = pool_node.global_output;
     producer.parameters.trainable += pool_node.parameters.trainable;
     producer.parameters.buffers += pool_node.parameters.buffers;
+    producer.parameters.gathered += pool_node.parameters.gathered;
     graph.remove(i + 1, static_cast<int>(i));
   }
   return fused;
