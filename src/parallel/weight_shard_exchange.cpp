@@ -30,6 +30,9 @@ WeightShardExchange::WeightShardExchange(const Communicator& replicas, const Sha
   for (int r = 0; r < parts; ++r) room_ = std::max(room_, run_count(r));
   direct_ = elements % parts == 0 && kHostAccessible;
   if (direct_ || parts == 1) return;
+  // Views start zero, and the rooms' tails past a run stay zero: runs are copied only into
+  // their own elements, and the gather receives the other replicas' zero tails. So no call
+  // clears them.
   buffer_ = DeviceView<float>("tessera::weight_shard_runs", static_cast<size_t>(parts * room_));
   send_ = DeviceView<float>("tessera::weight_shard_send", static_cast<size_t>(room_));
   sums_ = DeviceView<float>("tessera::weight_shard_sums", static_cast<size_t>(room_));
@@ -63,7 +66,6 @@ void WeightShardExchange::gather(const Tensor& shard, const Tensor& block) {
     collectives_->allgather(shard.data(), block.data(), room_);
     return;
   }
-  Kokkos::deep_copy(send_, 0.0f);
   Kokkos::deep_copy(part_of(send_, 0, shard.numel()), shard.view());
   if constexpr (kHostAccessible) {
     collectives_->allgather(send_.data(), buffer_.data(), room_);
@@ -91,8 +93,7 @@ void WeightShardExchange::reduce_scatter(const Tensor& block, const Tensor& shar
     collectives_->reduce_scatter_sum(block.data(), shard.data(), room_);
     return;
   }
-  // Each run in its room, the tails zero: a shorter run's padding sums to zero.
-  Kokkos::deep_copy(buffer_, 0.0f);
+  // Each run in its room; a shorter run's padding sums to zero.
   for (int r = 0; r < parts; ++r)
     Kokkos::deep_copy(part_of(buffer_, r * room_, run_count(r)), part_of(block.view(), run_first(r), run_count(r)));
   if constexpr (kHostAccessible) {
