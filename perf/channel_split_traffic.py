@@ -115,26 +115,21 @@ def traffic(config, ranks, rank):
             bias = layer.get("filters", layer.get("units"))
             ring = lambda group, elements: 4 * 2 * (group - 1) / group * elements
             replicas = ranks // p
-            if d.get("weights") == "sharded" and replicas > 1:
-                # The weight block gathered before forward and its gradient reduce-scattered
-                # after backward over the replicas, in rooms of the longest run; the bias as
-                # before.
-                room = -(-((weights - bias) // p) // replicas)
-                sent["weights"] += 2 * 4 * (replicas - 1) * room
-                if kind == "filter":
-                    sent["gradients"] += ring(replicas, bias // p)
-                elif kind == "grid":
-                    sent["gradients"] += ring(ranks // pf, bias // pf)
-                else:
-                    sent["gradients"] += ring(ranks, bias)
-            elif kind == "filter":
-                sent["gradients"] += ring(ranks // p, weights // p)
-            elif kind == "channel":
-                sent["gradients"] += ring(ranks // p, (weights - bias) // p) + ring(ranks, bias)
-            elif kind == "grid":  # a block of the weights; a column's bias on every rank of the column
-                sent["gradients"] += ring(ranks // p, (weights - bias) // p) + ring(ranks // pf, bias // pf)
+            # The bias: a filter slice summed over its replicas, a 2-D column's over the ranks
+            # that share it, otherwise whole over every rank.
+            if kind == "filter":
+                sent["gradients"] += ring(replicas, bias // p)
+            elif kind == "grid":
+                sent["gradients"] += ring(ranks // pf, bias // pf)
             else:
-                sent["gradients"] += ring(ranks, weights)
+                sent["gradients"] += ring(ranks, bias)
+            # The weight block: summed over its replicas, or, sharded, gathered before forward
+            # and its gradient reduce-scattered after backward, in rooms of the longest run.
+            block = (weights - bias) // p
+            if d.get("weights") == "sharded" and replicas > 1:
+                sent["weights"] += 2 * 4 * (replicas - 1) * -(-block // replicas)
+            else:
+                sent["gradients"] += ring(replicas, block)
         shape = out
     sent["total"] = sum(sent.values())
     return sent

@@ -183,9 +183,8 @@ print(f"8 ranks, cube 2: split layers' parameters per rank {p_cube['sharded_per_
       f"{all_bytes('cube8') / 1e6:.3f} MB counted ({per_step('cube8', 'weights') / 1e6:.3f} MB of them sharded "
       f"weights), {formula('cube8') / 1e6:.3f} MB by the formulas")
 for tag, label in (("", "batch 8"), ("_big", f"batch {big}")):
-    rows = ", ".join(f"{split} {all_bytes(f'dense_{name}8{tag}') / 1e6:.3f} MB" for split, name in
-                     (("filter 8", "filter"), ("channel 2 x filter 4", "grid"), ("cube 2", "cube"))
-                     )
+    splits = (("filter 8", "filter"), ("channel 2 x filter 4", "grid"), ("cube 2", "cube"))
+    rows = ", ".join(f"{split} {all_bytes(f'dense_{name}8{tag}') / 1e6:.3f} MB" for split, name in splits)
     print(f"dense stack at 8 ranks, {label}: all bytes of rank 0 per step: {rows}")
 for name in ("dense_filter8", "dense_cube8", "dense_filter8_big", "dense_grid8_big", "dense_cube8_big"):
     print(f"  {name}: counted/formulas {all_bytes(name) / formula(name):.3f}")
