@@ -20,7 +20,9 @@
 #include "support/activation_blocks.hpp"
 #include "support/mpi_program.hpp"
 #include "tessera/core/config.hpp"
+#include "tessera/model/layer_entry.hpp"
 #include "tessera/model/model.hpp"
+#include "tessera/model/model_spec.hpp"
 #include "tessera/parallel/communicator.hpp"
 
 using namespace tessera;
@@ -191,13 +193,11 @@ int main(int argc, char* argv[]) {
   int failed = 0;
   try {
     if (argc < 2) throw Error("usage: channel_equivalence DISTRIBUTION_JSON [2d]");
-    json split = json::parse(argv[1]);
-    if (split.contains("cube")) {  // the test's model builder reads the three counts
-      const int q = split["cube"];
-      split.erase("cube");
-      split["sample"] = split["channel"] = split["filter"] = q;
-      split["weights"] = "sharded";
-    }
+    // Read as a config reads it and written back with every count spelled out ("cube": q
+    // as its three counts), which the test's model builder reads.
+    const json text = json::parse(argv[1]);
+    ConfigObject given(text, "distribution");
+    const json split = model::spec::distribution_json(model::read_distribution(given));
     const bool two_d = argc > 2 && std::string(argv[2]) == "2d";
     const int64_t batch = 4 * split.value("sample", 1) * split.value("channel", 1) * split.value("filter", 1);
     json input, layers;
