@@ -1,18 +1,13 @@
 #!/usr/bin/env bash
 # Usage: check_precision_resume.sh TESSERA CONFIG WORKDIR — a checkpoint holds fp32 master
 # weights whatever the run computed in, so a bf16 run's checkpoint resumes in fp32 and an
-# fp32 run's in bf16; the metrics log records each run's precision. Where the CPU has no bf16
-# instructions, checks instead that --precision bf16 is refused saying so.
+# fp32 run's in bf16; the metrics log records each run's precision. On a CPU without bf16
+# instructions the bf16 layers run on the Kokkos backend (bf16 in software), and the run says so.
 set -euo pipefail
 tessera=$1 config=$2 work=$3
 mkdir -p "$work"; rm -f "$work"/p.*
-if ! "$tessera" info | grep -q '^onednn isa:.*bf16 instructions: yes'; then
-  if "$tessera" train "$config" --max-steps 1 --precision bf16 --quiet >"$work/p.out" 2>&1; then
-    echo "bf16 ran on a build or CPU without bf16 instructions"; exit 1
-  fi
-  grep -Eq 'no bf16 instructions|no bf16 convolution' "$work/p.out"
-  echo "bf16 refused here, as it should be:"; cat "$work/p.out"; exit 0
-fi
+native=no
+"$tessera" info | grep -q '^onednn isa:.*bf16 instructions: yes' && native=yes
 run() {  # run PRECISION STEPS [--resume FILE]: trains and checks the log's precision
   local precision=$1 steps=$2; shift 2
   "$tessera" train "$config" --max-steps "$steps" --epochs 1 --precision "$precision" --metrics "$work/p.$precision.jsonl" \
@@ -27,6 +22,9 @@ assert events[-1]["activation_mb"] > 0
 PY
 }
 run bf16 3
+if [[ $native == no ]]; then
+  grep -Eq 'runs? convolution on kokkos: onednn: this CPU has no bf16 instructions' "$work/p.out"
+fi
 run fp32 5 --resume "$work/p.bf16.ckpt"
 run bf16 7 --resume "$work/p.fp32.ckpt"
 test -z "$(ls "$work" | grep '\.tmp\.' || true)"

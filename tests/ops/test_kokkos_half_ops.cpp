@@ -1,6 +1,7 @@
-// The Kokkos backend's 16-bit ops (activations, inner products) against its fp32 ops on the
-// same values, within bf16's and fp16's rounding (support/half_op_checks.hpp); and the ops it
-// has only in fp32 are declined with the reason.
+// The Kokkos backend's 16-bit ops (activations, inner products; convolutions and pooling in
+// bf16) against its fp32 ops on the same values, within bf16's and fp16's rounding
+// (support/half_op_checks.hpp); and the ops it has only in fp32 and bf16 are declined in fp16
+// with the reason.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -24,13 +25,33 @@ TEST_CASE("kokkos inner products of bf16 and fp16 layers: 16-bit products, fp32 
     testing::check_half_inner_product(registry::backend("kokkos"), type);
 }
 
-TEST_CASE("kokkos declines 16-bit convolutions and pooling, and fp16 batch norm, saying so", "[ops][precision]") {
+TEST_CASE("kokkos bf16 convolutions: bf16 products, fp32 sums, fp32 weight gradients, every pass",
+          "[ops][conv][precision]") {
+  auto& kokkos = registry::backend("kokkos");
+  testing::check_half_conv(kokkos, testing::conv3d(2, 4, 16, {8, 8, 8}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
+                           ElementType::bf16, 11, 0.0);
+  testing::check_half_conv(kokkos, testing::conv3d(1, 5, 7, {6, 5, 7}, {3, 3, 3}, {2, 1, 2}, {1, 1, 1}, {1, 1, 1}),
+                           ElementType::bf16, 21, 0.0);
+  ops::ConvGeometry g2 = testing::conv3d(2, 3, 8, {1, 9, 9}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1});
+  g2.spatial_rank = 2;
+  testing::check_half_conv(kokkos, g2, ElementType::bf16, 41, 0.0);
+}
+
+TEST_CASE("kokkos bf16 pooling: a max exact, an average rounded once", "[ops][pool][precision]") {
+  testing::check_half_pool(registry::backend("kokkos"), ElementType::bf16);
+}
+
+TEST_CASE("kokkos declines fp16 convolutions, pooling and batch norm, saying so", "[ops][precision]") {
   auto& kokkos = registry::backend("kokkos");
   ops::ConvGeometry g = testing::conv3d(1, 4, 8, {4, 4, 4}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
   g.type = ElementType::fp16;
   std::string why;
   CHECK_FALSE(kokkos.make_conv(g, &why));
   CHECK(why == "no fp16 convolution in the kokkos backend");
+  ops::PoolGeometry p;
+  p.type = ElementType::fp16;
+  CHECK_FALSE(kokkos.make_pool(p, &why));
+  CHECK(why == "no fp16 pooling in the kokkos backend");
   ops::BatchNormGeometry b;
   b.type = ElementType::fp16;
   CHECK_FALSE(kokkos.make_batch_norm(b, &why));

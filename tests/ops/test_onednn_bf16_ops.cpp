@@ -55,8 +55,6 @@ TEST_CASE("a bf16 op is refused, with the reason, by backends and CPUs that cann
   ops::ConvGeometry g = testing::conv3d(1, 4, 8, {4, 4, 4}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
   g.type = ElementType::bf16;
   std::string why;
-  CHECK_FALSE(registry::backend("kokkos").make_conv(g, &why));
-  CHECK(why == "no bf16 convolution in the kokkos backend");
   auto op = registry::backend("onednn").make_conv(g, &why);
   CHECK(static_cast<bool>(op) == onednn_backend::has_bf16_instructions());
   if (!op) CHECK_THAT(why, Catch::Contains("this CPU has no bf16 instructions"));
@@ -64,9 +62,8 @@ TEST_CASE("a bf16 op is refused, with the reason, by backends and CPUs that cann
   CHECK_FALSE(registry::backend("onednn").make_conv(g, &why));
   CHECK_THAT(why, Catch::Contains("no fp16 on CPUs"));
   const registry::OpFactory kokkos_only("kokkos");
-  g.type = ElementType::bf16;
   CHECK_THROWS_WITH(kokkos_only.conv(g, "conv1"), Catch::Contains("layer 'conv1'") &&
-                                                      Catch::Contains("no bf16 convolution in the kokkos backend"));
+                                                      Catch::Contains("no fp16 convolution in the kokkos backend"));
 }
 
 TEST_CASE("onednn bf16 ops refuse tensors of another type", "[onednn][precision]") {

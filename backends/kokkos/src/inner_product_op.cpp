@@ -1,9 +1,7 @@
 // The Kokkos reference inner product: the templated kernels of inner_product_kernels.hpp in
-// float, over 2D views of the flat tensors. A bf16 or fp16 layer runs them on fp32 copies: its
-// activations widened exactly, the master weights rounded to the layer's type and widened back
-// (so the products are those of 16-bit operands), sums in fp32, outputs rounded once: the
-// arithmetic of a 16-bit gemm with fp32 accumulation, at fp32's speed. The weight and bias
-// gradients stay fp32.
+// float, over 2D views of the flat tensors. A bf16 or fp16 layer runs them on fp32 copies
+// (fp32_staging.hpp). The weight and bias gradients stay fp32.
+#include "fp32_staging.hpp"
 #include "tessera/backends/kokkos/inner_product_kernels.hpp"
 #include "tessera/backends/kokkos/kokkos_backend.hpp"
 #include "tessera/core/error.hpp"
@@ -13,7 +11,7 @@ namespace {
 
 class KokkosInnerProduct final : public ops::InnerProductOp {
  public:
-  explicit KokkosInnerProduct(const ops::InnerProductGeometry& g) : g_(g) {}
+  explicit KokkosInnerProduct(const ops::InnerProductGeometry& g) : g_(g), staging_(g.type) {}
 
   std::string backend() const override { return "kokkos"; }
 
@@ -22,22 +20,22 @@ class KokkosInnerProduct final : public ops::InnerProductOp {
     check(w, g_.out_features, g_.in_features, "w", true);
     check(y, g_.batch, g_.out_features, "y");
     if (!bias.empty()) check_bias(bias);
-    const Tensor& ya = half() ? staged(y_, y) : y;
-    inner_product_forward<float>(matrix(widened(x_, x), g_.batch, g_.in_features),
-                                 matrix(weights(w), g_.out_features, g_.in_features), vector(bias),
+    const Tensor& ya = staging_.output(y_, y);
+    inner_product_forward<float>(matrix(staging_.widened(x_, x), g_.batch, g_.in_features),
+                                 matrix(staging_.weights(w_, w), g_.out_features, g_.in_features), vector(bias),
                                  matrix(ya, g_.batch, g_.out_features));
-    if (half()) deep_copy(y, ya);
+    staging_.store(y, ya);
   }
 
   void backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx) override {
     check(dy, g_.batch, g_.out_features, "dy");
     check(w, g_.out_features, g_.in_features, "w", true);
     check(dx, g_.batch, g_.in_features, "dx");
-    const Tensor& dxa = half() ? staged(x_, dx) : dx;
-    inner_product_backward_data<float>(matrix(widened(y_, dy), g_.batch, g_.out_features),
-                                       matrix(weights(w), g_.out_features, g_.in_features),
+    const Tensor& dxa = staging_.output(x_, dx);
+    inner_product_backward_data<float>(matrix(staging_.widened(y_, dy), g_.batch, g_.out_features),
+                                       matrix(staging_.weights(w_, w), g_.out_features, g_.in_features),
                                        matrix(dxa, g_.batch, g_.in_features));
-    if (half()) deep_copy(dx, dxa);
+    staging_.store(dx, dxa);
   }
 
   void backward_weights(const Tensor& x, const Tensor& dy, const Tensor& dw, const Tensor& dbias) override {
@@ -45,34 +43,12 @@ class KokkosInnerProduct final : public ops::InnerProductOp {
     check(dy, g_.batch, g_.out_features, "dy");
     check(dw, g_.out_features, g_.in_features, "dw", true);
     if (!dbias.empty()) check_bias(dbias);
-    inner_product_backward_weights<float>(matrix(widened(x_, x), g_.batch, g_.in_features),
-                                          matrix(widened(y_, dy), g_.batch, g_.out_features),
+    inner_product_backward_weights<float>(matrix(staging_.widened(x_, x), g_.batch, g_.in_features),
+                                          matrix(staging_.widened(y_, dy), g_.batch, g_.out_features),
                                           matrix(dw, g_.out_features, g_.in_features), vector(dbias));
   }
 
  private:
-  bool half() const { return g_.type != ElementType::fp32; }
-
-  /// The fp32 copy `copy` of a 16-bit `t` (allocated once), unfilled.
-  static const Tensor& staged(Tensor& copy, const Tensor& t) {
-    ensure_shape(copy, t.shape(), "tessera::inner_product_fp32_copy");
-    return copy;
-  }
-  /// `t` as fp32: itself, or for a 16-bit layer its values widened into `copy`.
-  const Tensor& widened(Tensor& copy, const Tensor& t) {
-    if (!half()) return t;
-    deep_copy(staged(copy, t), t);
-    return copy;
-  }
-  /// The weights the products use: `w`, or for a 16-bit layer `w` rounded to its type and
-  /// widened back.
-  const Tensor& weights(const Tensor& w) {
-    if (!half()) return w;
-    ensure_shape(w_rounded_, w.shape(), "tessera::inner_product_16bit_weights", g_.type);
-    deep_copy(w_rounded_, w);
-    return widened(w_, w_rounded_);
-  }
-
   static UnmanagedMatrix<float> matrix(const Tensor& t, int64_t rows, int64_t cols) {
     return UnmanagedMatrix<float>(t.data(), static_cast<size_t>(rows), static_cast<size_t>(cols));
   }
@@ -95,8 +71,9 @@ class KokkosInnerProduct final : public ops::InnerProductOp {
   void check_bias(const Tensor& b) const { check(b, 1, g_.out_features, "bias", true); }
 
   ops::InnerProductGeometry g_;
+  Fp32Staging staging_;
   // fp32 copies of a 16-bit layer's activations: x or dx, y or dy; its rounded weights.
-  Tensor x_, y_, w_, w_rounded_;
+  Tensor x_, y_, w_;
 };
 
 }  // namespace

@@ -25,12 +25,15 @@ class KokkosBackend final : public ops::Backend {
     return kokkos_backend::make_inner_product(g);
   }
   std::string lacks_precision(ops::OpKind kind, ElementType type) const override {
-    // 16-bit activations with fp32 arithmetic: activations (bf16, fp16), inner products (on
-    // fp32 copies, inner_product_op.cpp) and batch norm (bf16). Convolutions and pooling are
-    // fp32 only: their 16-bit kernels are oneDNN's and cuDNN's.
+    // 16-bit activations with fp32 arithmetic: activations (bf16, fp16), inner products (bf16,
+    // fp16), batch norm, convolutions and pooling (bf16), the last three on fp32 copies
+    // (fp32_staging.hpp). bf16 thus trains on any CPU, where oneDNN has no bf16 instructions
+    // to run it on; fp16 convolutions are cuDNN's.
     if (type == ElementType::fp32) return {};
     if (kind == ops::OpKind::eltwise || kind == ops::OpKind::inner_product) return {};
-    if (kind == ops::OpKind::batch_norm && type == ElementType::bf16) return {};
+    if (type == ElementType::bf16 &&
+        (kind == ops::OpKind::batch_norm || kind == ops::OpKind::conv || kind == ops::OpKind::pool))
+      return {};
     return ops::Backend::lacks_precision(kind, type);
   }
 };
