@@ -21,5 +21,5 @@ add_test(NAME "${name}" COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 
 set_tests_properties("${name}" PROPERTIES LABELS gpu ENVIRONMENT "${tessera_mpi_env}" TIMEOUT 180)
 set(name "gpu: 2 ranks sharing the GPU, bf16 layers split over depth, equal bf16 on 1 rank with half the bytes")
 add_test(NAME "${name}" COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${tessera_mpi_flags}
-         $<TARGET_FILE:tessera_precision_equivalence> "{\"depth\": 2}")
+         $<TARGET_FILE:tessera_precision_equivalence> "{\"depth\": 2}" cudnn)
 set_tests_properties("${name}" PROPERTIES LABELS gpu ENVIRONMENT "${tessera_mpi_env}" TIMEOUT 180)

@@ -79,7 +79,8 @@ int64_t ProcessGrid::channel_count(int64_t channels, int channel_index, const st
   if (channels < parts)
     throw ShapeError(where + ": " + std::to_string(channels) + " channels cannot split over " + std::to_string(parts) +
                      " ranks, each needs at least one (" + distribution_.channel_split_str() + ", distribution " +
-                     distribution_.str() + ")");
+                     distribution_.str() + "; every tensor of a channel or filter split, the layer's input " +
+                     "included, is held as slices of its channels)");
   return even_part(channels, parts, channel_index);
 }
 

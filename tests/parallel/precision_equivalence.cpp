@@ -1,11 +1,15 @@
-// Run under mpirun with a distribution, e.g. `precision_equivalence '{"depth": 2}'` at 2 ranks:
-// builds a model in bf16 whose convolutions, pooling, batch norm and activations are split
-// over the distribution (so halos, channel exchanges and the redistribution to the dense head
-// move bf16 values), runs a forward and backward pass on a fixed global batch, and checks that
-// each rank's block of the output and the summed parameter gradients equal the same bf16 model
-// on one rank within bf16's rounding (and that bf16 did run: they differ from fp32). Exit
-// status 0 on every rank when they do; on a build or CPU without bf16 it prints
-// TESSERA-SKIPPED and exits 0 (ctest reports a skip), unless TESSERA_REQUIRE lists bf16-cpu.
+// Run under mpirun with a distribution and a backend, e.g. `precision_equivalence '{"depth": 2}'
+// kokkos` at 2 ranks: builds a model in bf16 whose convolutions, pooling, batch norm and
+// activations are split over the distribution (so halos, channel exchanges and the
+// redistribution to the dense head move bf16 values), runs a forward and backward pass on a
+// fixed global batch, and checks that each rank's block of the output and the summed parameter
+// gradients equal the same bf16 model on one rank within bf16's rounding (and that bf16 did run:
+// they differ from fp32). Exit status 0 on every rank when they do. `kokkos` runs every layer on
+// the Kokkos backend, which computes bf16 on any CPU (fp32 arithmetic on rounded operands);
+// `onednn` and `cudnn` run the model as "auto" does, the vendor's kernels where it has the op
+// (Kokkos for batch norm). oneDNN's bf16 kernels need the CPU's bf16 instructions: without
+// them the program prints TESSERA-SKIPPED and exits 0 (ctest reports a skip), unless
+// TESSERA_REQUIRE lists bf16-cpu.
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
@@ -71,7 +75,8 @@ struct Run {
   double halo_bytes = 0, channel_bytes = 0, redistribution_bytes = 0;
 };
 
-Run run(const json& distribution, ElementType precision, const parallel::Communicator& group, int64_t batch) {
+Run run(const json& distribution, ElementType precision, const std::string& backend, const parallel::Communicator& group,
+        int64_t batch) {
   json layers = json::parse(kLayers);
   const bool serial = group.size() == 1;
   const json samples = {{"sample", group.size()}};
@@ -79,7 +84,9 @@ Run run(const json& distribution, ElementType precision, const parallel::Communi
     if (serial) l.erase("distribution");
     else l["distribution"] = l["distribution"] == "@samples" ? samples : distribution;
   }
-  json spec = {{"input", {{"channels", 2}, {"size", {8, 8, 8}}}}, {"layers", layers}, {"halo_overlap", "always"}};
+  // Four input channels: a channel group of 3 holds 1, 2 and 1 of them (a tensor with fewer
+  // channels than its group's ranks is refused, since each rank holds a slice).
+  json spec = {{"input", {{"channels", 4}, {"size", {8, 8, 8}}}}, {"layers", layers}, {"halo_overlap", "always"}};
   // The input is read in the layers' blocks (channels folded into samples: inputs keep whole
   // channels), so that without a channel split the only redistribution is the bf16
   // activation's to the dense head.
@@ -95,6 +102,7 @@ Run run(const json& distribution, ElementType precision, const parallel::Communi
   options.seed = 5;
   options.group = group;
   options.precision = precision;
+  options.backend = backend == "kokkos" ? backend : "auto";
   ConfigObject cfg(spec, "$.model");
   auto m = model::Model::from_json(cfg, options);
 
@@ -137,25 +145,30 @@ std::pair<std::vector<float>, std::vector<float>> gradients(const model::Model& 
   return {got, want};
 }
 
-bool bf16_runs_here() {
-#if TESSERA_ENABLE_CUDNN
-  return true;  // cuDNN's bf16 convolutions (this program then runs on a GPU)
-#elif TESSERA_ENABLE_ONEDNN
-  return onednn_backend::has_bf16_instructions();
-#else
-  return false;
+/// Why `backend` cannot run this model's bf16 convolutions here; "" where it can.
+std::string lacks_bf16(const std::string& backend) {
+  if (backend == "kokkos") return {};
+#if TESSERA_ENABLE_ONEDNN
+  if (backend == "onednn")
+    return onednn_backend::has_bf16_instructions() ? "" : "oneDNN dispatches " + onednn_backend::dispatched_isa() +
+                                                               ", without bf16 instructions";
 #endif
+#if TESSERA_ENABLE_CUDNN
+  if (backend == "cudnn") return {};
+#endif
+  return "backend " + backend + " is not in this build";
 }
 
 /// Runs the model split over `distribution` and on one rank, in bf16 and fp32, and prints
 /// this rank's verdict; true when the split bf16 model equals the one-rank bf16 model and
 /// moves the bytes it should.
-bool equal_to_one_rank(const json& distribution, const parallel::Communicator& world) {
+bool equal_to_one_rank(const json& distribution, const std::string& backend, const parallel::Communicator& world) {
   const int64_t batch = 4;
-  const Run split = run(distribution, ElementType::bf16, world, batch);
-  const Run split32 = run(distribution, ElementType::fp32, world, batch);
-  const Run one = run(distribution, ElementType::bf16, parallel::Communicator::self(), batch);
-  const Run one32 = run(distribution, ElementType::fp32, parallel::Communicator::self(), batch);
+  const auto self = parallel::Communicator::self();
+  const Run split = run(distribution, ElementType::bf16, backend, world, batch);
+  const Run split32 = run(distribution, ElementType::fp32, backend, world, batch);
+  const Run one = run(distribution, ElementType::bf16, backend, self, batch);
+  const Run one32 = run(distribution, ElementType::fp32, backend, self, batch);
 
   // This rank's block of the serial output (the head runs over samples).
   parallel::Distribution head;
@@ -184,10 +197,10 @@ bool equal_to_one_rank(const json& distribution, const parallel::Communicator& w
                         (split32.redistribution_bytes == 0 || moved_ok) &&
                         (split32.channel_bytes == 0 || split.channel_bytes < split32.channel_bytes);
   std::printf(
-      "rank %d of %d, distribution %s: bf16 split against bf16 on one rank: output %.2f u, gradients %.2f u "
+      "rank %d of %d, distribution %s, backend %s: bf16 split against bf16 on one rank: output %.2f u, gradients %.2f u "
       "(bf16 against fp32 on one rank: %.2f u): %s; bf16/fp32 bytes: halo %.2f, redistribution %.2f, channel "
       "%.0f/%.0f: %s\n",
-      world.rank(), world.size(), distribution.dump().c_str(), output_error, grad_error, bf16_vs_fp32,
+      world.rank(), world.size(), distribution.dump().c_str(), backend.c_str(), output_error, grad_error, bf16_vs_fp32,
       ok ? "equal" : "DIFFERENT", halo_ratio, moved_ratio, split.channel_bytes, split32.channel_bytes,
       bytes_ok ? "as expected" : "WRONG");
   return ok && bytes_ok;
@@ -200,14 +213,14 @@ int main(int argc, char* argv[]) {
   const auto world = parallel::Communicator::world();
   bool failed = false;
   try {
-    if (argc < 2) throw Error("usage: precision_equivalence DISTRIBUTION_JSON");
-    if (!bf16_runs_here()) {
-      if (test::required("bf16-cpu")) throw Error("TESSERA_REQUIRE lists bf16-cpu, but this build or CPU has no bf16");
-      if (world.rank() == 0)
-        std::printf("TESSERA-SKIPPED: no cuDNN, nor oneDNN with bf16 instructions, in this build or on this CPU\n");
+    if (argc < 3) throw Error("usage: precision_equivalence DISTRIBUTION_JSON kokkos|onednn|cudnn");
+    const std::string backend = argv[2];
+    if (const std::string why = lacks_bf16(backend); !why.empty()) {
+      if (test::required("bf16-cpu")) throw Error("TESSERA_REQUIRE lists bf16-cpu, but here " + why);
+      if (world.rank() == 0) std::printf("TESSERA-SKIPPED: %s\n", why.c_str());
       return program.exit_status(false);
     }
-    failed = !equal_to_one_rank(json::parse(argv[1]), world);
+    failed = !equal_to_one_rank(json::parse(argv[1]), backend, world);
   } catch (const std::exception& e) {
     return parallel::handle_fatal_error(e);
   }
