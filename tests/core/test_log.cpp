@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "support/scratch_folder.hpp"
 #include "tessera/core/log.hpp"
 
 namespace {
@@ -15,8 +17,9 @@ namespace {
 template <class Print>
 std::string stdout_of(Print print) {
   std::fflush(stdout);
-  char path[] = "/tmp/tessera_log_test.XXXXXX";
-  const int file = ::mkstemp(path);
+  const tessera::testing::ScratchFolder folder("tessera_log_test");
+  const std::string path = folder / "stdout";
+  const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   REQUIRE(file >= 0);
   const int saved = ::dup(::fileno(stdout));
   ::dup2(file, ::fileno(stdout));
@@ -28,7 +31,6 @@ std::string stdout_of(Print print) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  std::remove(path);
   return text.str();
 }
 

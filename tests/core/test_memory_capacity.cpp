@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "support/scratch_folder.hpp"
 #include "tessera/core/memory_capacity.hpp"
 
 using namespace tessera;
@@ -16,14 +17,7 @@ namespace {
 /// A cgroup file system tree in a temporary folder, removed at the end of the test.
 class CgroupTree {
  public:
-  CgroupTree() {
-    std::string pattern = (fs::temp_directory_path() / "tessera_cgroups.XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
-    root_ = pattern;
-  }
-  ~CgroupTree() { fs::remove_all(root_); }
-  CgroupTree(const CgroupTree&) = delete;
-  CgroupTree& operator=(const CgroupTree&) = delete;
+  CgroupTree() : folder_("tessera_cgroups"), root_(folder_.path()) {}
 
   /// Writes `value` to root/relative (making its folders).
   void write(const std::string& relative, const std::string& value) const {
@@ -34,6 +28,7 @@ class CgroupTree {
   const std::string& root() const { return root_; }
 
  private:
+  testing::ScratchFolder folder_;
   std::string root_;
 };
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/scratch_folder.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/plan/machine_profile.hpp"
 
@@ -41,8 +42,11 @@ MachineProfile sample_profile() {
   return p;
 }
 
+/// A fresh folder `name` inside this process's own scratch folder (ScratchFolder: two test
+/// processes never share it), emptied first so that a case may ask for the same name twice.
 fs::path scratch_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("tessera_test_machine_profile_" + name);
+  static const testing::ScratchFolder process("tessera_test_machine_profile");
+  const fs::path dir = fs::path(process.path()) / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

@@ -5,6 +5,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "support/scratch_folder.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/report/run_log.hpp"
 
@@ -14,12 +15,8 @@ namespace {
 
 /// A folder of its own under the system's temporary folder, removed at the end.
 struct Folder {
-  std::string path;
-  Folder() {
-    path = (std::filesystem::temp_directory_path() / "tessera_run_log.XXXXXX").string();
-    REQUIRE(::mkdtemp(path.data()) != nullptr);
-  }
-  ~Folder() { std::filesystem::remove_all(path); }
+  tessera::testing::ScratchFolder scratch{"tessera_run_log"};
+  const std::string& path = scratch.path();
   std::string write(const std::string& name, const std::string& text) const {
     const std::string file = path + "/" + name;
     std::ofstream(file) << text;

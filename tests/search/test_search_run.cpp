@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "support/scratch_folder.hpp"
 #include "search/tiny_space.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/stop_request.hpp"
@@ -20,16 +21,8 @@ namespace {
 
 /// A fresh folder under the temporary directory, removed at scope exit.
 struct Folder {
-  std::string path;
-  Folder() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "tessera_search.XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-  ~Folder() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
+  testing::ScratchFolder scratch{"tessera_search"};
+  const std::string& path = scratch.path();
 };
 
 SearchState run_search(const json& space, const std::string& dir, bool resume = false, int64_t trainers = 0) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "support/scratch_folder.hpp"
 #include "tessera/io/fashion_mnist.hpp"
 
 namespace tessera::testing {
@@ -16,28 +17,22 @@ class FashionMnistSubset {
  public:
   /// Imports the first `train` training and `test` test images; throws naming the package
   /// when it is not installed.
-  FashionMnistSubset(const std::string& name, int64_t train, int64_t test) {
+  FashionMnistSubset(const std::string& name, int64_t train, int64_t test) : folder_(name) {
     const std::string package = "/usr/share/datasets/fashion-mnist";
     if (!std::filesystem::exists(package + "/train-images-idx3-ubyte.gz"))
       throw std::runtime_error("needs Debian's dataset-fashion-mnist in " + package +
                                " (scripts/install_deps.sh installs it)");
-    folder_ = (std::filesystem::temp_directory_path() / (name + ".XXXXXX")).string();
-    if (::mkdtemp(folder_.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + folder_);
-    imported_ = io::FashionMnistImport::run(package, folder_, false, train, test);
-  }
-  ~FashionMnistSubset() {
-    std::error_code ec;
-    std::filesystem::remove_all(folder_, ec);
+    imported_ = io::FashionMnistImport::run(package, folder_.path(), false, train, test);
   }
   FashionMnistSubset(const FashionMnistSubset&) = delete;
   FashionMnistSubset& operator=(const FashionMnistSubset&) = delete;
 
-  std::string train_file() const { return folder_ + "/train.h5"; }
-  std::string test_file() const { return folder_ + "/test.h5"; }
+  std::string train_file() const { return folder_ / "train.h5"; }
+  std::string test_file() const { return folder_ / "test.h5"; }
   const io::FashionMnistImport& imported() const { return imported_; }
 
  private:
-  std::string folder_;
+  ScratchFolder folder_;
   io::FashionMnistImport imported_;
 };
 

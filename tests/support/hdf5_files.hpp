@@ -12,33 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "support/scratch_folder.hpp"
 #include "tessera/parallel/box.hpp"
 
 namespace tessera::testing {
-
-/// A fresh folder under the temporary directory, removed with everything in it at scope exit.
-class ScratchFolder {
- public:
-  explicit ScratchFolder(const std::string& name) {
-    std::string pattern = (std::filesystem::temp_directory_path() / (name + ".XXXXXX")).string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
-    path_ = pattern;
-  }
-  /// Adopts an existing folder (e.g. one made by rank 0 and shared with other ranks).
-  ScratchFolder(const std::string& path, bool remove) : path_(path), remove_(remove) {}
-  ~ScratchFolder() {
-    std::error_code ec;
-    if (remove_) std::filesystem::remove_all(path_, ec);
-  }
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-  bool remove_ = true;
-};
 
 /// The value stored at (sample, d, h, w, c): distinct for every voxel and channel of the small
 /// volumes used here, exact in uint8 (mod 251), int16 and float32.

@@ -237,8 +237,9 @@ int main(int argc, char* argv[]) {
   const auto world = parallel::Communicator::world();
   testing::MpiCheckLog log(world);
   const bool depth = argc > 1 && std::string(argv[1]) == "depth";
-  const std::string dir = argc > 2 ? argv[2] : "/tmp";
   try {
+    if (argc < 3) throw Error("usage: population_check plain|depth DIRECTORY (a folder of this test's own)");
+    const std::string dir = argv[2];
     check_pairs_agree(world, log);
     const int64_t trainers = depth ? world.size() / 2 : world.size();
     const json distribution = depth ? json{{"depth", 2}} : json();

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "support/scratch_folder.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/train/ltfb/population_checkpoint.hpp"
 
@@ -10,7 +11,11 @@ using namespace tessera;
 using namespace tessera::train;
 
 namespace {
-std::string temp_path(const std::string& name) { return "/tmp/tessera_test_" + name; }
+const tessera::testing::ScratchFolder& scratch() {
+  static const tessera::testing::ScratchFolder folder("tessera_test_population");
+  return folder;
+}
+std::string temp_path(const std::string& name) { return scratch() / ("tessera_test_" + name); }
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/scratch_folder.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/train/training_run.hpp"
 #include "tessera/train/validation_metrics.hpp"
@@ -171,10 +172,9 @@ TEST_CASE("A segmentation run reports IoU and Dice by default, and what \"metric
   }
   json config = segmentation_run();
   config["training"]["metrics"] = {"accuracy", "iou"};
-  // In the temporary folder: a test must not leave files where it is run from.
-  const std::string log =
-      (std::filesystem::temp_directory_path() / ("validation_metrics_test." + std::to_string(::getpid()) + ".jsonl"))
-          .string();
+  // In a scratch folder: a test must not leave files where it is run from.
+  const testing::ScratchFolder folder("validation_metrics_test");
+  const std::string log = folder / "metrics.jsonl";
   train::RunOverrides o = quiet();
   o.metrics_file = log;
   train::TrainingRun run(config, o);
