@@ -10,8 +10,20 @@
 # With TESSERA_TEST_SANITIZE=1 it also runs the tests of the input readers under ASan+UBSan
 # (scripts/sanitize.sh).
 # Extra arguments go to ctest (e.g. -L unit, -R conv).
+# At the end of every run, passed or not, it lists each test that was skipped and why
+# (scripts/report_skips.py over the JUnit files the ctest runs write).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+suites=()
+report_skips() { ((${#suites[@]})) && python3 scripts/report_skips.py "${suites[@]}" || true; }
+trap report_skips EXIT
+# suite PRESET [ctest args]: runs that test preset, its results in build/PRESET/junit.xml.
+suite() {
+  local preset=$1; shift
+  rm -f "build/$preset/junit.xml"
+  suites+=("$preset=build/$preset/junit.xml")
+  TESSERA_REQUIRE=${require:-} ctest --preset "$preset" --output-junit junit.xml "$@"
+}
 scripts/install_deps.sh --for-tests
 scripts/build.sh default
 # What this script's own install guarantees: a test case that skips itself for want of one of
@@ -21,7 +33,7 @@ require=hwloc,host-build,chromium
 # Whether the multi-node tests (ctest -L cluster) can make their emulated nodes here; where they
 # cannot, they skip with this reason (docs/cluster.md).
 scripts/cluster.sh check || true
-TESSERA_REQUIRE=$require ctest --preset default "$@"
+suite default "$@"
 # The Spack recipe against CMakeLists.txt (no Spack needed); here rather than only in ctest so
 # that a missing flake8 fails CI instead of being skipped.
 python3 scripts/check_spack_recipe.py
@@ -36,7 +48,7 @@ scripts/check_bundle.sh build/bundle/cpu
 echo "== oneDNN 3.x"
 scripts/install_deps.sh --onednn3 --no-apt
 scripts/build.sh onednn3
-TESSERA_REQUIRE=$require ctest --preset onednn3 "$@"
+suite onednn3 "$@"
 if [[ ${TESSERA_TEST_SANITIZE:-0} == 1 ]]; then
   # Off by default: even this subset needs the whole library built with ASan, about as long as
   # the default build (README, "Sanitizers"); the full runs are scripts/sanitize.sh asan|tsan.
@@ -51,8 +63,9 @@ if [[ -x /usr/local/cuda/bin/nvcc ]]; then
   scripts/gpu_bundle.sh --variant cuda --no-build --no-pack
   scripts/check_bundle.sh build/bundle/cuda
   if nvidia-smi -L >/dev/null 2>&1; then
-    ctest --preset cuda "$@"
+    require='' suite cuda "$@"
   else
     echo "CUDA build compiled; no GPU visible here, so its tests were not run"
+    suites+=("cuda=not run: the CUDA build compiled, but no GPU is visible here")
   fi
 fi
