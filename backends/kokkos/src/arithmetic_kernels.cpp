@@ -3,6 +3,11 @@
 // given thread count.
 #include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 
+#include <algorithm>
+
+#include "tessera/backends/kokkos/storage_types.hpp"
+#include "tessera/backends/kokkos/sweep.hpp"
+
 #include "tessera/core/error.hpp"
 #include "tessera/core/half_float.hpp"
 #include "tessera/core/rng.hpp"
@@ -17,33 +22,28 @@ void require_same_size(const Tensor& a, const Tensor& b, const std::string& op) 
 
 int64_t channels_of(const Tensor& t) { return t.shape().rank() == 0 ? 1 : t.shape()[t.shape().rank() - 1]; }
 
+template <class X, class Y>
+void accumulate_as(const Tensor& x, const Tensor& y) {
+  const typename X::Bits* xp = X::data(x);
+  typename Y::Bits* yp = Y::data(y);
+  for_each_index("tessera::accumulate", x.numel(),
+                 KOKKOS_LAMBDA(const int64_t i) { yp[i] = Y::narrow(Y::widen(yp[i]) + X::widen(xp[i])); });
+}
+
 }  // namespace
 
 void axpby(float a, const Tensor& x, float b, const Tensor& y) {
   require_same_size(x, y, "axpby");
-  const auto xv = x.view();
-  const auto yv = y.view();
-  Kokkos::parallel_for(
-      "tessera::axpby", RangePolicy(0, x.numel()), KOKKOS_LAMBDA(const int64_t i) { yv(i) = a * xv(i) + b * yv(i); });
+  const float* xp = x.data();
+  float* yp = y.data();
+  for_each_index("tessera::axpby", x.numel(), KOKKOS_LAMBDA(const int64_t i) { yp[i] = a * xp[i] + b * yp[i]; });
 }
 
 void accumulate(const Tensor& x, const Tensor& y) {
   require_same_size(x, y, "accumulate");
-  if (x.type() == ElementType::fp32 && y.type() == ElementType::fp32) return axpby(1.0f, x, 1.0f, y);
-  const ElementType xt = x.type(), yt = y.type();
-  // Unused views stay empty: only the pair of storages of the tensors' types is read.
-  const DeviceView<float> xf = xt == ElementType::fp32 ? x.view() : DeviceView<float>();
-  const DeviceView<uint16_t> xh = xt == ElementType::fp32 ? DeviceView<uint16_t>() : x.half_view();
-  const DeviceView<float> yf = yt == ElementType::fp32 ? y.view() : DeviceView<float>();
-  const DeviceView<uint16_t> yh = yt == ElementType::fp32 ? DeviceView<uint16_t>() : y.half_view();
-  Kokkos::parallel_for(
-      "tessera::accumulate", RangePolicy(0, x.numel()), KOKKOS_LAMBDA(const int64_t i) {
-        const float a = xt == ElementType::fp32 ? xf(i) : half_float::from_half(xh(i), xt);
-        if (yt == ElementType::fp32)
-          yf(i) += a;
-        else
-          yh(i) = half_float::to_half(half_float::from_half(yh(i), yt) + a, yt);
-      });
+  with_storage(x.type(), [&](auto xs) {
+    with_storage(y.type(), [&](auto ys) { accumulate_as<decltype(xs), decltype(ys)>(x, y); });
+  });
 }
 
 void add(const Tensor& x, const Tensor& y, const Tensor& z) {
@@ -53,11 +53,10 @@ void add(const Tensor& x, const Tensor& y, const Tensor& z) {
     deep_copy(z, x);  // converting where the types differ
     return accumulate(y, z);
   }
-  const auto xv = x.view();
-  const auto yv = y.view();
-  const auto zv = z.view();
-  Kokkos::parallel_for(
-      "tessera::add", RangePolicy(0, x.numel()), KOKKOS_LAMBDA(const int64_t i) { zv(i) = xv(i) + yv(i); });
+  const float* xp = x.data();
+  const float* yp = y.data();
+  float* zp = z.data();
+  for_each_index("tessera::add", x.numel(), KOKKOS_LAMBDA(const int64_t i) { zp[i] = xp[i] + yp[i]; });
 }
 
 double sum(const Tensor& x) {
@@ -111,6 +110,29 @@ namespace {
 template <class T>
 void copy_channel_block(const DeviceView<T>& s, const DeviceView<T>& d, int64_t rows, int64_t src_channels,
                         int64_t dst_channels, int64_t channel_offset, bool to_dst) {
+  if constexpr (kOnHost) {
+    // A work item copies whole rows' runs of channels: contiguous on both sides.
+    T* sp = s.data();
+    T* dp = d.data() + channel_offset;
+    const int64_t block = std::max<int64_t>(1, kHostBlockElements / std::max<int64_t>(1, src_channels));
+    Kokkos::parallel_for(
+        to_dst ? "tessera::copy_channels_in" : "tessera::copy_channels_out", RangePolicy(0, (rows + block - 1) / block),
+        KOKKOS_LAMBDA(const int64_t b) {
+          const int64_t end = math::min(rows, (b + 1) * block);
+          for (int64_t r = b * block; r < end; ++r) {
+            T* a = sp + r * src_channels;
+            T* z = dp + r * dst_channels;
+            if (to_dst) {
+              TESSERA_SIMD
+              for (int64_t c = 0; c < src_channels; ++c) z[c] = a[c];
+            } else {
+              TESSERA_SIMD
+              for (int64_t c = 0; c < src_channels; ++c) a[c] = z[c];
+            }
+          }
+        });
+    return;
+  }
   if (to_dst) {
     Kokkos::parallel_for(
         "tessera::copy_channels_in", MDPolicy<2>({0, 0}, {rows, src_channels}),

@@ -1,5 +1,7 @@
 #include "tessera/backends/kokkos/pool_kernels.hpp"
 
+#include "tessera/backends/kokkos/sweep.hpp"
+
 namespace tessera::kokkos_backend {
 namespace {
 
@@ -38,6 +40,139 @@ KOKKOS_INLINE_FUNCTION int64_t last_window(int64_t i, int64_t pad, int64_t s, in
   return math::min(out - 1, (i + pad) / s);
 }
 
+// The host sweeps: a work item takes a row of output (or input) positions, (n, d, h) fixed,
+// and each position's channels are one contiguous run that the innermost loop vectorises: a
+// window's taps are visited one after another, each tap's run of channels compared with, or
+// added to, the output's run in L1. (The device versions below keep one thread per position.)
+
+template <class T>
+void max_pool_forward_host(const PoolIndex c, const T* x, T* y, int32_t* argmax) {
+  Kokkos::parallel_for(
+      "tessera::max_pool_forward", RangePolicy(0, c.batch * c.out_d * c.out_h), KOKKOS_LAMBDA(const int64_t ndh) {
+        const int64_t n = ndh / (c.out_d * c.out_h), od = ndh / c.out_h % c.out_d, oh = ndh % c.out_h;
+        const int64_t d0 = od * c.s_d - c.pad_d, h0 = oh * c.s_h - c.pad_h;
+        for (int64_t ow = 0; ow < c.out_w; ++ow) {
+          const int64_t w0 = ow * c.s_w - c.pad_w;
+          T* yo = y + (ndh * c.out_w + ow) * c.channels;
+          int32_t* ao = argmax + (ndh * c.out_w + ow) * c.channels;
+          bool first = true;
+          for (int64_t kd = first_tap(d0); kd < end_tap(d0, c.k_d, c.in_d); ++kd)
+            for (int64_t kh = first_tap(h0); kh < end_tap(h0, c.k_h, c.in_h); ++kh)
+              for (int64_t kw = first_tap(w0); kw < end_tap(w0, c.k_w, c.in_w); ++kw) {
+                const T* xi = x + (((n * c.in_d + d0 + kd) * c.in_h + h0 + kh) * c.in_w + w0 + kw) * c.channels;
+                const int32_t tap = static_cast<int32_t>((kd * c.k_h + kh) * c.k_w + kw);
+                if (first) {
+                  TESSERA_SIMD
+                  for (int64_t ch = 0; ch < c.channels; ++ch) {
+                    yo[ch] = xi[ch];
+                    ao[ch] = tap;
+                  }
+                  first = false;
+                  continue;
+                }
+                TESSERA_SIMD
+                for (int64_t ch = 0; ch < c.channels; ++ch) {
+                  const bool better = xi[ch] > yo[ch];
+                  yo[ch] = better ? xi[ch] : yo[ch];
+                  ao[ch] = better ? tap : ao[ch];
+                }
+              }
+          if (first) {  // a window wholly in the padding
+            for (int64_t ch = 0; ch < c.channels; ++ch) {
+              yo[ch] = T(0);
+              ao[ch] = -1;
+            }
+          }
+        }
+      });
+}
+
+template <class T>
+void max_pool_backward_host(const PoolIndex c, const T* dy, const int32_t* argmax, T* dx) {
+  Kokkos::parallel_for(
+      "tessera::max_pool_backward", RangePolicy(0, c.batch * c.in_d * c.in_h), KOKKOS_LAMBDA(const int64_t ndh) {
+        const int64_t n = ndh / (c.in_d * c.in_h), id = ndh / c.in_h % c.in_d, ih = ndh % c.in_h;
+        const int64_t od_hi = last_window(id, c.pad_d, c.s_d, c.out_d);
+        const int64_t oh_hi = last_window(ih, c.pad_h, c.s_h, c.out_h);
+        for (int64_t iw = 0; iw < c.in_w; ++iw) {
+          T* di = dx + (ndh * c.in_w + iw) * c.channels;
+          TESSERA_SIMD
+          for (int64_t ch = 0; ch < c.channels; ++ch) di[ch] = T(0);
+          const int64_t ow_hi = last_window(iw, c.pad_w, c.s_w, c.out_w);
+          for (int64_t od = first_window(id, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od)
+            for (int64_t oh = first_window(ih, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh)
+              for (int64_t ow = first_window(iw, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
+                const int32_t tap = static_cast<int32_t>(
+                    ((id + c.pad_d - od * c.s_d) * c.k_h + ih + c.pad_h - oh * c.s_h) * c.k_w + iw + c.pad_w -
+                    ow * c.s_w);
+                const int64_t out = (((n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels;
+                const T* g = dy + out;
+                const int32_t* a = argmax + out;
+                TESSERA_SIMD
+                for (int64_t ch = 0; ch < c.channels; ++ch) di[ch] += a[ch] == tap ? g[ch] : T(0);
+              }
+        }
+      });
+}
+
+template <class T>
+void avg_pool_forward_host(const PoolIndex c, const T* x, T* y) {
+  Kokkos::parallel_for(
+      "tessera::avg_pool_forward", RangePolicy(0, c.batch * c.out_d * c.out_h), KOKKOS_LAMBDA(const int64_t ndh) {
+        const int64_t n = ndh / (c.out_d * c.out_h), od = ndh / c.out_h % c.out_d, oh = ndh % c.out_h;
+        const int64_t d0 = od * c.s_d - c.pad_d, h0 = oh * c.s_h - c.pad_h;
+        for (int64_t ow = 0; ow < c.out_w; ++ow) {
+          const int64_t w0 = ow * c.s_w - c.pad_w;
+          T* yo = y + (ndh * c.out_w + ow) * c.channels;
+          const int64_t count = (end_tap(d0, c.k_d, c.in_d) - first_tap(d0)) *
+                                (end_tap(h0, c.k_h, c.in_h) - first_tap(h0)) *
+                                (end_tap(w0, c.k_w, c.in_w) - first_tap(w0));
+          TESSERA_SIMD
+          for (int64_t ch = 0; ch < c.channels; ++ch) yo[ch] = T(0);
+          for (int64_t kd = first_tap(d0); kd < end_tap(d0, c.k_d, c.in_d); ++kd)
+            for (int64_t kh = first_tap(h0); kh < end_tap(h0, c.k_h, c.in_h); ++kh)
+              for (int64_t kw = first_tap(w0); kw < end_tap(w0, c.k_w, c.in_w); ++kw) {
+                const T* xi = x + (((n * c.in_d + d0 + kd) * c.in_h + h0 + kh) * c.in_w + w0 + kw) * c.channels;
+                TESSERA_SIMD
+                for (int64_t ch = 0; ch < c.channels; ++ch) yo[ch] += xi[ch];
+              }
+          TESSERA_SIMD
+          for (int64_t ch = 0; ch < c.channels; ++ch) yo[ch] /= static_cast<T>(count);
+        }
+      });
+}
+
+template <class T>
+void avg_pool_backward_host(const PoolIndex c, const T* dy, T* dx) {
+  Kokkos::parallel_for(
+      "tessera::avg_pool_backward", RangePolicy(0, c.batch * c.in_d * c.in_h), KOKKOS_LAMBDA(const int64_t ndh) {
+        const int64_t n = ndh / (c.in_d * c.in_h), id = ndh / c.in_h % c.in_d, ih = ndh % c.in_h;
+        const int64_t od_hi = last_window(id, c.pad_d, c.s_d, c.out_d);
+        const int64_t oh_hi = last_window(ih, c.pad_h, c.s_h, c.out_h);
+        for (int64_t iw = 0; iw < c.in_w; ++iw) {
+          T* di = dx + (ndh * c.in_w + iw) * c.channels;
+          TESSERA_SIMD
+          for (int64_t ch = 0; ch < c.channels; ++ch) di[ch] = T(0);
+          const int64_t ow_hi = last_window(iw, c.pad_w, c.s_w, c.out_w);
+          for (int64_t od = first_window(id, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od) {
+            const int64_t d0 = od * c.s_d - c.pad_d;
+            const int64_t count_d = end_tap(d0, c.k_d, c.in_d) - first_tap(d0);
+            for (int64_t oh = first_window(ih, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh) {
+              const int64_t h0 = oh * c.s_h - c.pad_h;
+              const int64_t count_h = end_tap(h0, c.k_h, c.in_h) - first_tap(h0);
+              for (int64_t ow = first_window(iw, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
+                const int64_t w0 = ow * c.s_w - c.pad_w;
+                const T count = static_cast<T>(count_d * count_h * (end_tap(w0, c.k_w, c.in_w) - first_tap(w0)));
+                const T* g = dy + (((n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels;
+                TESSERA_SIMD
+                for (int64_t ch = 0; ch < c.channels; ++ch) di[ch] += g[ch] / count;
+              }
+            }
+          }
+        }
+      });
+}
+
 }  // namespace
 
 // Each kernel runs over spatial positions and loops over channels innermost: the position is
@@ -48,6 +183,7 @@ template <class T>
 void max_pool_forward(const ops::PoolGeometry& g, const DeviceView<const T>& x, const DeviceView<T>& y,
                       const PoolArgmax& argmax) {
   const PoolIndex c = index_of(g);
+  if constexpr (kOnHost) return max_pool_forward_host<T>(c, x.data(), y.data(), argmax.data());
   Kokkos::parallel_for(
       "tessera::max_pool_forward", MDPolicy<3>({0, 0, 0}, {c.batch * c.out_d, c.out_h, c.out_w}),
       KOKKOS_LAMBDA(const int64_t nd, const int64_t oh, const int64_t ow) {
@@ -76,6 +212,7 @@ template <class T>
 void max_pool_backward(const ops::PoolGeometry& g, const DeviceView<const T>& dy, const PoolArgmax& argmax,
                        const DeviceView<T>& dx) {
   const PoolIndex c = index_of(g);
+  if constexpr (kOnHost) return max_pool_backward_host<T>(c, dy.data(), argmax.data(), dx.data());
   Kokkos::parallel_for(
       "tessera::max_pool_backward", MDPolicy<3>({0, 0, 0}, {c.batch * c.in_d, c.in_h, c.in_w}),
       KOKKOS_LAMBDA(const int64_t nd, const int64_t ih, const int64_t iw) {
@@ -101,6 +238,7 @@ void max_pool_backward(const ops::PoolGeometry& g, const DeviceView<const T>& dy
 template <class T>
 void avg_pool_forward(const ops::PoolGeometry& g, const DeviceView<const T>& x, const DeviceView<T>& y) {
   const PoolIndex c = index_of(g);
+  if constexpr (kOnHost) return avg_pool_forward_host<T>(c, x.data(), y.data());
   Kokkos::parallel_for(
       "tessera::avg_pool_forward", MDPolicy<3>({0, 0, 0}, {c.batch * c.out_d, c.out_h, c.out_w}),
       KOKKOS_LAMBDA(const int64_t nd, const int64_t oh, const int64_t ow) {
@@ -124,6 +262,7 @@ void avg_pool_forward(const ops::PoolGeometry& g, const DeviceView<const T>& x, 
 template <class T>
 void avg_pool_backward(const ops::PoolGeometry& g, const DeviceView<const T>& dy, const DeviceView<T>& dx) {
   const PoolIndex c = index_of(g);
+  if constexpr (kOnHost) return avg_pool_backward_host<T>(c, dy.data(), dx.data());
   Kokkos::parallel_for(
       "tessera::avg_pool_backward", MDPolicy<3>({0, 0, 0}, {c.batch * c.in_d, c.in_h, c.in_w}),
       KOKKOS_LAMBDA(const int64_t nd, const int64_t ih, const int64_t iw) {
