@@ -1,5 +1,6 @@
 // The batch-norm kernels in double: statistics and normalisation against a host reference,
-// every gradient against central finite differences.
+// every gradient against central finite differences, with and without an activation fused in
+// as the epilogue.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -23,13 +24,32 @@ using tessera::testing::random_vector;
 namespace {
 
 constexpr double epsilon = 1e-5;
+using tessera::ops::BatchNormEpilogue;
+using tessera::ops::EltwiseKind;
 
-/// The batch-statistics pipeline of the layer, run on the kernels in double.
+/// The per-channel values the passes read, in double on the device.
+struct ChannelsDouble {
+  DoubleView mean, invstd, scale, shift;
+  kb::BatchNormChannels<double> views() const { return {mean, invstd, scale, shift}; }
+};
+
+ChannelsDouble channels_of(const std::vector<double>& mean, const std::vector<double>& invstd,
+                           const std::vector<double>& gamma, const std::vector<double>& beta) {
+  ChannelsDouble ch{device_copy(mean), device_copy(invstd), DoubleView("scale", mean.size()),
+                    DoubleView("shift", mean.size())};
+  kb::batch_norm_scale_shift<double>(ch.mean, ch.invstd, device_copy(gamma), device_copy(beta), ch.scale, ch.shift);
+  return ch;
+}
+
+/// The batch-statistics pipeline of the layer, run on the kernels in double, with the
+/// activation `epilogue` applied to its output.
 struct BatchNormDouble {
   int64_t rows, channels;
   kb::ChannelSumWorkspace workspace;
+  BatchNormEpilogue epilogue;
 
-  BatchNormDouble(int64_t r, int64_t c) : rows(r), channels(c), workspace(kb::make_channel_sum_workspace(r, c)) {}
+  BatchNormDouble(int64_t r, int64_t c, BatchNormEpilogue e = {})
+      : rows(r), channels(c), workspace(kb::make_channel_sum_workspace(r, c)), epilogue(e) {}
 
   std::vector<double> sums(const std::vector<double>& x) const {
     DoubleView s("sums", static_cast<size_t>(2 * channels));
@@ -52,8 +72,8 @@ struct BatchNormDouble {
                                 const std::vector<double>& invstd, const std::vector<double>& gamma,
                                 const std::vector<double>& beta) const {
     DoubleView y("y", x.size());
-    kb::batch_norm_normalize<double>(device_copy(x), rows, channels, device_copy(mean), device_copy(invstd),
-                                     device_copy(gamma), device_copy(beta), y);
+    kb::batch_norm_forward<double>(device_copy(x), rows, channels, channels_of(mean, invstd, gamma, beta).views(),
+                                   epilogue, y);
     return host_copy(y);
   }
   std::vector<double> forward(const std::vector<double>& x, const std::vector<double>& gamma,
@@ -110,10 +130,27 @@ TEST_CASE("batch norm normalises each channel to gamma·x̂ + beta", "[batch_nor
   }
 }
 
-TEST_CASE("batch norm gradients with batch statistics match finite differences in double",
+namespace {
+
+/// The activations a batch norm fuses in the gradient checks: none, and smooth ones (a kink
+/// such as ReLU's at 0 is no place for finite differences; the fused-against-separate model
+/// tests cover ReLU).
+std::vector<BatchNormEpilogue> epilogues() {
+  return {{}, {true, EltwiseKind::elu, 0.7f}, {true, EltwiseKind::tanh, 0.0f}, {true, EltwiseKind::gelu, 0.0f}};
+}
+
+std::string name_of(const BatchNormEpilogue& e) {
+  return e.active ? tessera::ops::activation_info(e.kind).name : "no activation";
+}
+
+}  // namespace
+
+TEST_CASE("batch norm gradients with batch statistics match finite differences in double, activations fused or not",
           "[batch_norm][kernels][gradient]") {
+  for (const BatchNormEpilogue& epilogue : epilogues()) {
+  INFO(name_of(epilogue));
   const int64_t rows = 37, channels = 3;
-  const BatchNormDouble bn(rows, channels);
+  const BatchNormDouble bn(rows, channels, epilogue);
   auto x = random_vector<double>(static_cast<size_t>(rows * channels), 11u, -1.0, 2.0);
   std::vector<double> gamma{0.7, 1.3, -0.4}, beta{0.1, -0.2, 0.3};
   const auto r = random_vector<double>(x.size(), 12u);
@@ -121,13 +158,13 @@ TEST_CASE("batch norm gradients with batch statistics match finite differences i
   // Analytic: the two backward stages with dy = r.
   std::vector<double> mean, invstd;
   bn.moments(x, mean, invstd);
+  const ChannelsDouble ch = channels_of(mean, invstd, gamma, beta);
   DoubleView gsums("grad_sums", static_cast<size_t>(2 * channels));
-  kb::batch_norm_backward_statistics<double>(device_copy(x), device_copy(r), rows, channels, device_copy(mean),
-                                             device_copy(invstd), bn.workspace, gsums);
+  kb::batch_norm_backward_statistics<double>(device_copy(x), device_copy(r), rows, channels, ch.views(), epilogue,
+                                             bn.workspace, gsums);
   DoubleView dx("dx", x.size());
-  kb::batch_norm_backward_data<double>(device_copy(x), device_copy(r), rows, channels, device_copy(mean),
-                                       device_copy(invstd), device_copy(gamma), gsums, static_cast<double>(rows), true,
-                                       dx);
+  kb::batch_norm_backward_data<double>(device_copy(x), device_copy(r), rows, channels, ch.views(), epilogue, gsums,
+                                       static_cast<double>(rows), true, dx);
   const auto sums = host_copy(gsums);
   const std::vector<double> dbeta(sums.begin(), sums.begin() + channels);
   const std::vector<double> dgamma(sums.begin() + channels, sums.end());
@@ -140,29 +177,34 @@ TEST_CASE("batch norm gradients with batch statistics match finite differences i
       gamma, dgamma, [&](const std::vector<double>& v) { return weighted_sum(bn.forward(x, v, beta), r); }, h, floor);
   const auto check_beta = check_gradient<double>(
       beta, dbeta, [&](const std::vector<double>& v) { return weighted_sum(bn.forward(x, gamma, v), r); }, h, floor);
-  std::printf("[tolerance] batch_norm kernels (double, batch stats): dx %.3g, dgamma %.3g, dbeta %.3g (limit 1e-6)\n",
-              check_x.max_rel_error, check_gamma.max_rel_error, check_beta.max_rel_error);
+  std::printf("[tolerance] batch_norm kernels (double, batch stats, %s): dx %.3g, dgamma %.3g, dbeta %.3g (limit "
+              "1e-6)\n",
+              name_of(epilogue).c_str(), check_x.max_rel_error, check_gamma.max_rel_error, check_beta.max_rel_error);
   INFO("dx " << check_x.str() << "\ndgamma " << check_gamma.str() << "\ndbeta " << check_beta.str());
   CHECK(check_x.max_rel_error < 1e-6);
   CHECK(check_gamma.max_rel_error < 1e-6);
   CHECK(check_beta.max_rel_error < 1e-6);
+  }
 }
 
-TEST_CASE("batch norm gradients with fixed (inference) statistics match finite differences in double",
+TEST_CASE("batch norm gradients with fixed (inference) statistics match finite differences in double, activations "
+          "fused or not",
           "[batch_norm][kernels][gradient]") {
+  for (const BatchNormEpilogue& epilogue : epilogues()) {
+  INFO(name_of(epilogue));
   const int64_t rows = 20, channels = 2;
-  const BatchNormDouble bn(rows, channels);
+  const BatchNormDouble bn(rows, channels, epilogue);
   const auto x = random_vector<double>(static_cast<size_t>(rows * channels), 21u, -1.0, 2.0);
   const std::vector<double> mean{0.3, -0.5}, invstd{1.7, 0.6}, gamma{1.2, -0.8}, beta{0.0, 0.5};
   const auto r = random_vector<double>(x.size(), 22u);
 
+  const ChannelsDouble ch = channels_of(mean, invstd, gamma, beta);
   DoubleView gsums("grad_sums", static_cast<size_t>(2 * channels));
-  kb::batch_norm_backward_statistics<double>(device_copy(x), device_copy(r), rows, channels, device_copy(mean),
-                                             device_copy(invstd), bn.workspace, gsums);
+  kb::batch_norm_backward_statistics<double>(device_copy(x), device_copy(r), rows, channels, ch.views(), epilogue,
+                                             bn.workspace, gsums);
   DoubleView dx("dx", x.size());
-  kb::batch_norm_backward_data<double>(device_copy(x), device_copy(r), rows, channels, device_copy(mean),
-                                       device_copy(invstd), device_copy(gamma), gsums, static_cast<double>(rows), false,
-                                       dx);
+  kb::batch_norm_backward_data<double>(device_copy(x), device_copy(r), rows, channels, ch.views(), epilogue, gsums,
+                                       static_cast<double>(rows), false, dx);
   const auto sums = host_copy(gsums);
   const std::vector<double> dgamma(sums.begin() + channels, sums.end());
   const double h = 1e-5, floor = 1e-6;
@@ -173,11 +215,12 @@ TEST_CASE("batch norm gradients with fixed (inference) statistics match finite d
   const auto check_gamma = check_gradient<double>(
       gamma, dgamma,
       [&](const std::vector<double>& v) { return weighted_sum(bn.normalize(x, mean, invstd, v, beta), r); }, h, floor);
-  std::printf("[tolerance] batch_norm kernels (double, fixed stats): dx %.3g, dgamma %.3g (limit 1e-6)\n",
-              check_x.max_rel_error, check_gamma.max_rel_error);
+  std::printf("[tolerance] batch_norm kernels (double, fixed stats, %s): dx %.3g, dgamma %.3g (limit 1e-6)\n",
+              name_of(epilogue).c_str(), check_x.max_rel_error, check_gamma.max_rel_error);
   INFO("dx " << check_x.str() << "\ndgamma " << check_gamma.str());
   CHECK(check_x.max_rel_error < 1e-6);
   CHECK(check_gamma.max_rel_error < 1e-6);
+  }
 }
 
 TEST_CASE("the Kokkos batch norm op runs the kernels on float tensors", "[batch_norm][kernels]") {
@@ -278,9 +321,6 @@ TEST_CASE("the Kokkos batch norm op on bf16 activations equals fp32 rounded once
   op32->statistics(x32, sums32);
   op16->statistics(x16, sums16);
   CHECK(sums16.to_host() == sums32.to_host());
-  op32->backward_statistics(x32, dy32, mean, invstd, sums32);
-  op16->backward_statistics(x16, dy16, mean, invstd, sums16);
-  CHECK(sums16.to_host() == sums32.to_host());
   // The outputs: the fp32 result rounded to bf16, exactly.
   const auto rounded = [](const Tensor& t) {
     Tensor r(t.shape(), ElementType::bf16);
@@ -291,10 +331,121 @@ TEST_CASE("the Kokkos batch norm op on bf16 activations equals fp32 rounded once
   op32->normalize(x32, mean, invstd, gamma, beta, y32);
   op16->normalize(x16, mean, invstd, gamma, beta, y16);
   CHECK(y16.to_host() == rounded(y32));
+  op32->backward_statistics(x32, dy32, mean, invstd, sums32);
+  op16->backward_statistics(x16, dy16, mean, invstd, sums16);
+  CHECK(sums16.to_host() == sums32.to_host());
   for (const bool batch_stats : {true, false}) {
     op32->backward_data(x32, dy32, mean, invstd, gamma, sums32, static_cast<double>(rows), batch_stats, dx32);
     op16->backward_data(x16, dy16, mean, invstd, gamma, sums16, static_cast<double>(rows), batch_stats, dx16);
     CHECK(dx16.to_host() == rounded(dx32));
   }
   CHECK_THROWS_WITH(op16->statistics(x32, sums16), Catch::Contains("x is fp32, expected bf16"));
+}
+
+namespace {
+
+/// `n` values of NaN: what an output holds before a kernel writes it, so that an element it
+/// skips shows.
+std::vector<float> poison(size_t n) { return std::vector<float>(n, std::nanf("")); }
+
+/// max |got − want| / max(|want|, floor) over the elements; NaN where any is NaN.
+double worst_error(const std::vector<float>& got, const std::vector<double>& want, double floor) {
+  REQUIRE(got.size() == want.size());
+  double worst = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(got[i])) return std::nan("");
+    worst = std::max(worst, std::abs(got[i] - want[i]) / std::max(std::abs(want[i]), floor));
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("the float batch norm op, fused or not, in fp32 and bf16, equals the double kernels on odd sizes",
+          "[batch_norm][kernels][precision]") {
+  using tessera::ElementType;
+  using tessera::Shape;
+  using tessera::Tensor;
+  const std::vector<BatchNormEpilogue> cases{
+      {}, {true, EltwiseKind::relu, 0.0f}, {true, EltwiseKind::leaky_relu, 0.01f}, {true, EltwiseKind::elu, 1.0f}};
+  for (const auto& [rows, channels] : {std::pair<int64_t, int64_t>{1001, 7}, {257, 1}, {63, 33}, {17, 130}}) {
+    for (const BatchNormEpilogue& epilogue : cases) {
+      for (const ElementType type : {ElementType::fp32, ElementType::bf16}) {
+        INFO(rows << " rows, " << channels << " channels, " << name_of(epilogue) << ", "
+                  << tessera::element_type_name(type));
+        // Values the type holds exactly, so that both sides read the same numbers.
+        const auto exact = [&](uint32_t seed, double lo, double hi) {
+          Tensor t(Shape{rows, channels}, type);
+          t.copy_from_host(random_vector<float>(static_cast<size_t>(rows * channels), seed, lo, hi));
+          return t;
+        };
+        const Tensor x = exact(31, -2.0, 3.0), dy = exact(32, -1.0, 1.0);
+        const std::vector<float> xh = x.to_host(), dyh = dy.to_host();
+        const std::vector<double> xd(xh.begin(), xh.end()), dyd(dyh.begin(), dyh.end());
+        std::vector<float> gamma_h(static_cast<size_t>(channels)), beta_h(gamma_h.size());
+        for (size_t c = 0; c < gamma_h.size(); ++c) {
+          gamma_h[c] = 0.5f + 0.25f * static_cast<float>(c % 5);
+          beta_h[c] = 0.1f * static_cast<float>(c % 3) - 0.1f;
+        }
+        // The double pipeline: statistics, normalisation with the epilogue, both backward stages.
+        const BatchNormDouble bn(rows, channels, epilogue);
+        std::vector<double> mean, invstd;
+        bn.moments(xd, mean, invstd);
+        const std::vector<double> gamma(gamma_h.begin(), gamma_h.end()), beta(beta_h.begin(), beta_h.end());
+        const ChannelsDouble ch = channels_of(mean, invstd, gamma, beta);
+        const auto y_want = bn.normalize(xd, mean, invstd, gamma, beta);
+        DoubleView gsums("grad_sums", static_cast<size_t>(2 * channels)), dxd("dx", xd.size());
+        kb::batch_norm_backward_statistics<double>(device_copy(xd), device_copy(dyd), rows, channels, ch.views(),
+                                                   epilogue, bn.workspace, gsums);
+        kb::batch_norm_backward_data<double>(device_copy(xd), device_copy(dyd), rows, channels, ch.views(), epilogue,
+                                             gsums, static_cast<double>(rows), true, dxd);
+        const auto sums_want = host_copy(gsums), dx_want = host_copy(dxd);
+
+        // The op in float, as the layer runs it.
+        tessera::ops::BatchNormGeometry g;
+        g.rows = rows;
+        g.channels = channels;
+        g.type = type;
+        g.epilogue = epilogue;
+        auto op = kb::make_batch_norm(g);
+        const auto vec = [](const std::vector<float>& v) {
+          Tensor t(Shape{static_cast<int64_t>(v.size())});
+          t.copy_from_host(v);
+          return t;
+        };
+        Tensor sums(Shape{2 * channels}), gsums32(Shape{2 * channels});
+        op->statistics(x, sums);
+        const auto s = sums.to_host();
+        const auto sums_d = bn.sums(xd);
+        for (size_t k = 0; k < s.size(); ++k) CHECK(s[k] == Approx(sums_d[k]).epsilon(1e-6).margin(1e-4));
+        std::vector<float> mean_h(mean.size()), invstd_h(mean.size());
+        for (size_t c = 0; c < mean.size(); ++c) {
+          mean_h[c] = static_cast<float>(mean[c]);
+          invstd_h[c] = static_cast<float>(invstd[c]);
+        }
+        const Tensor mean_t = vec(mean_h), invstd_t = vec(invstd_h), gamma_t = vec(gamma_h), beta_t = vec(beta_h);
+        Tensor y(Shape{rows, channels}, type), dx(Shape{rows, channels}, type);
+        y.copy_from_host(poison(static_cast<size_t>(rows * channels)));
+        dx.copy_from_host(poison(static_cast<size_t>(rows * channels)));
+        op->normalize(x, mean_t, invstd_t, gamma_t, beta_t, y);
+        op->backward_statistics(x, dy, mean_t, invstd_t, gsums32);
+        op->backward_data(x, dy, mean_t, invstd_t, gamma_t, gsums32, static_cast<double>(rows), true, dx);
+        // fp32: a few roundings of float arithmetic; bf16: the output rounded once (2^-8), and dx
+        // formed from the same fp32 sums. Errors are relative to max(|y|, 1): the op computes
+        // x·scale + (β − mean·scale), as PyTorch's CPU kernel does, whose rounding is that of
+        // mean·scale where γ·x̂ + β nears zero.
+        const double bound = type == ElementType::fp32 ? 1e-5 : 0x1p-8 + 1e-5;
+        const double y_error = worst_error(y.to_host(), y_want, 1.0);
+        const double dx_error = worst_error(dx.to_host(), dx_want, 1e-2);
+        const auto gs = gsums32.to_host();
+        double sums_error = 0.0;
+        for (size_t k = 0; k < gs.size(); ++k)
+          sums_error = std::max(sums_error, std::abs(gs[k] - sums_want[k]) / std::max(1.0, std::abs(sums_want[k])));
+        INFO("y " << y_error << ", dx " << dx_error << ", backward sums " << sums_error);
+        CHECK(y_error <= bound);
+        CHECK(dx_error <= 4 * bound);
+        CHECK(sums_error <= 1e-5);
+      }
+    }
+  }
 }

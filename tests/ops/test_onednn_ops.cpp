@@ -267,7 +267,7 @@ TEST_CASE("onednn inner product matches kokkos", "[onednn][inner_product]") {
 }
 
 TEST_CASE("onednn declines batch norm, so auto falls back to kokkos", "[onednn][batch_norm]") {
-  const ops::BatchNormGeometry g{64, 8, 1e-5f};
+  const ops::BatchNormGeometry g{64, 8, 1e-5f, ElementType::fp32, {}};
   CHECK(registry::backend("onednn").make_batch_norm(g) == nullptr);
   auto op = registry::OpFactory("auto").batch_norm(g, "bn1");
   REQUIRE(op != nullptr);

@@ -4,6 +4,8 @@
 #include <string>
 #include <type_traits>
 
+#include "tessera/backends/kokkos/activation_rows.hpp"
+#include "tessera/backends/kokkos/sweep.hpp"
 #include "tessera/core/half_float.hpp"
 
 namespace tessera::kokkos_backend {
@@ -22,23 +24,48 @@ KOKKOS_INLINE_FUNCTION A stored(T v) {
     return static_cast<A>(v);
 }
 
-/// sums[c] = Σ_r a(r, c), sums[channels + c] = Σ_r b(r, c) where `term(index, c, a, b)` adds
-/// the two terms of element `index` = r·channels + c. Each (block, channel) pair sums its rows
-/// in order (adjacent channels read adjacent memory), then each channel sums its blocks in order.
+/// sums[c] = Σ_r a(r, c), sums[channels + c] = Σ_r b(r, c) where `term(index, c, a, b)` gives
+/// the two terms of element `index` = r·channels + c. Each block of rows sums its rows in order
+/// into its row of `partial` (on the host along the contiguous channels; on a device one
+/// thread per (block, channel), adjacent channels on adjacent threads), then each channel sums
+/// its blocks in order: the same bits for any thread count.
 template <class T, class Term>
 void channel_sums(const std::string& label, int64_t rows, int64_t channels, const Term& term,
                   const ChannelSumWorkspace& partial, const Vector<T>& sums) {
   const int64_t blocks = static_cast<int64_t>(partial.extent(0));
   const int64_t block_rows = (rows + blocks - 1) / blocks;
-  Kokkos::parallel_for(
-      label + "_blocks", MDPolicy<2>({0, 0}, {blocks, channels}), KOKKOS_LAMBDA(const int64_t b, const int64_t c) {
-        const int64_t begin = b * block_rows;
-        const int64_t end = math::min(rows, begin + block_rows);
-        double a = 0.0, s = 0.0;
-        for (int64_t r = begin; r < end; ++r) term(r * channels + c, c, a, s);
-        partial(b, c) = a;
-        partial(b, channels + c) = s;
-      });
+  if constexpr (kOnHost) {
+    Kokkos::parallel_for(
+        label + "_blocks", RangePolicy(0, blocks), KOKKOS_LAMBDA(const int64_t b) {
+          double* a = &partial(b, 0);
+          double* s = a + channels;
+          for (int64_t c = 0; c < channels; ++c) a[c] = s[c] = 0.0;
+          const int64_t end = math::min(rows, (b + 1) * block_rows);
+          for (int64_t r = b * block_rows; r < end; ++r) {
+            TESSERA_SIMD
+            for (int64_t c = 0; c < channels; ++c) {
+              double ta, tb;
+              term(r * channels + c, c, ta, tb);
+              a[c] += ta;
+              s[c] += tb;
+            }
+          }
+        });
+  } else {
+    Kokkos::parallel_for(
+        label + "_blocks", MDPolicy<2>({0, 0}, {blocks, channels}), KOKKOS_LAMBDA(const int64_t b, const int64_t c) {
+          const int64_t end = math::min(rows, (b + 1) * block_rows);
+          double a = 0.0, s = 0.0;
+          for (int64_t r = b * block_rows; r < end; ++r) {
+            double ta, tb;
+            term(r * channels + c, c, ta, tb);
+            a += ta;
+            s += tb;
+          }
+          partial(b, c) = a;
+          partial(b, channels + c) = s;
+        });
+  }
   Kokkos::parallel_for(
       label + "_channels", RangePolicy(0, channels), KOKKOS_LAMBDA(const int64_t c) {
         double a = 0.0, s = 0.0;
@@ -53,24 +80,92 @@ void channel_sums(const std::string& label, int64_t rows, int64_t channels, cons
 
 template <class A>
 struct SumAndSquareTerm {
-  ConstVector<A> x;
+  const A* x;
   KOKKOS_INLINE_FUNCTION void operator()(int64_t i, int64_t /*c*/, double& a, double& b) const {
-    const double v = static_cast<double>(value(x(i)));
-    a += v;
-    b += v * v;
+    const double v = static_cast<double>(value(x[i]));
+    a = v;
+    b = v * v;
   }
 };
 
-template <class T, class A>
-struct GradientTerm {
-  ConstVector<A> x, dy;
-  ConstVector<T> mean, invstd;
-  KOKKOS_INLINE_FUNCTION void operator()(int64_t i, int64_t c, double& a, double& b) const {
-    const double g = static_cast<double>(value(dy(i)));
-    a += g;
-    b += g * static_cast<double>((value(x(i)) - mean(c)) * invstd(c));
+/// g = dy·f'(z) with z = x·scale + shift, and x̂ = (x − mean)·invstd, for element i of channel c.
+template <class Row, class T, class A>
+struct GradientOfOutput {
+  const A* x;
+  const A* dy;
+  const T* mean;
+  const T* invstd;
+  const T* scale;
+  const T* shift;
+  T alpha;
+  KOKKOS_INLINE_FUNCTION void operator()(int64_t i, int64_t c, T& g, T& xhat) const {
+    const T v = value(x[i]);
+    g = static_cast<T>(value(dy[i])) * Row::template derivative<T>(v * scale[c] + shift[c], alpha);
+    xhat = (v - mean[c]) * invstd[c];
   }
 };
+
+template <class Row, class T, class A>
+GradientOfOutput<Row, T, A> gradient_of_output(const ActivationsIn<A>& x, const ActivationsIn<A>& dy,
+                                               const BatchNormChannels<T>& ch, T alpha) {
+  return {x.data(), dy.data(), ch.mean.data(), ch.invstd.data(), ch.scale.data(), ch.shift.data(), alpha};
+}
+
+template <class Row, class T, class A>
+struct GradientTerm {
+  GradientOfOutput<Row, T, A> grad;
+  KOKKOS_INLINE_FUNCTION void operator()(int64_t i, int64_t c, double& a, double& b) const {
+    T g, xhat;
+    grad(i, c, g, xhat);
+    a = static_cast<double>(g);
+    b = static_cast<double>(g * xhat);
+  }
+};
+
+template <class Row, class T, class A>
+void forward_with(const ActivationsIn<A>& x, int64_t rows, int64_t channels, const BatchNormChannels<T>& ch, T alpha,
+                  const ActivationsOut<A>& y) {
+  const A* xp = x.data();
+  A* yp = y.data();
+  const T* scale = ch.scale.data();
+  const T* shift = ch.shift.data();
+  for_each_element("tessera::batch_norm_forward", rows, channels, KOKKOS_LAMBDA(const int64_t i, const int64_t c) {
+    yp[i] = stored<A>(Row::template value<T>(static_cast<T>(value(xp[i])) * scale[c] + shift[c], alpha));
+  });
+}
+
+template <class Row, class T, class A>
+void backward_statistics_with(const ActivationsIn<A>& x, const ActivationsIn<A>& dy, int64_t rows, int64_t channels,
+                              const BatchNormChannels<T>& ch, T alpha, const ChannelSumWorkspace& workspace,
+                              const Vector<T>& sums) {
+  channel_sums<T>("tessera::batch_norm_backward_statistics", rows, channels,
+                  GradientTerm<Row, T, A>{gradient_of_output<Row, T, A>(x, dy, ch, alpha)}, workspace, sums);
+}
+
+template <class Row, class T, class A>
+void backward_data_with(const ActivationsIn<A>& x, const ActivationsIn<A>& dy, int64_t rows, int64_t channels,
+                        const BatchNormChannels<T>& ch, T alpha, const ConstVector<T>& sums_v, double count,
+                        bool batch_stats, const ActivationsOut<A>& dx) {
+  const auto grad = gradient_of_output<Row, T, A>(x, dy, ch, alpha);
+  const T* scale = ch.scale.data();
+  const T* sums = sums_v.data();
+  A* dxp = dx.data();
+  if (!batch_stats) {
+    for_each_element("tessera::batch_norm_backward_data_fixed", rows, channels,
+                     KOKKOS_LAMBDA(const int64_t i, const int64_t c) {
+                       T g, xhat;
+                       grad(i, c, g, xhat);
+                       dxp[i] = stored<A>(scale[c] * g);
+                     });
+    return;
+  }
+  const T inv_count = static_cast<T>(1.0 / count);
+  for_each_element("tessera::batch_norm_backward_data", rows, channels, KOKKOS_LAMBDA(const int64_t i, const int64_t c) {
+    T g, xhat;
+    grad(i, c, g, xhat);
+    dxp[i] = stored<A>(scale[c] * (g - sums[c] * inv_count - xhat * sums[channels + c] * inv_count));
+  });
+}
 
 }  // namespace
 
@@ -82,71 +177,74 @@ ChannelSumWorkspace make_channel_sum_workspace(int64_t rows, int64_t channels) {
                              static_cast<size_t>(blocks), static_cast<size_t>(2 * channels));
 }
 
-template <class T, class A>
-void batch_norm_statistics(const ActivationsIn<A>& x, int64_t rows, int64_t channels,
-                           const ChannelSumWorkspace& workspace, const Vector<T>& sums) {
-  channel_sums<T>("tessera::batch_norm_statistics", rows, channels, SumAndSquareTerm<A>{x}, workspace, sums);
+template <class T>
+void batch_norm_scale_shift(const ConstVector<T>& mean, const ConstVector<T>& invstd, const ConstVector<T>& gamma,
+                            const ConstVector<T>& beta, const Vector<T>& scale, const Vector<T>& shift) {
+  Kokkos::parallel_for(
+      "tessera::batch_norm_scale_shift", RangePolicy(0, static_cast<int64_t>(mean.extent(0))),
+      KOKKOS_LAMBDA(const int64_t c) {
+        scale(c) = gamma(c) * invstd(c);
+        shift(c) = beta(c) - mean(c) * scale(c);
+      });
 }
 
 template <class T, class A>
-void batch_norm_normalize(const ActivationsIn<A>& x, int64_t rows, int64_t channels, const ConstVector<T>& mean,
-                          const ConstVector<T>& invstd, const ConstVector<T>& gamma, const ConstVector<T>& beta,
-                          const ActivationsOut<A>& y) {
-  Kokkos::parallel_for(
-      "tessera::batch_norm_normalize", RangePolicy(0, rows * channels), KOKKOS_LAMBDA(const int64_t i) {
-        const int64_t c = i % channels;
-        y(i) = stored<A>(gamma(c) * (value(x(i)) - mean(c)) * invstd(c) + beta(c));
-      });
+void batch_norm_statistics(const ActivationsIn<A>& x, int64_t rows, int64_t channels,
+                           const ChannelSumWorkspace& workspace, const Vector<T>& sums) {
+  channel_sums<T>("tessera::batch_norm_statistics", rows, channels, SumAndSquareTerm<A>{x.data()}, workspace, sums);
+}
+
+template <class T, class A>
+void batch_norm_forward(const ActivationsIn<A>& x, int64_t rows, int64_t channels, const BatchNormChannels<T>& ch,
+                        const ops::BatchNormEpilogue& epilogue, const ActivationsOut<A>& y) {
+  with_activation_row(epilogue.active, epilogue.kind, [&](auto row) {
+    forward_with<decltype(row), T, A>(x, rows, channels, ch, static_cast<T>(epilogue.alpha), y);
+  });
 }
 
 template <class T, class A>
 void batch_norm_backward_statistics(const ActivationsIn<A>& x, const ActivationsIn<A>& dy, int64_t rows, int64_t channels,
-                                    const ConstVector<T>& mean, const ConstVector<T>& invstd,
+                                    const BatchNormChannels<T>& ch, const ops::BatchNormEpilogue& epilogue,
                                     const ChannelSumWorkspace& workspace, const Vector<T>& sums) {
-  channel_sums<T>("tessera::batch_norm_backward_statistics", rows, channels,
-                  GradientTerm<T, A>{x, dy, mean, invstd}, workspace, sums);
+  with_activation_row(epilogue.active, epilogue.kind, [&](auto row) {
+    backward_statistics_with<decltype(row), T, A>(x, dy, rows, channels, ch, static_cast<T>(epilogue.alpha), workspace,
+                                                  sums);
+  });
 }
 
 template <class T, class A>
 void batch_norm_backward_data(const ActivationsIn<A>& x, const ActivationsIn<A>& dy, int64_t rows, int64_t channels,
-                              const ConstVector<T>& mean, const ConstVector<T>& invstd, const ConstVector<T>& gamma,
+                              const BatchNormChannels<T>& ch, const ops::BatchNormEpilogue& epilogue,
                               const ConstVector<T>& sums, double count, bool batch_stats, const ActivationsOut<A>& dx) {
-  if (!batch_stats) {
-    Kokkos::parallel_for(
-        "tessera::batch_norm_backward_data_fixed", RangePolicy(0, rows * channels), KOKKOS_LAMBDA(const int64_t i) {
-          const int64_t c = i % channels;
-          dx(i) = stored<A>(gamma(c) * invstd(c) * value(dy(i)));
-        });
-    return;
-  }
-  const T inv_count = static_cast<T>(1.0 / count);
-  Kokkos::parallel_for(
-      "tessera::batch_norm_backward_data", RangePolicy(0, rows * channels), KOKKOS_LAMBDA(const int64_t i) {
-        const int64_t c = i % channels;
-        const T xhat = (value(x(i)) - mean(c)) * invstd(c);
-        dx(i) = stored<A>(gamma(c) * invstd(c) *
-                          (value(dy(i)) - sums(c) * inv_count - xhat * sums(channels + c) * inv_count));
-      });
+  with_activation_row(epilogue.active, epilogue.kind, [&](auto row) {
+    backward_data_with<decltype(row), T, A>(x, dy, rows, channels, ch, static_cast<T>(epilogue.alpha), sums, count,
+                                            batch_stats, dx);
+  });
 }
 
-#define TESSERA_INSTANTIATE_BATCH_NORM_KERNELS(T, A)                                                                \
+#define TESSERA_INSTANTIATE_BATCH_NORM_KERNELS(T, A)                                                                  \
   template void batch_norm_statistics<T, A>(const ActivationsIn<A>&, int64_t, int64_t, const ChannelSumWorkspace&,    \
-                                            const Vector<T>&);                                                      \
-  template void batch_norm_normalize<T, A>(const ActivationsIn<A>&, int64_t, int64_t, const ConstVector<T>&,          \
-                                           const ConstVector<T>&, const ConstVector<T>&, const ConstVector<T>&,     \
-                                           const ActivationsOut<A>&);                                                       \
-  template void batch_norm_backward_statistics<T, A>(const ActivationsIn<A>&, const ActivationsIn<A>&, int64_t,         \
-                                                     int64_t, const ConstVector<T>&, const ConstVector<T>&,         \
-                                                     const ChannelSumWorkspace&, const Vector<T>&);                 \
-  template void batch_norm_backward_data<T, A>(const ActivationsIn<A>&, const ActivationsIn<A>&, int64_t, int64_t,      \
-                                               const ConstVector<T>&, const ConstVector<T>&, const ConstVector<T>&, \
+                                            const Vector<T>&);                                                        \
+  template void batch_norm_forward<T, A>(const ActivationsIn<A>&, int64_t, int64_t, const BatchNormChannels<T>&,      \
+                                         const ops::BatchNormEpilogue&, const ActivationsOut<A>&);                    \
+  template void batch_norm_backward_statistics<T, A>(const ActivationsIn<A>&, const ActivationsIn<A>&, int64_t,       \
+                                                     int64_t, const BatchNormChannels<T>&,                            \
+                                                     const ops::BatchNormEpilogue&, const ChannelSumWorkspace&,       \
+                                                     const Vector<T>&);                                               \
+  template void batch_norm_backward_data<T, A>(const ActivationsIn<A>&, const ActivationsIn<A>&, int64_t, int64_t,    \
+                                               const BatchNormChannels<T>&, const ops::BatchNormEpilogue&,            \
                                                const ConstVector<T>&, double, bool, const ActivationsOut<A>&);
 
+template void batch_norm_scale_shift<float>(const ConstVector<float>&, const ConstVector<float>&,
+                                            const ConstVector<float>&, const ConstVector<float>&, const Vector<float>&,
+                                            const Vector<float>&);
+template void batch_norm_scale_shift<double>(const ConstVector<double>&, const ConstVector<double>&,
+                                             const ConstVector<double>&, const ConstVector<double>&,
+                                             const Vector<double>&, const Vector<double>&);
 TESSERA_INSTANTIATE_BATCH_NORM_KERNELS(float, float)
 TESSERA_INSTANTIATE_BATCH_NORM_KERNELS(double, double)
 TESSERA_INSTANTIATE_BATCH_NORM_KERNELS(float, uint16_t)  // bf16 activations, fp32 statistics
 #undef TESSERA_INSTANTIATE_BATCH_NORM_KERNELS
-
 // Free functions rather than members of the layer: CUDA's extended lambdas may not live in private
 // members.
 

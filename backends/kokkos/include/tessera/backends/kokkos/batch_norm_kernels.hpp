@@ -3,12 +3,19 @@
 // templated on the element type T of the statistics and parameters, so tests can check them
 // in double (the op runs them in float), and A of the activations x, y, dy, dx: T itself, or
 // uint16_t for bf16 activations (bit patterns) with fp32 statistics and arithmetic.
+//
+// Each pass is one sweep over memory. On the host a work item takes a block of whole rows and
+// runs along them, channel after channel, in contiguous memory (a loop the compiler
+// vectorises); on a GPU adjacent threads take adjacent elements. The normalisation may carry
+// an activation as its epilogue (BatchNormEpilogue: batch norm and the activation after it in
+// one pass forward, and the activation's derivative folded into the two backward passes).
 #include <cstdint>
 
 #include <type_traits>
 
 #include "tessera/core/kokkos_compat.hpp"
 #include "tessera/core/tensor.hpp"
+#include "tessera/ops/batch_norm.hpp"
 
 namespace tessera::kokkos_backend {
 
@@ -33,28 +40,43 @@ using ChannelSumWorkspace = Kokkos::View<double**, Kokkos::LayoutRight, MemSpace
 /// enough to fill a GPU.
 ChannelSumWorkspace make_channel_sum_workspace(int64_t rows, int64_t channels);
 
-/// sums[c] = Σ x, sums[channels + c] = Σ x².
+/// What the passes over the activations read per channel: x̂ = (x − mean)·invstd, and the
+/// normalised output z = x·scale + shift (scale = γ·invstd, shift = β − mean·scale, from
+/// batch_norm_scale_shift), to which the epilogue's activation f is applied.
+template <class T>
+struct BatchNormChannels {
+  ConstVector<T> mean, invstd, scale, shift;
+};
+
+/// scale = γ·invstd, shift = β − mean·scale.
+template <class T>
+void batch_norm_scale_shift(const ConstVector<T>& mean, const ConstVector<T>& invstd, const ConstVector<T>& gamma,
+                            const ConstVector<T>& beta, const Vector<T>& scale, const Vector<T>& shift);
+
+/// sums[c] = Σ x, sums[channels + c] = Σ x². The per-block sums are kept in double: the
+/// variance E[x²] − mean² cancels where |mean| ≫ std, and on these memory-bound sweeps the
+/// wider adds cost no time (docs/kernels.md).
 template <class T, class A = T>
 void batch_norm_statistics(const ActivationsIn<A>& x, int64_t rows, int64_t channels,
                            const ChannelSumWorkspace& workspace, const Vector<T>& sums);
 
-/// y = gamma·(x − mean)·invstd + beta.
+/// y = f(x·scale + shift), f the epilogue's activation (the identity when it has none).
 template <class T, class A = T>
-void batch_norm_normalize(const ActivationsIn<A>& x, int64_t rows, int64_t channels, const ConstVector<T>& mean,
-                          const ConstVector<T>& invstd, const ConstVector<T>& gamma, const ConstVector<T>& beta,
-                          const ActivationsOut<A>& y);
+void batch_norm_forward(const ActivationsIn<A>& x, int64_t rows, int64_t channels, const BatchNormChannels<T>& ch,
+                        const ops::BatchNormEpilogue& epilogue, const ActivationsOut<A>& y);
 
-/// sums[c] = Σ dy, sums[channels + c] = Σ dy·(x − mean)·invstd.
+/// With g = dy·f'(x·scale + shift) (g = dy without an epilogue): sums[c] = Σ g,
+/// sums[channels + c] = Σ g·x̂.
 template <class T, class A = T>
 void batch_norm_backward_statistics(const ActivationsIn<A>& x, const ActivationsIn<A>& dy, int64_t rows, int64_t channels,
-                                    const ConstVector<T>& mean, const ConstVector<T>& invstd,
+                                    const BatchNormChannels<T>& ch, const ops::BatchNormEpilogue& epilogue,
                                     const ChannelSumWorkspace& workspace, const Vector<T>& sums);
 
-/// dx = gamma·invstd·(dy − Σdy/count − x̂·Σdy·x̂/count) with batch statistics, or
-/// gamma·invstd·dy when mean and invstd are constants (inference statistics).
+/// dx = scale·(g − Σg/count − x̂·Σg·x̂/count) with batch statistics, or scale·g when mean and
+/// invstd are constants (inference statistics); g as above.
 template <class T, class A = T>
 void batch_norm_backward_data(const ActivationsIn<A>& x, const ActivationsIn<A>& dy, int64_t rows, int64_t channels,
-                              const ConstVector<T>& mean, const ConstVector<T>& invstd, const ConstVector<T>& gamma,
+                              const BatchNormChannels<T>& ch, const ops::BatchNormEpilogue& epilogue,
                               const ConstVector<T>& sums, double count, bool batch_stats, const ActivationsOut<A>& dx);
 
 /// From the per-channel sums [Σx, Σx²] over `count` rows (those of the whole statistics group,
