@@ -6,7 +6,19 @@
 namespace tessera::layers {
 
 BatchNorm::BatchNorm(std::string name, double momentum, double epsilon)
-    : Layer(std::move(name)), momentum_(momentum), epsilon_(epsilon) {}
+    : Layer(name), parameter_name_(std::move(name)), momentum_(momentum), epsilon_(epsilon) {}
+
+std::string BatchNorm::type() const { return activation_type_.empty() ? "batch_norm" : "batch_norm+" + activation_type_; }
+
+std::unique_ptr<Layer> BatchNorm::fused_with_activation(const std::string& act_name, const ops::EltwiseDesc& act) const {
+  if (epilogue_.active) return nullptr;
+  auto fused = std::make_unique<BatchNorm>(name() + "+" + act_name, momentum_, epsilon_);
+  fused->parameter_name_ = parameter_name_;
+  fused->sync_ = sync_;
+  fused->epilogue_ = {true, act.kind, act.alpha};
+  fused->activation_type_ = ops::activation_info(act.kind).name;
+  return fused;
+}
 
 std::unique_ptr<Layer> BatchNorm::from_json(const std::string& name, ConfigObject& cfg, int /*spatial_rank*/) {
   const double momentum = cfg.number_in("momentum", 0.0, 1.0, 0.1);
@@ -34,6 +46,7 @@ std::optional<LayerOp> BatchNorm::backend_op(const std::vector<Shape>& inputs) c
   op.batch_norm.channels = x[x.rank() - 1];
   op.batch_norm.rows = x.numel() / op.batch_norm.channels;
   op.batch_norm.epsilon = static_cast<float>(epsilon_);
+  op.batch_norm.epilogue = epilogue_;
   return op;
 }
 
@@ -50,10 +63,10 @@ void BatchNorm::declare_parameters(const std::vector<Shape>& inputs, ParameterRe
   channels_ = s[s.rank() - 1];  // this rank's channels (a slice of them under a channel split)
   const int64_t all = whole_channels(s)[s.rank() - 1];
   const ParameterShard shard = ParameterShard::of(grid(), Shape{all}, 0, where());
-  gamma_ = declare_shard(params, name() + ".gamma", shard, Init::ones, all, all);
-  beta_ = declare_shard(params, name() + ".beta", shard, Init::zeros, all, all);
-  running_mean_ = declare_shard(params, name() + ".running_mean", shard, Init::zeros, 1, 1, true);
-  running_var_ = declare_shard(params, name() + ".running_var", shard, Init::ones, 1, 1, true);
+  gamma_ = declare_shard(params, parameter_name_ + ".gamma", shard, Init::ones, all, all);
+  beta_ = declare_shard(params, parameter_name_ + ".beta", shard, Init::zeros, all, all);
+  running_mean_ = declare_shard(params, parameter_name_ + ".running_mean", shard, Init::zeros, 1, 1, true);
+  running_var_ = declare_shard(params, parameter_name_ + ".running_var", shard, Init::ones, 1, 1, true);
 }
 
 void BatchNorm::reshape(const std::vector<Shape>& inputs) {
@@ -75,6 +88,7 @@ void BatchNorm::reshape(const std::vector<Shape>& inputs) {
   g.channels = channels_;
   g.epsilon = static_cast<float>(epsilon_);
   g.type = context().precision;
+  g.epilogue = epilogue_;
   op_ = op_factory().batch_norm(g, name());
   ensure_shape(sums_, Shape{2 * channels_}, "tessera::batch_norm_sums");
   ensure_shape(grad_sums_, Shape{2 * channels_}, "tessera::batch_norm_grad_sums");

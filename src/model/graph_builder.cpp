@@ -194,6 +194,7 @@ Graph Builder::build() {
   g_.seed = options_.seed;
   g_.init = spec_.init;
   g_.fuse_conv_max_pool = spec_.fuse_conv_max_pool;
+  g_.fuse_batch_norm_activation = spec_.fuse_batch_norm_activation;
   g_.layers_path = spec_.layers_path;
   g_.declared = std::make_unique<ParameterCounter>();
   g_.shares = options_.shares ? options_.shares : std::make_shared<parallel::SampleShares>(options_.group.size());

@@ -50,6 +50,11 @@ ModelBuilder& ModelBuilder::fuse_conv_max_pool(bool on) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::fuse_batch_norm_activation(bool on) {
+  model_["fuse_batch_norm_activation"] = on;
+  return *this;
+}
+
 ModelBuilder& ModelBuilder::halo_overlap(bool on) {
   model_["halo_overlap"] = on;
   return *this;

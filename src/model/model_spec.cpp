@@ -129,6 +129,7 @@ ModelSpec ModelSpec::from_json(ConfigObject& spec) {
     m.halo_overlap = spec.boolean("halo_overlap", true) ? layers::HaloOverlap::where_it_pays : layers::HaloOverlap::off;
   }
   m.fuse_conv_max_pool = spec.boolean("fuse_conv_max_pool", true);
+  m.fuse_batch_norm_activation = spec.boolean("fuse_batch_norm_activation", true);
   m.init = spec.choice("init", {"he_normal", "uniform_fan_in"}, "he_normal") == "he_normal"
                ? layers::InitScheme::he_normal
                : layers::InitScheme::uniform_fan_in;

@@ -18,8 +18,11 @@ model::Graph serial_graph(const model::ModelSpec& spec, ElementType precision) {
   options.group = parallel::Communicator::self();
   options.precision = precision;
   model::Graph graph = model::build_graph(serial, options);
+  // The fusing passes merge two layers into one node: the planner keeps one node per layer of
+  // the spec, which it chooses a distribution for.
   for (const auto& pass : model::passes::all())
-    if (std::string(pass.name) != "fuse_conv_max_pool") pass.run(graph);
+    if (std::string(pass.name) != "fuse_conv_max_pool" && std::string(pass.name) != "fuse_batch_norm_activation")
+      pass.run(graph);
   return graph;
 }
 

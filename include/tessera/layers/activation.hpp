@@ -29,6 +29,7 @@ class Activation final : public Layer {
   LayerTraits traits() const override;
   std::optional<LayerOp> backend_op(const std::vector<Shape>& inputs) const override;
   const ops::EltwiseDesc& desc() const { return desc_; }
+  const ops::EltwiseDesc* activation_desc() const override { return &desc_; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void reshape(const std::vector<Shape>& inputs) override;
   void forward(const std::vector<Tensor>& inputs, const Tensor& output, const StepInfo& step) override;

@@ -14,12 +14,16 @@ namespace tessera::layers {
 /// PyTorch way: running = (1 − momentum)·running + momentum·batch, with the unbiased batch
 /// variance. Inference mode normalises with the running statistics.
 /// Parameters `<name>.gamma`, `<name>.beta`; buffers `<name>.running_mean`, `<name>.running_var`.
+/// An activation that alone reads its output is fused into it by a graph pass
+/// (fuse_batch_norm_activation): the layer `<name>+<activation>` computes f(γ·x̂ + β) in the
+/// normalisation's pass and folds f' into its backward passes, so the activation's input and
+/// its gradient are never stored. Its parameters keep the batch norm's names.
 class BatchNorm final : public Layer {
  public:
   BatchNorm(std::string name, double momentum, double epsilon);
   static std::unique_ptr<Layer> from_json(const std::string& name, ConfigObject& cfg, int spatial_rank);
 
-  std::string type() const override { return "batch_norm"; }
+  std::string type() const override;
   /// Split in space: statistics are reduced over the spatial group. Split over channels: per
   /// channel, a slice of the channels runs alone.
   LayerTraits traits() const override;
@@ -31,6 +35,11 @@ class BatchNorm final : public Layer {
   void backward(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& grad_output,
                 const std::vector<Tensor>& grad_inputs, const StepInfo& step) override;
   std::string backend() const override;
+  /// This batch norm with the activation `act` (named `act_name`) as its epilogue; null when it
+  /// has one already.
+  std::unique_ptr<Layer> fused_with_activation(const std::string& act_name, const ops::EltwiseDesc& act) const override;
+  /// The activation fused into it, if any (inactive otherwise).
+  const ops::BatchNormEpilogue& epilogue() const { return epilogue_; }
 
   double momentum() const { return momentum_; }
   double epsilon() const { return epsilon_; }
@@ -44,6 +53,9 @@ class BatchNorm final : public Layer {
   const parallel::Communicator& statistics_group() const;
   double group_rows(const StepInfo& step) const;
   bool sync_ = false;  // statistics over the whole sample group (synchronised batch norm)
+  std::string parameter_name_;  // the batch norm's own name, which its parameters carry
+  ops::BatchNormEpilogue epilogue_;
+  std::string activation_type_;  // the fused activation's type ("relu"), empty when none
   double momentum_, epsilon_;
   int64_t channels_ = 0, rows_ = 0, samples_ = 0;
   int64_t spatial_group_rows_ = 0;  // rows of this rank's samples over its whole spatial group

@@ -95,6 +95,16 @@ class Layer {
   virtual std::optional<LayerOp> backend_op(const std::vector<Shape>& /*inputs*/) const { return std::nullopt; }
   /// The pooling's options when this layer is a max pool; null otherwise.
   virtual const PoolOptions* max_pool_options() const { return nullptr; }
+  /// The activation when this layer is a pointwise activation of the table; null otherwise.
+  virtual const ops::EltwiseDesc* activation_desc() const { return nullptr; }
+  /// One layer doing the work of this layer and of the activation `act` (named `act_name`)
+  /// that alone consumes its output, in the same passes over memory, where this layer can take
+  /// an activation as its epilogue; null otherwise. Asked before setup; this layer stays
+  /// unchanged.
+  virtual std::unique_ptr<Layer> fused_with_activation(const std::string& /*act_name*/,
+                                                       const ops::EltwiseDesc& /*act*/) const {
+    return nullptr;
+  }
   /// One layer doing the work of this layer and of the max pool `pool` (named `pool_name`)
   /// that alone consumes its output, where such a layer exists and pays off for one sample
   /// `input` [1, ...]; null otherwise. Asked before setup; this layer stays unchanged.

@@ -66,7 +66,8 @@ struct Graph {
   std::shared_ptr<parallel::SpatialAlignment> alignment;
   uint64_t seed = 0;
   layers::InitScheme init = layers::InitScheme::he_normal;
-  bool fuse_conv_max_pool = true;  // the spec's switch for the pass of that name
+  bool fuse_conv_max_pool = true;          // the spec's switches for the passes of those names
+  bool fuse_batch_norm_activation = true;
   std::string layers_path;         // "$.model.layers", for errors that concern the whole graph
   std::vector<GraphNode> nodes;
   std::vector<std::unique_ptr<registry::OpFactory>> factories;  // the nodes' op factories

@@ -48,6 +48,7 @@ class ModelBuilder {
   ModelBuilder& backend(const std::string& name);
   ModelBuilder& init(layers::InitScheme scheme);
   ModelBuilder& fuse_conv_max_pool(bool on);
+  ModelBuilder& fuse_batch_norm_activation(bool on);
   ModelBuilder& halo_overlap(bool on);
   ModelBuilder& halo_overlap(layers::HaloOverlap mode);
 

@@ -46,6 +46,7 @@ struct ModelSpec {
   std::string backend_path;
   layers::HaloOverlap halo_overlap = layers::HaloOverlap::where_it_pays;
   bool fuse_conv_max_pool = true;
+  bool fuse_batch_norm_activation = true;
   layers::InitScheme init = layers::InitScheme::he_normal;
   std::optional<parallel::Distribution> distribution;  // unset: data parallelism over every rank
   std::string distribution_path;

@@ -2,6 +2,7 @@
 #include "tessera/model/passes/passes.hpp"
 
 #include "tessera/core/log.hpp"
+#include "tessera/model/passes/fuse_batch_norm_activation.hpp"
 #include "tessera/model/passes/fuse_conv_max_pool.hpp"
 #include "tessera/model/passes/move_activations_after_max_pools.hpp"
 
@@ -11,6 +12,7 @@ const std::vector<GraphPass>& all() {
   static const std::vector<GraphPass> list{
       {"move_activations_after_max_pools", &move_activations_after_max_pools},
       {"fuse_conv_max_pool", &fuse_conv_max_pool},
+      {"fuse_batch_norm_activation", &fuse_batch_norm_activation},
   };
   return list;
 }
