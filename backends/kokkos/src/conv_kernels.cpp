@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "blas_threads.hpp"
+#include "conv_host_tiles.hpp"
+#include "tessera/backends/kokkos/sweep.hpp"
 #include "tessera/core/half_float.hpp"
 
 namespace tessera::kokkos_backend {
@@ -199,6 +201,21 @@ void sum_over_rows(const DeviceView<const T>& m, int64_t rows, int64_t channels,
   const int64_t block_rows = std::max<int64_t>(256, (rows + 4095) / 4096);
   const int64_t blocks = std::max<int64_t>(1, (rows + block_rows - 1) / block_rows);
   const DeviceView<double> partial = workspace.partials(static_cast<size_t>(blocks * channels));
+  if constexpr (kOnHost) {
+    // A block's rows one after another, each along its contiguous channels.
+    const T* mp = m.data();
+    double* pp = partial.data();
+    Kokkos::parallel_for(
+        "tessera::conv_sum_rows_blocks", RangePolicy(0, blocks), KOKKOS_LAMBDA(const int64_t b) {
+          double* acc = pp + b * channels;
+          for (int64_t ch = 0; ch < channels; ++ch) acc[ch] = 0.0;
+          const int64_t end = math::min(rows, (b + 1) * block_rows);
+          for (int64_t r = b * block_rows; r < end; ++r) {
+            TESSERA_SIMD
+            for (int64_t ch = 0; ch < channels; ++ch) acc[ch] += static_cast<double>(mp[r * channels + ch]);
+          }
+        });
+  } else
   Kokkos::parallel_for(
       "tessera::conv_sum_rows_blocks", MDPolicy<2>({0, 0}, {blocks, channels}),
       KOKKOS_LAMBDA(const int64_t b, const int64_t ch) {
@@ -273,6 +290,10 @@ void sum_channels(const Tensor& dy, const Tensor& dbias, ConvWorkspace<float>& w
 template <class T>
 void conv_forward(const ops::ConvGeometry& g, const DeviceView<const T>& x, const DeviceView<const T>& w,
                   const DeviceView<const T>& bias, const DeviceView<T>& y, ConvWorkspace<T>& workspace) {
+  if (host_tiles::available()) {
+    host_tiles::forward<T>(g, x.data(), w.data(), bias.data(), y.data(), workspace.chunk_rows(g));
+    return;
+  }
   const ConvIndex c = index_of(g);
   const int64_t positions = c.positions();
   const int64_t k = c.columns();
@@ -297,6 +318,10 @@ void conv_forward(const ops::ConvGeometry& g, const DeviceView<const T>& x, cons
 template <class T>
 void conv_backward_data(const ops::ConvGeometry& g, const DeviceView<const T>& dy, const DeviceView<const T>& w,
                         const DeviceView<T>& dx, ConvWorkspace<T>& workspace) {
+  if (host_tiles::available() && host_tiles::gathers_input_gradient(g)) {
+    host_tiles::backward_data<T>(g, dy.data(), w.data(), dx.data(), workspace.chunk_rows(g));
+    return;
+  }
   const ConvIndex c = index_of(g);
   const int64_t positions = c.positions();
   const int64_t k = c.columns();
@@ -321,6 +346,10 @@ void conv_backward_weights(const ops::ConvGeometry& g, const DeviceView<const T>
   const int64_t positions = c.positions();
   const int64_t k = c.columns();
   if (dbias.data() != nullptr) sum_over_rows<T>(dy, positions, c.out_c, dbias, workspace);
+  if (host_tiles::available()) {
+    host_tiles::backward_weights<T>(g, x.data(), dy.data(), dw.data(), workspace.chunk_rows(g));
+    return;
+  }
   if (is_pointwise(g)) {
     gemm("T", "N", dy.data(), positions, c.out_c, x.data(), positions, k, T(0), dw.data(), c.out_c, k);
     return;

@@ -1,0 +1,256 @@
+#include "conv_host_tiles.hpp"
+
+#include <KokkosKernels_config.h>
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "blas_threads.hpp"
+#include "tessera/core/kokkos_compat.hpp"
+
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+// The Fortran BLAS that Kokkos Kernels' TPL links (column-major, every argument by address).
+extern "C" {
+void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const float* alpha,
+            const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c,
+            const int* ldc);
+void dgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const double* alpha,
+            const double* a, const int* lda, const double* b, const int* ldb, const double* beta, double* c,
+            const int* ldc);
+}
+#endif
+
+namespace tessera::kokkos_backend::host_tiles {
+// Named, not anonymous: the tile lambdas of the exported functions capture these types.
+namespace tile_detail {
+
+constexpr bool kHostMemory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+
+/// C = alpha·op(A)·op(B) + beta·C in column-major terms, on the calling thread.
+template <class T>
+void gemm_cm(char ta, char tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+             T beta, T* c, int64_t ldc) {
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+  const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
+  const int la = static_cast<int>(lda), lb = static_cast<int>(ldb), lc = static_cast<int>(ldc);
+  const T one = T(1);
+  if constexpr (std::is_same_v<T, float>)
+    sgemm_(&ta, &tb, &mi, &ni, &ki, &one, a, &la, b, &lb, &beta, c, &lc);
+  else
+    dgemm_(&ta, &tb, &mi, &ni, &ki, &one, a, &la, b, &lb, &beta, c, &lc);
+#else
+  (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b, (void)ldb, (void)beta, (void)c,
+      (void)ldc;
+#endif
+}
+
+/// The geometry's sizes, positions decoded from flat indices.
+struct Dims {
+  int64_t n, in_d, in_h, in_w, in_c, out_c, out_d, out_h, out_w;
+  int64_t k_d, k_h, k_w, s_d, s_h, s_w, p_d, p_h, p_w, dl_d, dl_h, dl_w;
+  int64_t taps() const { return k_d * k_h * k_w; }
+};
+
+Dims dims_of(const ops::ConvGeometry& g) {
+  const auto o = g.out_size();
+  return {g.batch,     g.in_size[0], g.in_size[1], g.in_size[2], g.in_channels, g.out_channels, o[0], o[1], o[2],
+          g.kernel[0], g.kernel[1],  g.kernel[2],  g.stride[0],  g.stride[1],   g.stride[2],    g.padding[0],
+          g.padding[1], g.padding[2], g.dilation[0], g.dilation[1], g.dilation[2]};
+}
+
+/// Rows [p0, p0 + rows) of the column matrix: col[r, (tap, ci)] = the input that output
+/// position p0 + r reads through `tap`, 0 in the padding.
+template <class T>
+void im2col_rows(const Dims& d, const T* x, int64_t p0, int64_t rows, T* col) {
+  const int64_t taps = d.taps(), k = taps * d.in_c;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t p = p0 + r;
+    const int64_t ow = p % d.out_w;
+    p /= d.out_w;
+    const int64_t oh = p % d.out_h;
+    p /= d.out_h;
+    const int64_t od = p % d.out_d, n = p / d.out_d;
+    T* dst = col + r * k;
+    for (int64_t kd = 0; kd < d.k_d; ++kd) {
+      const int64_t id = od * d.s_d - d.p_d + kd * d.dl_d;
+      for (int64_t kh = 0; kh < d.k_h; ++kh) {
+        const int64_t ih = oh * d.s_h - d.p_h + kh * d.dl_h;
+        for (int64_t kw = 0; kw < d.k_w; ++kw, dst += d.in_c) {
+          const int64_t iw = ow * d.s_w - d.p_w + kw * d.dl_w;
+          if (id < 0 || id >= d.in_d || ih < 0 || ih >= d.in_h || iw < 0 || iw >= d.in_w) {
+            std::fill(dst, dst + d.in_c, T(0));
+            continue;
+          }
+          std::memcpy(dst, x + (((n * d.in_d + id) * d.in_h + ih) * d.in_w + iw) * d.in_c,
+                      static_cast<size_t>(d.in_c) * sizeof(T));
+        }
+      }
+    }
+  }
+}
+
+/// Rows [q0, q0 + rows) of the output gradient's column matrix for stride 1:
+/// dcol[r, (tap, co)] = dy at the output position whose window reads input q0 + r through tap.
+template <class T>
+void dy_columns(const Dims& d, const T* dy, int64_t q0, int64_t rows, T* dcol) {
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t q = q0 + r;
+    const int64_t iw = q % d.in_w;
+    q /= d.in_w;
+    const int64_t ih = q % d.in_h;
+    q /= d.in_h;
+    const int64_t id = q % d.in_d, n = q / d.in_d;
+    T* dst = dcol + r * d.taps() * d.out_c;
+    for (int64_t kd = 0; kd < d.k_d; ++kd) {
+      const int64_t od = id + d.p_d - kd * d.dl_d;
+      for (int64_t kh = 0; kh < d.k_h; ++kh) {
+        const int64_t oh = ih + d.p_h - kh * d.dl_h;
+        for (int64_t kw = 0; kw < d.k_w; ++kw, dst += d.out_c) {
+          const int64_t ow = iw + d.p_w - kw * d.dl_w;
+          if (od < 0 || od >= d.out_d || oh < 0 || oh >= d.out_h || ow < 0 || ow >= d.out_w) {
+            std::fill(dst, dst + d.out_c, T(0));
+            continue;
+          }
+          std::memcpy(dst, dy + (((n * d.out_d + od) * d.out_h + oh) * d.out_w + ow) * d.out_c,
+                      static_cast<size_t>(d.out_c) * sizeof(T));
+        }
+      }
+    }
+  }
+}
+
+/// f(tile, slot) for every tile, in parallel; `slot` < slots() is the calling thread's own
+/// (its scratch), distinct among the tiles running at once.
+template <class F>
+void for_each_tile(const char* label, int64_t tiles, const F& f) {
+  Kokkos::Experimental::UniqueToken<Kokkos::DefaultHostExecutionSpace> token;
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, tiles),
+                       [=](const int64_t t) {
+                         const int slot = token.acquire();
+                         f(t, slot);
+                         token.release(slot);
+                       });
+}
+
+int slots() {
+  return Kokkos::Experimental::UniqueToken<Kokkos::DefaultHostExecutionSpace>().size();
+}
+
+/// Scratch memory for one use (`Use` tells the uses apart), grown as needed and kept, so that
+/// steady-state steps allocate nothing. Layers run their convolutions one at a time.
+template <class T, int Use>
+T* scratch(size_t elements) {
+  static std::vector<T> buffer;
+  if (buffer.size() < elements) buffer.assign(elements, T(0));
+  return buffer.data();
+}
+enum { kColumns, kWeights, kPartials };
+
+}  // namespace tile_detail
+using namespace tile_detail;
+
+bool available() {
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+  return kHostMemory;
+#else
+  return false;
+#endif
+}
+
+TilePlan plan(int64_t positions, int64_t columns, int64_t max_rows) {
+  TilePlan p;
+  // A tile's column matrix about the size of a core's L2 (512 KiB), at least 32 rows (a gemm
+  // narrower than that runs far below the BLAS's peak) and at most 2048.
+  p.rows = std::clamp<int64_t>((int64_t{512} << 10) / (4 * std::max<int64_t>(1, columns)), 32, 2048);
+  p.rows = std::max<int64_t>(1, std::min({p.rows, max_rows, positions}));
+  p.tiles = (positions + p.rows - 1) / p.rows;
+  return p;
+}
+
+template <class T>
+void forward(const ops::ConvGeometry& g, const T* x, const T* w, const T* bias, T* y, int64_t max_rows) {
+  const Dims d = dims_of(g);
+  const int64_t positions = d.n * d.out_d * d.out_h * d.out_w, k = d.taps() * d.in_c;
+  const TilePlan p = plan(positions, k, max_rows);
+  keep_blas_on_calling_thread();
+  T* cols = scratch<T, kColumns>(static_cast<size_t>(slots() * p.rows * k));
+  for_each_tile("tessera::conv_forward_tiles", p.tiles, [=](int64_t t, int slot) {
+    const int64_t p0 = t * p.rows, rows = std::min(p.rows, positions - p0);
+    T* col = cols + slot * p.rows * k;
+    T* yt = y + p0 * d.out_c;
+    im2col_rows(d, x, p0, rows, col);
+    if (bias != nullptr)
+      for (int64_t r = 0; r < rows; ++r) std::memcpy(yt + r * d.out_c, bias, static_cast<size_t>(d.out_c) * sizeof(T));
+    // yᵀ (out_c × rows, column-major) = w (out_c × k) · colᵀ.
+    gemm_cm<T>('T', 'N', d.out_c, rows, k, w, k, col, k, bias != nullptr ? T(1) : T(0), yt, d.out_c);
+  });
+}
+
+bool gathers_input_gradient(const ops::ConvGeometry& g) {
+  return g.stride[0] == 1 && g.stride[1] == 1 && g.stride[2] == 1;
+}
+
+template <class T>
+void backward_data(const ops::ConvGeometry& g, const T* dy, const T* w, T* dx, int64_t max_rows) {
+  const Dims d = dims_of(g);
+  const int64_t inputs = d.n * d.in_d * d.in_h * d.in_w, k2 = d.taps() * d.out_c;
+  const TilePlan p = plan(inputs, k2, max_rows);
+  keep_blas_on_calling_thread();
+  // w2[(tap, co), ci] = w[co, tap, ci]: the weights as the gather's right-hand side.
+  T* w2p = scratch<T, kWeights>(static_cast<size_t>(k2 * d.in_c));
+  for (int64_t co = 0; co < d.out_c; ++co)
+    for (int64_t tap = 0; tap < d.taps(); ++tap)
+      std::memcpy(w2p + (tap * d.out_c + co) * d.in_c, w + (co * d.taps() + tap) * d.in_c,
+                  static_cast<size_t>(d.in_c) * sizeof(T));
+  T* cols = scratch<T, kColumns>(static_cast<size_t>(slots() * p.rows * k2));
+  for_each_tile("tessera::conv_backward_data_tiles", p.tiles, [=](int64_t t, int slot) {
+    const int64_t q0 = t * p.rows, rows = std::min(p.rows, inputs - q0);
+    T* dcol = cols + slot * p.rows * k2;
+    dy_columns(d, dy, q0, rows, dcol);
+    // dxᵀ (in_c × rows) = w2ᵀ (in_c × k2) · dcolᵀ (k2 × rows).
+    gemm_cm<T>('N', 'N', d.in_c, rows, k2, w2p, d.in_c, dcol, k2, T(0), dx + q0 * d.in_c, d.in_c);
+  });
+}
+
+template <class T>
+void backward_weights(const ops::ConvGeometry& g, const T* x, const T* dy, T* dw, int64_t max_rows) {
+  const Dims d = dims_of(g);
+  const int64_t positions = d.n * d.out_d * d.out_h * d.out_w, k = d.taps() * d.in_c;
+  const TilePlan p = plan(positions, k, max_rows);
+  // Groups of tiles, each summed into its own partial: as many as 16, as few as the partials'
+  // memory (32 MiB) allows, never more than tiles. A function of the sizes only.
+  const int64_t weights = d.out_c * k;
+  const int64_t groups = std::clamp<int64_t>((int64_t{32} << 20) / (static_cast<int64_t>(sizeof(T)) * weights), 1,
+                                             std::min<int64_t>(16, p.tiles));
+  keep_blas_on_calling_thread();
+  T* parts = scratch<T, kPartials>(static_cast<size_t>(groups * weights));
+  T* cols = scratch<T, kColumns>(static_cast<size_t>(slots() * p.rows * k));
+  for_each_tile("tessera::conv_backward_weights_tiles", groups, [=](int64_t group, int slot) {
+    T* col = cols + slot * p.rows * k;
+    for (int64_t t = group; t < p.tiles; t += groups) {
+      const int64_t p0 = t * p.rows, rows = std::min(p.rows, positions - p0);
+      im2col_rows(d, x, p0, rows, col);
+      // dwᵀ (k × out_c) += colᵀ (k × rows) · dy (rows × out_c).
+      gemm_cm<T>('N', 'T', k, d.out_c, rows, col, k, dy + p0 * d.out_c, d.out_c, t == group ? T(0) : T(1),
+                 parts + group * weights, k);
+    }
+  });
+  Kokkos::parallel_for("tessera::conv_backward_weights_sum",
+                       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, weights), [=](const int64_t i) {
+                         T s = parts[i];
+                         for (int64_t group = 1; group < groups; ++group) s += parts[group * weights + i];
+                         dw[i] = s;
+                       });
+}
+
+template void forward<float>(const ops::ConvGeometry&, const float*, const float*, const float*, float*, int64_t);
+template void forward<double>(const ops::ConvGeometry&, const double*, const double*, const double*, double*,
+                              int64_t);
+template void backward_data<float>(const ops::ConvGeometry&, const float*, const float*, float*, int64_t);
+template void backward_data<double>(const ops::ConvGeometry&, const double*, const double*, double*, int64_t);
+template void backward_weights<float>(const ops::ConvGeometry&, const float*, const float*, float*, int64_t);
+template void backward_weights<double>(const ops::ConvGeometry&, const double*, const double*, double*, int64_t);
+
+}  // namespace tessera::kokkos_backend::host_tiles
