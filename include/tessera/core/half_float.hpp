@@ -24,11 +24,13 @@ KOKKOS_INLINE_FUNCTION float float_of(uint32_t u) {
   return f;
 }
 
+/// Round to nearest even; a NaN stays a (quiet) NaN. Both results are formed and one chosen,
+/// with no branch, so that loops converting whole tensors vectorise.
 KOKKOS_INLINE_FUNCTION uint16_t to_bf16(float f) {
-  uint32_t u = bits_of(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
+  const uint32_t u = bits_of(f);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t quiet_nan = (u >> 16) | 0x40u;
+  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
 }
 
 KOKKOS_INLINE_FUNCTION float from_bf16(uint16_t h) { return float_of(static_cast<uint32_t>(h) << 16); }
