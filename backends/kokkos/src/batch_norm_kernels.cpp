@@ -24,48 +24,97 @@ KOKKOS_INLINE_FUNCTION A stored(T v) {
     return static_cast<A>(v);
 }
 
-/// sums[c] = Σ_r a(r, c), sums[channels + c] = Σ_r b(r, c) where `term(index, c, a, b)` gives
-/// the two terms of element `index` = r·channels + c. Each block of rows sums its rows in order
-/// into its row of `partial` (on the host along the contiguous channels; on a device one
-/// thread per (block, channel), adjacent channels on adjacent threads), then each channel sums
-/// its blocks in order: the same bits for any thread count.
+/// sums[c] = Σ_r a(r, c), sums[channels + c] = Σ_r b(r, c) where `term(index, c, origin, a, b)`
+/// gives the two terms of element `index` = r·channels + c in the type T. Rows are cut into the
+/// workspace's blocks (fixed by the geometry); each block sums its rows in order, then each
+/// channel sums its blocks in order in double: the same bits for any thread count.
+///
+/// On the host a block runs along its rows' contiguous channels, summing in T (fp32 in the op):
+/// fp32 adds at twice double's rate, which the generic x86-64 build's 16-byte vectors need to
+/// keep up with memory. A shifted term (Term::kShifted: the statistics) sums x − origin, the
+/// origin being the block's first row, and the block's sums are moved back to the origin in
+/// double (Σx = Σd + n·o, Σx² = Σd² + 2o·Σd + n·o²): the fp32 sums then hold deviations from
+/// a value near the channel's mean, and lose no more than double block sums did. On a device one
+/// thread per (block, channel), adjacent channels on adjacent threads, in double.
+constexpr int64_t kStackChannels = 1024;  // a host block's running sums live on its stack
+
+/// The host blocks' sums, each in T along its rows' contiguous channels (channels ≤
+/// kStackChannels); a shifted term's sums are moved back to the origin in double.
+template <class T, class Term>
+void block_sums_host(const std::string& label, int64_t rows, int64_t channels, const Term& term,
+                     const ChannelSumWorkspace& partial) {
+  const int64_t blocks = static_cast<int64_t>(partial.extent(0)), block_rows = (rows + blocks - 1) / blocks;
+  Kokkos::parallel_for(
+      label + "_blocks", RangePolicy(0, blocks), KOKKOS_LAMBDA(const int64_t b) {
+        const Term t = term;  // a local copy: its members stay in registers (sweep.hpp)
+        T sa[kStackChannels], sb[kStackChannels], origin[kStackChannels];
+        const int64_t first = b * block_rows, end = math::min(rows, first + block_rows);
+        for (int64_t c = 0; c < channels; ++c) {
+          origin[c] = Term::kShifted && first < end ? t.value_at(first * channels + c) : T(0);
+          sa[c] = sb[c] = T(0);
+        }
+        for (int64_t r = first; r < end; ++r) {
+          TESSERA_SIMD
+          for (int64_t c = 0; c < channels; ++c) {
+            T ta, tb;
+            t(r * channels + c, c, origin[c], ta, tb);
+            sa[c] += ta;
+            sb[c] += tb;
+          }
+        }
+        const double n = static_cast<double>(end - first);
+        for (int64_t c = 0; c < channels; ++c) {
+          const double o = static_cast<double>(origin[c]), a = static_cast<double>(sa[c]);
+          partial(b, c) = a + n * o;
+          partial(b, channels + c) = static_cast<double>(sb[c]) + 2.0 * o * a + n * o * o;
+        }
+      });
+}
+
+/// The blocks' sums in double, unshifted: on a device one thread per (block, channel), adjacent
+/// channels on adjacent threads; on the host (more channels than a stack holds) along rows.
+template <class T, class Term>
+void block_sums_wide(const std::string& label, int64_t rows, int64_t channels, const Term& term,
+                     const ChannelSumWorkspace& partial) {
+  const int64_t blocks = static_cast<int64_t>(partial.extent(0)), block_rows = (rows + blocks - 1) / blocks;
+  Kokkos::parallel_for(
+      label + "_blocks", MDPolicy<2>({0, 0}, {blocks, channels}), KOKKOS_LAMBDA(const int64_t b, const int64_t c) {
+        const int64_t end = math::min(rows, (b + 1) * block_rows);
+        double a = 0.0, s = 0.0;
+        for (int64_t r = b * block_rows; r < end; ++r) {
+          T ta, tb;
+          term(r * channels + c, c, T(0), ta, tb);
+          a += static_cast<double>(ta);
+          s += static_cast<double>(tb);
+        }
+        partial(b, c) = a;
+        partial(b, channels + c) = s;
+      });
+}
+
+/// sums[c] = Σ_r a(r, c), sums[channels + c] = Σ_r b(r, c) where `term(index, c, origin, a, b)`
+/// gives the two terms of element `index` = r·channels + c in the type T. Rows are cut into the
+/// workspace's blocks (fixed by the geometry); each block sums its rows in order, then each
+/// channel sums its blocks in order in double: the same bits for any thread count.
+///
+/// On the host a block runs along its rows' contiguous channels, summing in T (fp32 in the op):
+/// fp32 adds at twice double's rate, which the generic x86-64 build's 16-byte vectors need to
+/// keep up with memory. A shifted term (Term::kShifted: the statistics) sums x − origin, the
+/// origin being the block's first row, and the block's sums are moved back to the origin in
+/// double (Σx = Σd + n·o, Σx² = Σd² + 2o·Σd + n·o²): the fp32 sums then hold deviations from
+/// a value near the channel's mean, and lose no more than double block sums did.
 template <class T, class Term>
 void channel_sums(const std::string& label, int64_t rows, int64_t channels, const Term& term,
                   const ChannelSumWorkspace& partial, const Vector<T>& sums) {
-  const int64_t blocks = static_cast<int64_t>(partial.extent(0));
-  const int64_t block_rows = (rows + blocks - 1) / blocks;
+  bool summed = false;
   if constexpr (kOnHost) {
-    Kokkos::parallel_for(
-        label + "_blocks", RangePolicy(0, blocks), KOKKOS_LAMBDA(const int64_t b) {
-          double* a = &partial(b, 0);
-          double* s = a + channels;
-          for (int64_t c = 0; c < channels; ++c) a[c] = s[c] = 0.0;
-          const int64_t end = math::min(rows, (b + 1) * block_rows);
-          for (int64_t r = b * block_rows; r < end; ++r) {
-            TESSERA_SIMD
-            for (int64_t c = 0; c < channels; ++c) {
-              double ta, tb;
-              term(r * channels + c, c, ta, tb);
-              a[c] += ta;
-              s[c] += tb;
-            }
-          }
-        });
-  } else {
-    Kokkos::parallel_for(
-        label + "_blocks", MDPolicy<2>({0, 0}, {blocks, channels}), KOKKOS_LAMBDA(const int64_t b, const int64_t c) {
-          const int64_t end = math::min(rows, (b + 1) * block_rows);
-          double a = 0.0, s = 0.0;
-          for (int64_t r = b * block_rows; r < end; ++r) {
-            double ta, tb;
-            term(r * channels + c, c, ta, tb);
-            a += ta;
-            s += tb;
-          }
-          partial(b, c) = a;
-          partial(b, channels + c) = s;
-        });
+    if (channels <= kStackChannels) {
+      block_sums_host<T>(label, rows, channels, term, partial);
+      summed = true;
+    }
   }
+  if (!summed) block_sums_wide<T>(label, rows, channels, term, partial);
+  const int64_t blocks = static_cast<int64_t>(partial.extent(0));
   Kokkos::parallel_for(
       label + "_channels", RangePolicy(0, channels), KOKKOS_LAMBDA(const int64_t c) {
         double a = 0.0, s = 0.0;
@@ -78,13 +127,15 @@ void channel_sums(const std::string& label, int64_t rows, int64_t channels, cons
       });
 }
 
-template <class A>
+/// x − origin and its square (the statistics' terms).
+template <class T, class A>
 struct SumAndSquareTerm {
+  static constexpr bool kShifted = true;
   const A* x;
-  KOKKOS_INLINE_FUNCTION void operator()(int64_t i, int64_t /*c*/, double& a, double& b) const {
-    const double v = static_cast<double>(value(x[i]));
-    a = v;
-    b = v * v;
+  KOKKOS_INLINE_FUNCTION T value_at(int64_t i) const { return static_cast<T>(value(x[i])); }
+  KOKKOS_INLINE_FUNCTION void operator()(int64_t i, int64_t /*c*/, T origin, T& a, T& b) const {
+    a = static_cast<T>(value(x[i])) - origin;
+    b = a * a;
   }
 };
 
@@ -113,12 +164,13 @@ GradientOfOutput<Row, T, A> gradient_of_output(const ActivationsIn<A>& x, const 
 
 template <class Row, class T, class A>
 struct GradientTerm {
+  static constexpr bool kShifted = false;
   GradientOfOutput<Row, T, A> grad;
-  KOKKOS_INLINE_FUNCTION void operator()(int64_t i, int64_t c, double& a, double& b) const {
-    T g, xhat;
-    grad(i, c, g, xhat);
-    a = static_cast<double>(g);
-    b = static_cast<double>(g * xhat);
+  KOKKOS_INLINE_FUNCTION T value_at(int64_t /*i*/) const { return T(0); }
+  KOKKOS_INLINE_FUNCTION void operator()(int64_t i, int64_t c, T /*origin*/, T& a, T& b) const {
+    T xhat;
+    grad(i, c, a, xhat);
+    b = a * xhat;
   }
 };
 
@@ -191,7 +243,7 @@ void batch_norm_scale_shift(const ConstVector<T>& mean, const ConstVector<T>& in
 template <class T, class A>
 void batch_norm_statistics(const ActivationsIn<A>& x, int64_t rows, int64_t channels,
                            const ChannelSumWorkspace& workspace, const Vector<T>& sums) {
-  channel_sums<T>("tessera::batch_norm_statistics", rows, channels, SumAndSquareTerm<A>{x.data()}, workspace, sums);
+  channel_sums<T>("tessera::batch_norm_statistics", rows, channels, SumAndSquareTerm<T, A>{x.data()}, workspace, sums);
 }
 
 template <class T, class A>

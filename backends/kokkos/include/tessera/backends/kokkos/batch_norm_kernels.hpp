@@ -53,9 +53,10 @@ template <class T>
 void batch_norm_scale_shift(const ConstVector<T>& mean, const ConstVector<T>& invstd, const ConstVector<T>& gamma,
                             const ConstVector<T>& beta, const Vector<T>& scale, const Vector<T>& shift);
 
-/// sums[c] = Σ x, sums[channels + c] = Σ x². The per-block sums are kept in double: the
-/// variance E[x²] − mean² cancels where |mean| ≫ std, and on these memory-bound sweeps the
-/// wider adds cost no time (docs/kernels.md).
+/// sums[c] = Σ x, sums[channels + c] = Σ x². On the host each block of rows sums in T its
+/// deviations from its first row, moved back in double, and blocks are added in double, so the
+/// fp32 block sums cost no accuracy against double ones. The sums leave as T (fp32 in the op,
+/// summed so across ranks): where |mean| ≫ std, E[x²] − mean² loses digits there, as before.
 template <class T, class A = T>
 void batch_norm_statistics(const ActivationsIn<A>& x, int64_t rows, int64_t channels,
                            const ChannelSumWorkspace& workspace, const Vector<T>& sums);
