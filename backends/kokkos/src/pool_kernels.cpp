@@ -1,5 +1,6 @@
 #include "tessera/backends/kokkos/pool_kernels.hpp"
 
+#include "tessera/backends/kokkos/storage_types.hpp"
 #include "tessera/backends/kokkos/sweep.hpp"
 
 namespace tessera::kokkos_backend {
@@ -62,17 +63,28 @@ KOKKOS_INLINE_FUNCTION void for_each_tap(const PoolIndex& c, const F& f) {
       for (int64_t kw = 0; kw < c.k_w; ++kw, ++tap) f(tap, ((kd * c.in_h + kh) * c.in_w + kw) * c.channels);
 }
 
+/// Values stored as the type they are compared in.
 template <class T>
-void max_pool_forward_tiled(const PoolIndex c, const T* x, T* y, int32_t* argmax) {
+struct Plain {
+  using Bits = T;
+  KOKKOS_INLINE_FUNCTION static T widen(T v) { return v; }
+  KOKKOS_INLINE_FUNCTION static T narrow(T v) { return v; }
+};
+
+/// S: the storage of x and y (Plain<T>, or Bf16 whose values the comparison widens exactly and
+/// the copies keep as they are), T the type compared in.
+template <class T, class S = Plain<T>>
+void max_pool_forward_tiled(const PoolIndex c, const typename S::Bits* x, typename S::Bits* y, int32_t* argmax) {
   Kokkos::parallel_for(
       "tessera::max_pool_forward", RangePolicy(0, c.batch * c.out_d * c.out_h), KOKKOS_LAMBDA(const int64_t ndh) {
         const int64_t n = ndh / (c.out_d * c.out_h), od = ndh / c.out_h % c.out_d, oh = ndh % c.out_h;
         for (int64_t ow = 0; ow < c.out_w; ++ow) {
-          const T* first = x + (((n * c.in_d + od * c.k_d) * c.in_h + oh * c.k_h) * c.in_w + ow * c.k_w) * c.channels;
-          T* yo = y + (ndh * c.out_w + ow) * c.channels;
+          const typename S::Bits* first =
+              x + (((n * c.in_d + od * c.k_d) * c.in_h + oh * c.k_h) * c.in_w + ow * c.k_w) * c.channels;
+          typename S::Bits* yo = y + (ndh * c.out_w + ow) * c.channels;
           int32_t* ao = argmax + (ndh * c.out_w + ow) * c.channels;
           for_each_tap(c, [&](int32_t tap, int64_t offset) {
-            const T* xi = first + offset;
+            const typename S::Bits* xi = first + offset;
             if (tap == 0) {
               TESSERA_SIMD
               for (int64_t ch = 0; ch < c.channels; ++ch) {
@@ -83,9 +95,11 @@ void max_pool_forward_tiled(const PoolIndex c, const T* x, T* y, int32_t* argmax
             }
             TESSERA_SIMD
             for (int64_t ch = 0; ch < c.channels; ++ch) {
-              const T v = xi[ch], best = yo[ch];
+              // Compared and chosen as T, all lanes one width; narrowing a widened bf16 value
+              // gives its bits back exactly.
+              const T v = static_cast<T>(S::widen(xi[ch])), best = static_cast<T>(S::widen(yo[ch]));
               const int32_t better = -static_cast<int32_t>(v > best);
-              yo[ch] = v > best ? v : best;
+              yo[ch] = S::narrow(v > best ? v : best);
               ao[ch] = (tap & better) | (ao[ch] & ~better);
             }
           });
@@ -93,23 +107,27 @@ void max_pool_forward_tiled(const PoolIndex c, const T* x, T* y, int32_t* argmax
       });
 }
 
-template <class T>
-void max_pool_backward_tiled(const PoolIndex c, const T* dy, const int32_t* argmax, T* dx) {
+template <class T, class S = Plain<T>>
+void max_pool_backward_tiled(const PoolIndex c, const typename S::Bits* dy, const int32_t* argmax,
+                             typename S::Bits* dx) {
   // Each input element lies in exactly one window: written once, with its window's gradient
   // where it was the maximum and 0 elsewhere.
   Kokkos::parallel_for(
       "tessera::max_pool_backward", RangePolicy(0, c.batch * c.out_d * c.out_h), KOKKOS_LAMBDA(const int64_t ndh) {
         const int64_t n = ndh / (c.out_d * c.out_h), od = ndh / c.out_h % c.out_d, oh = ndh % c.out_h;
         for (int64_t ow = 0; ow < c.out_w; ++ow) {
-          T* first = dx + (((n * c.in_d + od * c.k_d) * c.in_h + oh * c.k_h) * c.in_w + ow * c.k_w) * c.channels;
-          const T* g = dy + (ndh * c.out_w + ow) * c.channels;
+          typename S::Bits* first =
+              dx + (((n * c.in_d + od * c.k_d) * c.in_h + oh * c.k_h) * c.in_w + ow * c.k_w) * c.channels;
+          const typename S::Bits* g = dy + (ndh * c.out_w + ow) * c.channels;
           const int32_t* a = argmax + (ndh * c.out_w + ow) * c.channels;
           for_each_tap(c, [&](int32_t tap, int64_t offset) {
-            T* di = first + offset;
+            typename S::Bits* di = first + offset;
             TESSERA_SIMD
             for (int64_t ch = 0; ch < c.channels; ++ch) {
-              const T v = g[ch];  // loaded unconditionally, so that the select needs no branch
-              di[ch] = a[ch] == tap ? v : T(0);
+              // Loaded unconditionally, so that the select needs no branch; all-zero bits are 0
+              // in every storage type.
+              const typename S::Bits v = g[ch];
+              di[ch] = a[ch] == tap ? v : typename S::Bits(0);
             }
           });
         }
@@ -370,6 +388,28 @@ void avg_pool_backward(const ops::PoolGeometry& g, const DeviceView<const T>& dy
           }
         }
       });
+}
+
+bool max_pool_forward_bf16(const ops::PoolGeometry& g, const DeviceView<const uint16_t>& x,
+                           const DeviceView<uint16_t>& y, const PoolArgmax& argmax) {
+  const PoolIndex c = index_of(g);
+  if constexpr (kOnHost) {
+    if (!tiles_exactly(c)) return false;
+    max_pool_forward_tiled<float, Bf16>(c, x.data(), y.data(), argmax.data());
+    return true;
+  }
+  return false;
+}
+
+bool max_pool_backward_bf16(const ops::PoolGeometry& g, const DeviceView<const uint16_t>& dy,
+                            const PoolArgmax& argmax, const DeviceView<uint16_t>& dx) {
+  const PoolIndex c = index_of(g);
+  if constexpr (kOnHost) {
+    if (!tiles_exactly(c)) return false;
+    max_pool_backward_tiled<float, Bf16>(c, dy.data(), argmax.data(), dx.data());
+    return true;
+  }
+  return false;
 }
 
 #define TESSERA_INSTANTIATE_POOL_KERNELS(T)                                                                      \

@@ -24,6 +24,15 @@ template <class T>
 void max_pool_backward(const ops::PoolGeometry& g, const DeviceView<const T>& dy, const PoolArgmax& argmax,
                        const DeviceView<T>& dx);
 
+/// Max pooling of bf16 tensors (bit patterns) as max_pool_forward / max_pool_backward compute
+/// it on their values widened to fp32 — the same maxima, taps and gradients, with no fp32 copy
+/// — where the windows tile the input exactly and the memory is the host's. False (nothing
+/// written) elsewhere: the caller then pools an fp32 copy.
+bool max_pool_forward_bf16(const ops::PoolGeometry& g, const DeviceView<const uint16_t>& x,
+                           const DeviceView<uint16_t>& y, const PoolArgmax& argmax);
+bool max_pool_backward_bf16(const ops::PoolGeometry& g, const DeviceView<const uint16_t>& dy,
+                            const PoolArgmax& argmax, const DeviceView<uint16_t>& dx);
+
 /// y = mean over the in-bounds elements of each window (padding is not counted).
 template <class T>
 void avg_pool_forward(const ops::PoolGeometry& g, const DeviceView<const T>& x, const DeviceView<T>& y);
