@@ -48,7 +48,14 @@ scripts/check_bundle.sh build/bundle/cpu
 echo "== oneDNN 3.x"
 scripts/install_deps.sh --onednn3 --no-apt
 scripts/build.sh onednn3
-suite onednn3 "$@"
+# oneDNN 3.7's AVX-512 backward-data kernel for convolutions with one input channel
+# (jit:avx512_core, as this project calls it) disagrees with the Kokkos reference and with
+# oneDNN 2.6 on the same machine (relative error 0.2-1.0, varying with the thread count); it was
+# first seen on an AVX-512 CPU in 2026-12, the earlier CI machines having no AVX-512. Not fixed
+# yet: this stage checks the 3.x API, so it runs oneDNN 3 on its AVX2 kernels (the default
+# suite above runs oneDNN 2.6's AVX-512 ones). ONEDNN_MAX_CPU_ISA set by the caller wins.
+echo "oneDNN 3.x runs capped at ${ONEDNN_MAX_CPU_ISA:=AVX2} (see the comment in scripts/test.sh)"
+ONEDNN_MAX_CPU_ISA=$ONEDNN_MAX_CPU_ISA suite onednn3 "$@"
 if [[ ${TESSERA_TEST_SANITIZE:-0} == 1 ]]; then
   # Off by default: even this subset needs the whole library built with ASan, about as long as
   # the default build (README, "Sanitizers"); the full runs are scripts/sanitize.sh asan|tsan.
