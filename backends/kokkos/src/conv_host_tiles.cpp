@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "blas_threads.hpp"
+#include "conv_window_map.hpp"
+#include "tessera/backends/kokkos/host_sgemm.hpp"
 #include "tessera/core/kokkos_compat.hpp"
 
 #if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
@@ -60,11 +62,47 @@ Dims dims_of(const ops::ConvGeometry& g) {
           g.padding[1], g.padding[2], g.dilation[0], g.dilation[1], g.dilation[2]};
 }
 
+/// dst[0, count) = src[0, count). A loop the compiler vectorises, not memcpy: a window line is a
+/// few hundred bytes, and a library call per line cost as much as the copy.
+template <class T>
+void copy_values(T* dst, const T* src, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = src[i];
+}
+template <class T>
+void zero_values(T* dst, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = T(0);
+}
+
+/// One line of a window: k_w chunks of c values, chunk j the position w0 + j·dl of `line` (a
+/// row of `width` positions, null where the whole line lies in the padding), zero outside
+/// [0, width). Undilated lines are one copy between two runs of zeros.
+template <class T>
+void window_line(T* dst, const T* line, int64_t w0, int64_t k_w, int64_t dl, int64_t width, int64_t c) {
+  if (line == nullptr) {
+    zero_values(dst, k_w * c);
+    return;
+  }
+  if (dl == 1) {
+    const int64_t lo = std::clamp<int64_t>(-w0, 0, k_w), hi = std::clamp<int64_t>(width - w0, lo, k_w);
+    zero_values(dst, lo * c);
+    copy_values(dst + lo * c, line + (w0 + lo) * c, (hi - lo) * c);
+    zero_values(dst + hi * c, (k_w - hi) * c);
+    return;
+  }
+  for (int64_t j = 0; j < k_w; ++j, dst += c) {
+    const int64_t w = w0 + j * dl;
+    if (w < 0 || w >= width)
+      zero_values(dst, c);
+    else
+      copy_values(dst, line + w * c, c);
+  }
+}
+
 /// Rows [p0, p0 + rows) of the column matrix: col[r, (tap, ci)] = the input that output
 /// position p0 + r reads through `tap`, 0 in the padding.
 template <class T>
 void im2col_rows(const Dims& d, const T* x, int64_t p0, int64_t rows, T* col) {
-  const int64_t taps = d.taps(), k = taps * d.in_c;
+  const int64_t k = d.taps() * d.in_c;
   for (int64_t r = 0; r < rows; ++r) {
     int64_t p = p0 + r;
     const int64_t ow = p % d.out_w;
@@ -75,24 +113,25 @@ void im2col_rows(const Dims& d, const T* x, int64_t p0, int64_t rows, T* col) {
     T* dst = col + r * k;
     for (int64_t kd = 0; kd < d.k_d; ++kd) {
       const int64_t id = od * d.s_d - d.p_d + kd * d.dl_d;
-      for (int64_t kh = 0; kh < d.k_h; ++kh) {
+      for (int64_t kh = 0; kh < d.k_h; ++kh, dst += d.k_w * d.in_c) {
         const int64_t ih = oh * d.s_h - d.p_h + kh * d.dl_h;
-        for (int64_t kw = 0; kw < d.k_w; ++kw, dst += d.in_c) {
-          const int64_t iw = ow * d.s_w - d.p_w + kw * d.dl_w;
-          if (id < 0 || id >= d.in_d || ih < 0 || ih >= d.in_h || iw < 0 || iw >= d.in_w) {
-            std::fill(dst, dst + d.in_c, T(0));
-            continue;
-          }
-          std::memcpy(dst, x + (((n * d.in_d + id) * d.in_h + ih) * d.in_w + iw) * d.in_c,
-                      static_cast<size_t>(d.in_c) * sizeof(T));
-        }
+        const bool inside = id >= 0 && id < d.in_d && ih >= 0 && ih < d.in_h;
+        const T* line = inside ? x + ((n * d.in_d + id) * d.in_h + ih) * d.in_w * d.in_c : nullptr;
+        window_line(dst, line, ow * d.s_w - d.p_w, d.k_w, d.dl_w, d.in_w, d.in_c);
       }
     }
   }
 }
 
+/// The tap order of the output gradient's columns: w reversed (kw' = k_w - 1 - kw), so that
+/// along kw' the output positions a stride-1 input reads rise, as im2col's do.
+int64_t gather_tap(const Dims& d, int64_t kd, int64_t kh, int64_t kw) {
+  return (kd * d.k_h + kh) * d.k_w + (d.k_w - 1 - kw);
+}
+
 /// Rows [q0, q0 + rows) of the output gradient's column matrix for stride 1:
-/// dcol[r, (tap, co)] = dy at the output position whose window reads input q0 + r through tap.
+/// dcol[r, (gather_tap, co)] = dy at the output position whose window reads input q0 + r
+/// through that tap.
 template <class T>
 void dy_columns(const Dims& d, const T* dy, int64_t q0, int64_t rows, T* dcol) {
   for (int64_t r = 0; r < rows; ++r) {
@@ -105,17 +144,12 @@ void dy_columns(const Dims& d, const T* dy, int64_t q0, int64_t rows, T* dcol) {
     T* dst = dcol + r * d.taps() * d.out_c;
     for (int64_t kd = 0; kd < d.k_d; ++kd) {
       const int64_t od = id + d.p_d - kd * d.dl_d;
-      for (int64_t kh = 0; kh < d.k_h; ++kh) {
+      for (int64_t kh = 0; kh < d.k_h; ++kh, dst += d.k_w * d.out_c) {
         const int64_t oh = ih + d.p_h - kh * d.dl_h;
-        for (int64_t kw = 0; kw < d.k_w; ++kw, dst += d.out_c) {
-          const int64_t ow = iw + d.p_w - kw * d.dl_w;
-          if (od < 0 || od >= d.out_d || oh < 0 || oh >= d.out_h || ow < 0 || ow >= d.out_w) {
-            std::fill(dst, dst + d.out_c, T(0));
-            continue;
-          }
-          std::memcpy(dst, dy + (((n * d.out_d + od) * d.out_h + oh) * d.out_w + ow) * d.out_c,
-                      static_cast<size_t>(d.out_c) * sizeof(T));
-        }
+        const bool inside = od >= 0 && od < d.out_d && oh >= 0 && oh < d.out_h;
+        const T* line = inside ? dy + ((n * d.out_d + od) * d.out_h + oh) * d.out_w * d.out_c : nullptr;
+        // kw' = 0 reads ow = iw + p_w - (k_w - 1)·dl_w, rising by dl_w.
+        window_line(dst, line, iw + d.p_w - (d.k_w - 1) * d.dl_w, d.k_w, d.dl_w, d.out_w, d.out_c);
       }
     }
   }
@@ -146,18 +180,23 @@ T* scratch(size_t elements) {
   if (buffer.size() < elements) buffer.assign(elements, T(0));
   return buffer.data();
 }
-enum { kColumns, kWeights, kPartials };
+enum { kColumns, kWeights, kPartials, kPanels, kPadded, kCorners };
 
 }  // namespace tile_detail
 using namespace tile_detail;
 
+template <class T>
 bool available() {
+  // fp32 runs on host_sgemm, Tessera's own; double on the Fortran BLAS.
+  if constexpr (std::is_same_v<T, float>) return kHostMemory;
 #if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
   return kHostMemory;
 #else
   return false;
 #endif
 }
+template bool available<float>();
+template bool available<double>();
 
 TilePlan plan(int64_t positions, int64_t columns, int64_t max_rows) {
   TilePlan p;
@@ -169,13 +208,60 @@ TilePlan plan(int64_t positions, int64_t columns, int64_t max_rows) {
   return p;
 }
 
+/// The forward's window map: output positions read the input.
+WindowMap forward_map(const Dims& d) {
+  WindowMap map;
+  map.batch = d.n;
+  map.channels = d.in_c;
+  map.out = {d.out_d, d.out_h, d.out_w};
+  map.src = {d.in_d, d.in_h, d.in_w};
+  map.taps = {d.k_d, d.k_h, d.k_w};
+  map.step = {d.s_d, d.s_h, d.s_w};
+  map.offset = {-d.p_d, -d.p_h, -d.p_w};
+  map.tap_step = {d.dl_d, d.dl_h, d.dl_w};
+  return map;
+}
+
+/// out (positions × n_out) = (bias) + the implicit product of `map`'s windows over `src` with
+/// the packed weights: fp32's forward and input gradient.
+void gathered_convolution(const char* label, const WindowMap& map, const float* src, const host_sgemm::Kernel& kernel,
+                          const float* panels, int64_t n_out, const float* bias, float* out, int64_t max_rows) {
+  const int64_t k = map.taps[0] * map.taps[1] * map.taps[2] * map.channels, positions = map.positions();
+  float* padded = scratch<float, kPadded>(static_cast<size_t>(map.padded_values()));
+  pad_source(map, src, padded);
+  const std::vector<host_sgemm::Segment> segments = window_segments(map);
+  const host_sgemm::Segment* segs = segments.data();
+  const auto count = static_cast<int64_t>(segments.size());
+  const TilePlan p = plan(positions, k, max_rows);
+  const float** corners = scratch<const float*, kCorners>(static_cast<size_t>(slots() * p.rows));
+  for_each_tile(label, p.tiles, [=](int64_t t, int slot) {
+    const int64_t p0 = t * p.rows, rows = std::min(p.rows, positions - p0);
+    const float** tile_corners = corners + slot * p.rows;
+    window_corners(map, padded, p0, rows, tile_corners);
+    float* ot = out + p0 * n_out;
+    if (bias != nullptr)
+      for (int64_t r = 0; r < rows; ++r) std::memcpy(ot + r * n_out, bias, static_cast<size_t>(n_out) * sizeof(float));
+    host_sgemm::multiply_gathered(kernel, rows, n_out, tile_corners, segs, count, panels, k, ot, n_out,
+                                  bias != nullptr);
+  });
+}
+
 template <class T>
 void forward(const ops::ConvGeometry& g, const T* x, const T* w, const T* bias, T* y, int64_t max_rows) {
   const Dims d = dims_of(g);
   const int64_t positions = d.n * d.out_d * d.out_h * d.out_w, k = d.taps() * d.in_c;
+  if constexpr (std::is_same_v<T, float>) {
+    // y = windows of x · wᵀ, wᵀ packed once for every tile.
+    const host_sgemm::Kernel kernel = host_sgemm::choose(host_sgemm::widest(), d.out_c);
+    float* wt = scratch<float, kPanels>(static_cast<size_t>(host_sgemm::packed_b_size(kernel, k, d.out_c)));
+    host_sgemm::pack_b(kernel, k, d.out_c, w, 1, k, wt);
+    const WindowMap map = forward_map(d);
+    gathered_convolution("tessera::conv_forward_tiles", map, x, kernel, wt, d.out_c, bias, y, max_rows);
+    return;
+  }
   const TilePlan p = plan(positions, k, max_rows);
-  keep_blas_on_calling_thread();
   T* cols = scratch<T, kColumns>(static_cast<size_t>(slots() * p.rows * k));
+  keep_blas_on_calling_thread();
   for_each_tile("tessera::conv_forward_tiles", p.tiles, [=](int64_t t, int slot) {
     const int64_t p0 = t * p.rows, rows = std::min(p.rows, positions - p0);
     T* col = cols + slot * p.rows * k;
@@ -196,14 +282,36 @@ template <class T>
 void backward_data(const ops::ConvGeometry& g, const T* dy, const T* w, T* dx, int64_t max_rows) {
   const Dims d = dims_of(g);
   const int64_t inputs = d.n * d.in_d * d.in_h * d.in_w, k2 = d.taps() * d.out_c;
-  const TilePlan p = plan(inputs, k2, max_rows);
-  keep_blas_on_calling_thread();
-  // w2[(tap, co), ci] = w[co, tap, ci]: the weights as the gather's right-hand side.
+  // w2[(gather_tap, co), ci] = w[co, tap, ci]: the weights as the gather's right-hand side.
   T* w2p = scratch<T, kWeights>(static_cast<size_t>(k2 * d.in_c));
   for (int64_t co = 0; co < d.out_c; ++co)
-    for (int64_t tap = 0; tap < d.taps(); ++tap)
-      std::memcpy(w2p + (tap * d.out_c + co) * d.in_c, w + (co * d.taps() + tap) * d.in_c,
-                  static_cast<size_t>(d.in_c) * sizeof(T));
+    for (int64_t kd = 0; kd < d.k_d; ++kd)
+      for (int64_t kh = 0; kh < d.k_h; ++kh)
+        for (int64_t kw = 0; kw < d.k_w; ++kw) {
+          const int64_t tap = (kd * d.k_h + kh) * d.k_w + kw;
+          std::memcpy(w2p + (gather_tap(d, kd, kh, kw) * d.out_c + co) * d.in_c, w + (co * d.taps() + tap) * d.in_c,
+                      static_cast<size_t>(d.in_c) * sizeof(T));
+        }
+  if constexpr (std::is_same_v<T, float>) {
+    // dx = windows of dy (stride 1: a convolution with the taps turned round) · w2.
+    const host_sgemm::Kernel kernel = host_sgemm::choose(host_sgemm::widest(), d.in_c);
+    float* w2panels = scratch<float, kPanels>(static_cast<size_t>(host_sgemm::packed_b_size(kernel, k2, d.in_c)));
+    host_sgemm::pack_b(kernel, k2, d.in_c, w2p, d.in_c, 1, w2panels);
+    WindowMap map;
+    map.batch = d.n;
+    map.channels = d.out_c;
+    map.out = {d.in_d, d.in_h, d.in_w};
+    map.src = {d.out_d, d.out_h, d.out_w};
+    map.taps = {d.k_d, d.k_h, d.k_w};
+    map.step = {1, 1, 1};
+    map.offset = {d.p_d, d.p_h, d.p_w - (d.k_w - 1) * d.dl_w};
+    map.tap_step = {-d.dl_d, -d.dl_h, d.dl_w};
+    gathered_convolution("tessera::conv_backward_data_tiles", map, dy, kernel, w2panels, d.in_c, nullptr, dx,
+                         max_rows);
+    return;
+  }
+  const TilePlan p = plan(inputs, k2, max_rows);
+  keep_blas_on_calling_thread();
   T* cols = scratch<T, kColumns>(static_cast<size_t>(slots() * p.rows * k2));
   for_each_tile("tessera::conv_backward_data_tiles", p.tiles, [=](int64_t t, int slot) {
     const int64_t q0 = t * p.rows, rows = std::min(p.rows, inputs - q0);
@@ -224,19 +332,45 @@ void backward_weights(const ops::ConvGeometry& g, const T* x, const T* dy, T* dw
   const int64_t weights = d.out_c * k;
   const int64_t groups = std::clamp<int64_t>((int64_t{32} << 20) / (static_cast<int64_t>(sizeof(T)) * weights), 1,
                                              std::min<int64_t>(16, p.tiles));
-  keep_blas_on_calling_thread();
   T* parts = scratch<T, kPartials>(static_cast<size_t>(groups * weights));
-  T* cols = scratch<T, kColumns>(static_cast<size_t>(slots() * p.rows * k));
-  for_each_tile("tessera::conv_backward_weights_tiles", groups, [=](int64_t group, int slot) {
-    T* col = cols + slot * p.rows * k;
-    for (int64_t t = group; t < p.tiles; t += groups) {
-      const int64_t p0 = t * p.rows, rows = std::min(p.rows, positions - p0);
-      im2col_rows(d, x, p0, rows, col);
-      // dwᵀ (k × out_c) += colᵀ (k × rows) · dy (rows × out_c).
-      gemm_cm<T>('N', 'T', k, d.out_c, rows, col, k, dy + p0 * d.out_c, d.out_c, t == group ? T(0) : T(1),
-                 parts + group * weights, k);
-    }
-  });
+  if constexpr (std::is_same_v<T, float>) {
+    // dw[co, line] += Σ over a tile's positions of dy[pos, co] · the window line of pos, read
+    // in place from the padded input (up to a block's width past a line's end: the slack).
+    const WindowMap map = forward_map(d);
+    const int64_t slack = 64;
+    float* padded = scratch<float, kPadded>(static_cast<size_t>(map.padded_values() + slack));
+    pad_source(map, x, padded);
+    std::fill(padded + map.padded_values(), padded + map.padded_values() + slack, 0.0f);
+    const std::vector<host_sgemm::Segment> segments = window_segments(map);
+    const host_sgemm::Segment* segs = segments.data();
+    const auto count = static_cast<int64_t>(segments.size());
+    const host_sgemm::Kernel kernel = host_sgemm::choose(host_sgemm::widest(), segments.front().length);
+    const float** corners = scratch<const float*, kCorners>(static_cast<size_t>(slots() * p.rows));
+    for_each_tile("tessera::conv_backward_weights_tiles", groups, [=](int64_t group, int slot) {
+      const float** tile_corners = corners + slot * p.rows;
+      for (int64_t t = group; t < p.tiles; t += groups) {
+        const int64_t p0 = t * p.rows, rows = std::min(p.rows, positions - p0);
+        window_corners(map, padded, p0, rows, tile_corners);
+        for (int64_t s = 0; s < count; ++s)
+          host_sgemm::multiply_gathered_b(kernel, d.out_c, segs[s].length, rows, dy + p0 * d.out_c, d.out_c,
+                                          tile_corners, segs[s].a_offset, parts + group * weights + segs[s].b_row, k,
+                                          t != group);
+      }
+    });
+  } else {
+    keep_blas_on_calling_thread();
+    T* cols = scratch<T, kColumns>(static_cast<size_t>(slots() * p.rows * k));
+    for_each_tile("tessera::conv_backward_weights_tiles", groups, [=](int64_t group, int slot) {
+      T* col = cols + slot * p.rows * k;
+      for (int64_t t = group; t < p.tiles; t += groups) {
+        const int64_t p0 = t * p.rows, rows = std::min(p.rows, positions - p0);
+        im2col_rows(d, x, p0, rows, col);
+        // dwᵀ (k × out_c) += colᵀ (k × rows) · dy (rows × out_c).
+        gemm_cm<T>('N', 'T', k, d.out_c, rows, col, k, dy + p0 * d.out_c, d.out_c, t == group ? T(0) : T(1),
+                   parts + group * weights, k);
+      }
+    });
+  }
   Kokkos::parallel_for("tessera::conv_backward_weights_sum",
                        Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, weights), [=](const int64_t i) {
                          T s = parts[i];

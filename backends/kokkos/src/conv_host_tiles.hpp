@@ -1,18 +1,20 @@
 #pragma once
 // The Kokkos backend's convolutions on the host, on every thread: output (or, for the input
 // gradient, input) positions cut into cache-sized tiles that the threads take one at a time,
-// each tile's column matrix built by its thread and multiplied by the host BLAS on that thread
-// (OpenBLAS is told to stay on its caller, blas_threads.hpp; calls from several threads at once
-// are what it supports then). Used where the BLAS is the host's Fortran BLAS (Kokkos Kernels
-// with its BLAS TPL) and the memory is the host's; conv_kernels.cpp falls back to its
-// one-gemm-at-a-time path elsewhere.
+// each tile's column matrix built by its thread and multiplied on that thread: fp32 by
+// host_sgemm (Tessera's own, compiled per instruction set), double by the host's Fortran BLAS
+// (OpenBLAS told to stay on its caller, blas_threads.hpp; calls from several threads at once are
+// what it supports then). Used where the memory is the host's (and, for double, Kokkos Kernels
+// has its BLAS TPL); conv_kernels.cpp falls back to its one-gemm-at-a-time path elsewhere.
 #include <cstdint>
 
 #include "tessera/ops/conv.hpp"
 
 namespace tessera::kokkos_backend::host_tiles {
 
-/// Whether this build has the host tile path (host memory and a Fortran BLAS).
+/// Whether this build has the host tile path for T: host memory, and for double a Fortran BLAS
+/// (fp32 runs on host_sgemm).
+template <class T>
 bool available();
 
 /// The tile plan of a geometry: positions per tile, tiles, and how many groups the weight

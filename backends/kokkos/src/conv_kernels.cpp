@@ -290,7 +290,7 @@ void sum_channels(const Tensor& dy, const Tensor& dbias, ConvWorkspace<float>& w
 template <class T>
 void conv_forward(const ops::ConvGeometry& g, const DeviceView<const T>& x, const DeviceView<const T>& w,
                   const DeviceView<const T>& bias, const DeviceView<T>& y, ConvWorkspace<T>& workspace) {
-  if (host_tiles::available()) {
+  if (host_tiles::available<T>()) {
     host_tiles::forward<T>(g, x.data(), w.data(), bias.data(), y.data(), workspace.chunk_rows(g));
     return;
   }
@@ -318,7 +318,7 @@ void conv_forward(const ops::ConvGeometry& g, const DeviceView<const T>& x, cons
 template <class T>
 void conv_backward_data(const ops::ConvGeometry& g, const DeviceView<const T>& dy, const DeviceView<const T>& w,
                         const DeviceView<T>& dx, ConvWorkspace<T>& workspace) {
-  if (host_tiles::available() && host_tiles::gathers_input_gradient(g)) {
+  if (host_tiles::available<T>() && host_tiles::gathers_input_gradient(g)) {
     host_tiles::backward_data<T>(g, dy.data(), w.data(), dx.data(), workspace.chunk_rows(g));
     return;
   }
@@ -346,7 +346,7 @@ void conv_backward_weights(const ops::ConvGeometry& g, const DeviceView<const T>
   const int64_t positions = c.positions();
   const int64_t k = c.columns();
   if (dbias.data() != nullptr) sum_over_rows<T>(dy, positions, c.out_c, dbias, workspace);
-  if (host_tiles::available()) {
+  if (host_tiles::available<T>()) {
     host_tiles::backward_weights<T>(g, x.data(), dy.data(), dw.data(), workspace.chunk_rows(g));
     return;
   }
