@@ -62,6 +62,45 @@ TEST_CASE("copy_channels writes and reads a channel block", "[elementwise]") {
                   tessera::ShapeError);
 }
 
+TEST_CASE("copy_channel_blocks lays blocks side by side and hands them back, in fp32 and bf16",
+          "[elementwise]") {
+  using tessera::ElementType;
+  for (const ElementType type : {ElementType::fp32, ElementType::bf16}) {
+    INFO(tessera::element_type_name(type));
+    // 11 blocks (more than one kernel's 8), channels 1..3 each, 5 rows; values exact in bf16.
+    std::vector<Tensor> parts;
+    std::vector<int64_t> offsets;
+    int64_t channels = 0;
+    for (int k = 0; k < 11; ++k) {
+      const int64_t c = 1 + k % 3;
+      std::vector<float> v(static_cast<size_t>(5 * c));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(100 * k + static_cast<int>(i));
+      Tensor t(Shape{5, c}, type);
+      t.copy_from_host(v);
+      parts.push_back(t);
+      offsets.push_back(channels);
+      channels += c;
+    }
+    Tensor whole(Shape{5, channels}, type), expected(Shape{5, channels}, type);
+    kokkos_backend::copy_channel_blocks(parts, offsets, whole, true);
+    for (size_t k = 0; k < parts.size(); ++k) kokkos_backend::copy_channels(parts[k], expected, offsets[k], true);
+    CHECK(whole.to_host() == expected.to_host());
+
+    // Back out, block 4 empty (a concatenated input with no gradient): the others filled, poisoned first.
+    std::vector<Tensor> back;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      back.push_back(k == 4 ? Tensor() : Tensor(parts[k].shape(), type));
+      if (k != 4) back.back().copy_from_host(std::vector<float>(static_cast<size_t>(parts[k].numel()), -1.0f));
+    }
+    kokkos_backend::copy_channel_blocks(back, offsets, whole, false);
+    for (size_t k = 0; k < parts.size(); ++k)
+      if (k != 4) CHECK(back[k].to_host() == parts[k].to_host());
+
+    CHECK_THROWS_AS(kokkos_backend::copy_channel_blocks({parts[0]}, {channels}, whole, true), tessera::ShapeError);
+    CHECK_THROWS_AS(kokkos_backend::copy_channel_blocks(parts, {0}, whole, true), tessera::Error);
+  }
+}
+
 TEST_CASE("add, accumulate and copy_channels on bf16 tensors compute in fp32 and round once",
           "[elementwise][precision]") {
   using tessera::ElementType;

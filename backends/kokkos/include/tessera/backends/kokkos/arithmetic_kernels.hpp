@@ -5,6 +5,7 @@
 // every build runs them as these Kokkos kernels (on CPU threads or the GPU alike).
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "tessera/core/tensor.hpp"
 
@@ -30,6 +31,13 @@ double dot(const Tensor& x, const Tensor& y);
 /// [channel_offset, channel_offset + C_src) of `dst` (or the reverse with `to_dst` false).
 /// Both of one element type, any of them.
 void copy_channels(const Tensor& src, const Tensor& dst, int64_t channel_offset, bool to_dst);
+
+/// copy_channels for several blocks at once: parts[k] at channel offsets[k] of `whole` (empty
+/// parts skipped), in one pass over `whole` instead of one a block. A concatenation's forward
+/// (to_whole) and backward: copied block by block, each pass read (or wrote) every cache line of
+/// whole's rows for a slice of it, so the rows crossed memory once a block.
+void copy_channel_blocks(const std::vector<Tensor>& parts, const std::vector<int64_t>& offsets, const Tensor& whole,
+                         bool to_whole);
 
 /// Where a rank's block of an activation [N, D, H, W, C] (or [N, H, W, C], [N, F]) sits in
 /// the whole tensor, so that per-element random numbers follow an element's global index and
