@@ -66,35 +66,36 @@ TEST_CASE("kokkos bf16 max pooling: the same maxima and gradients whether its wi
   // padded windows) pool an fp32 copy. Both equal fp32 pooling of the same values, the
   // gradient rounded once to bf16.
   auto& kokkos = registry::backend("kokkos");
-  for (const auto& [size, k, s, p] :
-       {std::tuple<std::array<int64_t, 3>, int64_t, int64_t, int64_t>{{8, 6, 8}, 2, 2, 0},
-        {{7, 5, 8}, 2, 2, 0},
-        {{6, 6, 6}, 3, 2, 1}}) {
-    ops::PoolGeometry g;
-    g.batch = 2;
-    g.channels = 5;
-    g.in_size = size;
-    g.kernel = {k, k, k};
-    g.stride = {s, s, s};
-    g.padding = {p, p, p};
-    INFO(g.str());
-    ops::PoolGeometry g16 = g;
-    g16.type = ElementType::bf16;
-    auto op32 = kokkos.make_pool(g), op16 = kokkos.make_pool(g16);
-    REQUIRE(op16);
-    const Tensor x16 = testing::half_values(g.input_shape(), 7, ElementType::bf16, ElementType::bf16);
-    const Tensor dy16 = testing::half_values(g.output_shape(), 8, ElementType::bf16, ElementType::bf16);
-    const Tensor x = testing::as_fp32(x16), dy = testing::as_fp32(dy16);
-    Tensor y(g.output_shape()), y16(g.output_shape(), ElementType::bf16);
-    Tensor dx(g.input_shape()), dx16(g.input_shape(), ElementType::bf16);
-    op32->forward(x, y);
-    op16->forward(x16, y16);
-    op32->backward(x, dy, dx);
-    op16->backward(x16, dy16, dx16);
-    CHECK(y16.to_host() == y.to_host());
-    // Where windows overlap, an input's gradient is a sum, formed in fp32 and rounded once.
-    Tensor dx_rounded(g.input_shape(), ElementType::bf16);
-    deep_copy(dx_rounded, dx);
-    CHECK(dx16.to_host() == dx_rounded.to_host());
+  for (const auto& [size, k, s, p] : {std::tuple<std::array<int64_t, 3>, int64_t, int64_t, int64_t>{{8, 6, 8}, 2, 2, 0},
+                                      {{7, 5, 8}, 2, 2, 0},
+                                      {{6, 6, 6}, 3, 2, 1}}) {
+    for (const int64_t channels : {5, 21}) {  // 21: a whole block of channels and 5 past it
+      ops::PoolGeometry g;
+      g.batch = 2;
+      g.channels = channels;
+      g.in_size = size;
+      g.kernel = {k, k, k};
+      g.stride = {s, s, s};
+      g.padding = {p, p, p};
+      INFO(g.str());
+      ops::PoolGeometry g16 = g;
+      g16.type = ElementType::bf16;
+      auto op32 = kokkos.make_pool(g), op16 = kokkos.make_pool(g16);
+      REQUIRE(op16);
+      const Tensor x16 = testing::half_values(g.input_shape(), 7, ElementType::bf16, ElementType::bf16);
+      const Tensor dy16 = testing::half_values(g.output_shape(), 8, ElementType::bf16, ElementType::bf16);
+      const Tensor x = testing::as_fp32(x16), dy = testing::as_fp32(dy16);
+      Tensor y(g.output_shape()), y16(g.output_shape(), ElementType::bf16);
+      Tensor dx(g.input_shape()), dx16(g.input_shape(), ElementType::bf16);
+      op32->forward(x, y);
+      op16->forward(x16, y16);
+      op32->backward(x, dy, dx);
+      op16->backward(x16, dy16, dx16);
+      CHECK(y16.to_host() == y.to_host());
+      // Where windows overlap, an input's gradient is a sum, formed in fp32 and rounded once.
+      Tensor dx_rounded(g.input_shape(), ElementType::bf16);
+      deep_copy(dx_rounded, dx);
+      CHECK(dx16.to_host() == dx_rounded.to_host());
+    }
   }
 }

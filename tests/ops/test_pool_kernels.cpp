@@ -164,6 +164,8 @@ TEST_CASE("pool kernels: max and average in 2D, in double", "[pool][kernels]") {
     check_geometry(geometry(kind, 2, 2, 4, {1, 5, 7}, {1, 3, 2}, {1, 1, 1}, {0, 1, 0}), 3, worst);
     // Stride larger than the kernel leaves inputs in no window (their gradient is 0).
     check_geometry(geometry(kind, 2, 2, 2, {1, 7, 8}, {1, 2, 2}, {1, 3, 3}, {0, 0, 1}), 4, worst);
+    // Windows that tile the input, 32 channels: two whole blocks of the tiled max pool.
+    check_geometry(geometry(kind, 2, 2, 32, {1, 6, 4}, {1, 2, 2}, {1, 2, 2}, {0, 0, 0}), 5, worst);
     report(kind == PoolKind::max ? "max pool kernels 2D" : "avg pool kernels 2D", worst);
   }
 }
@@ -174,6 +176,8 @@ TEST_CASE("pool kernels: max and average in 3D, in double", "[pool][kernels]") {
     check_geometry(geometry(kind, 3, 2, 1, {5, 7, 6}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}), 11, worst);
     check_geometry(geometry(kind, 3, 2, 3, {5, 7, 6}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}), 12, worst);
     check_geometry(geometry(kind, 3, 2, 2, {5, 7, 6}, {3, 2, 3}, {1, 2, 1}, {1, 0, 2}), 13, worst);
+    // Tiling windows, 19 channels: a whole block of the tiled max pool and 3 past it.
+    check_geometry(geometry(kind, 3, 2, 19, {4, 6, 8}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}), 14, worst);
     report(kind == PoolKind::max ? "max pool kernels 3D" : "avg pool kernels 3D", worst);
   }
 }
