@@ -28,6 +28,10 @@ struct RegisterBlock {
     return v;
   }
   static void store(float* p, V v) { __builtin_memcpy(p, &v, sizeof v); }
+  /// Every lane a. a - 0 is a for every a (under round-to-nearest), so the compiler drops
+  /// the subtraction and broadcasts; V{} + a kept a scalar add before every broadcast, since
+  /// 0 + a is not a when a is -0 (a dependent instruction per FMA).
+  static V splat(float a) { return a - V{}; }
 
   /// A's rows [0, mr) of a k-slice as the kernel reads them: ap[p·MR + i], zero past mr.
   static void pack_a(int64_t kc, int mr, const float* a, int64_t ras, int64_t cas, float* ap) {
@@ -92,7 +96,7 @@ struct RegisterBlock {
       for (int v = 0; v < NV; ++v) b[v] = load(bp + v * W);
 #pragma GCC unroll 32
       for (int i = 0; i < MR; ++i) {
-        const V x = V{} + a(i, p);
+        const V x = splat(a(i, p));
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) s[i][v] += x * b[v];
       }
