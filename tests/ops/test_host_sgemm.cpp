@@ -3,6 +3,7 @@
 // accumulating or not, C's untouched columns poisoned.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -81,6 +82,14 @@ TEST_CASE("host_sgemm: every runnable kernel matches a double product on odd siz
     for (const Case& s : cases)
       for (const bool rows : {true, false})
         for (const bool accumulate : {false, true}) check_product(isa, s, rows, accumulate);
+}
+
+TEST_CASE("host_sgemm: a kernel this CPU does not run is refused, by name", "[kokkos][host_sgemm]") {
+  const auto isas = hs::runnable();
+  for (const hs::Isa isa : {hs::Isa::avx2, hs::Isa::avx512})
+    if (std::find(isas.begin(), isas.end(), isa) == isas.end())
+      CHECK_THROWS_WITH(hs::choose(isa, 16), Catch::Contains(hs::name(isa)));
+  CHECK_NOTHROW(hs::choose(hs::Isa::build, 16));
 }
 
 TEST_CASE("host_sgemm: an empty k gives zeros, or leaves C when accumulating", "[kokkos][host_sgemm]") {

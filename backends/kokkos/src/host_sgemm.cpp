@@ -1,5 +1,7 @@
 #include "tessera/backends/kokkos/host_sgemm.hpp"
 
+#include <algorithm>
+
 #include "host_sgemm_variants.hpp"
 #include "tessera/core/error.hpp"
 
@@ -48,6 +50,9 @@ variants::Shape shape_of(Isa isa, bool wide) {
 }  // namespace
 
 Kernel choose(Isa isa, int64_t n) {
+  static const std::vector<Isa> cpu = runnable();
+  if (std::find(cpu.begin(), cpu.end(), isa) == cpu.end())
+    throw Error("host_sgemm: this CPU (or this build) does not run the " + name(isa) + " kernel");
   // A B no wider than one vector would leave half of a two-vector block's columns empty.
   const variants::Shape narrow = shape_of(isa, false);
   const variants::Shape s = n <= narrow.nr ? narrow : shape_of(isa, true);
@@ -77,56 +82,55 @@ void pack_b(const Kernel& kernel, int64_t k, int64_t n, const float* b, int64_t 
   }
 }
 
+namespace {
+
+/// Runs `q` on the kernel's instruction set: build(q, wide), avx2(q, wide) or avx512(q, wide).
+template <class Q>
+void run(const Kernel& kernel, const Q& q, void (*build)(const Q&, bool), void (*avx2)(const Q&, bool),
+         void (*avx512)(const Q&, bool)) {
+  const bool wide = kernel.nr != shape_of(kernel.isa, false).nr;
+  switch (kernel.isa) {
+    case Isa::build: return build(q, wide);
+    case Isa::avx2:
+      if (avx2 != nullptr) return avx2(q, wide);
+      break;
+    case Isa::avx512:
+      if (avx512 != nullptr) return avx512(q, wide);
+      break;
+  }
+  throw Error("host_sgemm: this build has no " + name(kernel.isa) + " kernel");
+}
+
+#if defined(TESSERA_HOST_SGEMM_X86)
+#define TESSERA_HOST_SGEMM_VARIANTS(f) variants::f##_build, variants::f##_avx2, variants::f##_avx512
+#else
+#define TESSERA_HOST_SGEMM_VARIANTS(f) variants::f##_build, nullptr, nullptr
+#endif
+
+}  // namespace
+
 void multiply(const Kernel& kernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row_stride,
               int64_t a_col_stride, const float* panels, float* c, int64_t ldc, bool accumulate) {
   if (m <= 0 || n <= 0) return;
-  const variants::Product q{m, n, k, a, a_row_stride, a_col_stride, panels, c, ldc, accumulate};
-  const bool wide = kernel.nr != shape_of(kernel.isa, false).nr;
-  switch (kernel.isa) {
-    case Isa::build: variants::multiply_build(q, wide); return;
-#if defined(TESSERA_HOST_SGEMM_X86)
-    case Isa::avx2: variants::multiply_avx2(q, wide); return;
-    case Isa::avx512: variants::multiply_avx512(q, wide); return;
-#else
-    default: break;
-#endif
-  }
-  throw Error("host_sgemm: this build has no " + name(kernel.isa) + " kernel");
+  run(kernel, variants::Product{m, n, k, a, a_row_stride, a_col_stride, panels, c, ldc, accumulate},
+      TESSERA_HOST_SGEMM_VARIANTS(multiply));
 }
 
 void multiply_gathered(const Kernel& kernel, int64_t m, int64_t n, const float* const* rows,
                        const Segment* segments, int64_t segment_count, const float* panels, int64_t k, float* c,
                        int64_t ldc, bool accumulate) {
   if (m <= 0 || n <= 0) return;
-  const variants::GatheredProduct q{m, n, k, rows, segments, segment_count, panels, c, ldc, accumulate};
-  const bool wide = kernel.nr != shape_of(kernel.isa, false).nr;
-  switch (kernel.isa) {
-    case Isa::build: variants::multiply_gathered_build(q, wide); return;
-#if defined(TESSERA_HOST_SGEMM_X86)
-    case Isa::avx2: variants::multiply_gathered_avx2(q, wide); return;
-    case Isa::avx512: variants::multiply_gathered_avx512(q, wide); return;
-#else
-    default: break;
-#endif
-  }
-  throw Error("host_sgemm: this build has no " + name(kernel.isa) + " kernel");
+  run(kernel, variants::GatheredProduct{m, n, k, rows, segments, segment_count, panels, c, ldc, accumulate},
+      TESSERA_HOST_SGEMM_VARIANTS(multiply_gathered));
 }
 
 void multiply_gathered_b(const Kernel& kernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t a_col_stride,
                          const float* const* b_rows, int64_t b_offset, float* c, int64_t ldc, bool accumulate) {
   if (m <= 0 || n <= 0) return;
-  const variants::GatheredBProduct q{m, n, k, a, a_col_stride, b_rows, b_offset, c, ldc, accumulate};
-  const bool wide = kernel.nr != shape_of(kernel.isa, false).nr;
-  switch (kernel.isa) {
-    case Isa::build: variants::multiply_gathered_b_build(q, wide); return;
-#if defined(TESSERA_HOST_SGEMM_X86)
-    case Isa::avx2: variants::multiply_gathered_b_avx2(q, wide); return;
-    case Isa::avx512: variants::multiply_gathered_b_avx512(q, wide); return;
-#else
-    default: break;
-#endif
-  }
-  throw Error("host_sgemm: this build has no " + name(kernel.isa) + " kernel");
+  run(kernel, variants::GatheredBProduct{m, n, k, a, a_col_stride, b_rows, b_offset, c, ldc, accumulate},
+      TESSERA_HOST_SGEMM_VARIANTS(multiply_gathered_b));
 }
+
+#undef TESSERA_HOST_SGEMM_VARIANTS
 
 }  // namespace tessera::kokkos_backend::host_sgemm
