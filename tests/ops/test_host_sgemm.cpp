@@ -120,3 +120,67 @@ TEST_CASE("host_sgemm: the same product gives the same bits on every call", "[ko
   hs::multiply(kernel, m - 19, n, k, a.data() + 19 * k, k, 1, panels.data(), c2.data() + 19 * n, n, false);
   CHECK(c1 == c2);
 }
+
+TEST_CASE("host_sgemm: the gathered products match a double product for every runnable kernel",
+          "[kokkos][host_sgemm]") {
+  // A source buffer that rows point into at scattered places, segments of odd lengths at odd
+  // offsets (as a window's lines are), B for every segment's rows.
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> source(4000);
+  for (auto& v : source) v = u(rng);
+  const std::vector<hs::Segment> segments{{0, 0, 7}, {301, 7, 19}, {-50, 26, 1}, {777, 27, 40}};
+  const int64_t k = 67;  // the segments' lengths
+  for (const hs::Isa isa : hs::runnable())
+    for (const int64_t m : {int64_t{1}, int64_t{13}, int64_t{40}})
+      for (const int64_t n : {int64_t{5}, int64_t{16}, int64_t{37}}) {
+        INFO("isa " << hs::name(isa) << " m " << m << " n " << n);
+        std::vector<const float*> rows(static_cast<size_t>(m));
+        for (int64_t i = 0; i < m; ++i) rows[static_cast<size_t>(i)] = source.data() + 60 + (i * 37) % 2000;
+        std::vector<float> b(static_cast<size_t>(k * n));
+        for (auto& v : b) v = u(rng);
+        const hs::Kernel kernel = hs::choose(isa, n);
+        std::vector<float> panels(static_cast<size_t>(hs::packed_b_size(kernel, k, n)));
+        hs::pack_b(kernel, k, n, b.data(), n, 1, panels.data());
+        std::vector<float> c(static_cast<size_t>(m * n), std::numeric_limits<float>::quiet_NaN());
+        hs::multiply_gathered(kernel, m, n, rows.data(), segments.data(), static_cast<int64_t>(segments.size()),
+                              panels.data(), k, c.data(), n, false);
+        int64_t wrong = 0;
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double sum = 0.0, scale = 1.0;
+            for (const hs::Segment& seg : segments)
+              for (int64_t t = 0; t < seg.length; ++t) {
+                const double x = rows[static_cast<size_t>(i)][seg.a_offset + t] * double(b[(seg.b_row + t) * n + j]);
+                sum += x;
+                scale += std::fabs(x);
+              }
+            if (!(std::fabs(c[i * n + j] - sum) <= 1e-6 * scale)) ++wrong;
+          }
+        CHECK(wrong == 0);
+
+        // Gathered B: C (m x n) += A(i, p) · rows_b[p][offset + j], A's columns contiguous.
+        const int64_t kp = 29, col_stride = m + 3;
+        std::vector<float> a(static_cast<size_t>(kp * col_stride));
+        for (auto& v : a) v = u(rng);
+        std::vector<const float*> b_rows(static_cast<size_t>(kp));
+        for (int64_t p = 0; p < kp; ++p) b_rows[static_cast<size_t>(p)] = source.data() + 100 + (p * 53) % 3000;
+        const int64_t offset = 11;
+        std::vector<float> c2(static_cast<size_t>(m * n)), c0(c2.size());
+        for (auto& v : c2) v = u(rng);
+        c0 = c2;
+        hs::multiply_gathered_b(kernel, m, n, kp, a.data(), col_stride, b_rows.data(), offset, c2.data(), n, true);
+        wrong = 0;
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double sum = c0[i * n + j], scale = 1.0 + std::fabs(sum);
+            for (int64_t p = 0; p < kp; ++p) {
+              const double x = double(a[p * col_stride + i]) * b_rows[static_cast<size_t>(p)][offset + j];
+              sum += x;
+              scale += std::fabs(x);
+            }
+            if (!(std::fabs(c2[i * n + j] - sum) <= 1e-6 * scale)) ++wrong;
+          }
+        CHECK(wrong == 0);
+      }
+}
