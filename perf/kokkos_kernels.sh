@@ -3,7 +3,7 @@
 # unet3d-small on the Kokkos backend at S=64 (tensors far larger than the caches), in fp32 and
 # bf16, as a fraction of the measured triad bandwidth (memory-bound ops) or FMA peak
 # (convolutions); the same with a second, older `tessera` (--before) for the before/after
-# columns; batch norm with the activation fused into it against the two apart; the whole
+# columns; batch norm with the activation fused into it against the two apart (Kokkos alone, two alternating rounds); the whole
 # training step on Kokkos against `auto` (oneDNN convolutions, Kokkos for the rest); and the
 # application performance portability over the three CPU platforms of perf/portability.sh
 # (Kokkos on 1 thread, Kokkos and oneDNN on all threads). Tables and the JSON results go to
@@ -85,9 +85,17 @@ config = json.load(open(sys.argv[1]))
 config["model"]["fuse_batch_norm_activation"] = False
 json.dump(config, open(sys.argv[2], "w"), indent=1)
 PY
-echo "== unet3d_small at S=$size: batch norm and activation apart"
-"$tessera" bench ops "$out/unet3d_small_unfused.json" --size "$size" --reps "$reps" --backend kokkos \
-  --peak "$out/peak.json" -o "$out/unfused_unet3d_small_fp32.json" --kokkos-threads="$threads" "${k[@]}" >/dev/null
+# Fused and apart timed in turn, Kokkos alone, twice each: on this kind of machine one run's
+# op times move by tens of percent between minutes, and the fused model's times from the
+# two-backend run above were taken minutes before the unfused ones (ratios 0.86-1.40 over four
+# runs, against 1.26-1.33 in alternating pairs).
+echo "== unet3d_small at S=$size: batch norm and activation fused and apart, alternately"
+for round in 1 2; do
+  "$tessera" bench ops examples/unet3d_small.json --size "$size" --reps "$reps" --backend kokkos \
+    --peak "$out/peak.json" -o "$out/fused${round}_unet3d_small_fp32.json" --kokkos-threads="$threads" "${k[@]}" >/dev/null
+  "$tessera" bench ops "$out/unet3d_small_unfused.json" --size "$size" --reps "$reps" --backend kokkos \
+    --peak "$out/peak.json" -o "$out/unfused${round}_unet3d_small_fp32.json" --kokkos-threads="$threads" "${k[@]}" >/dev/null
+done
 pp_line=""
 if [[ $pp == 1 ]]; then
   echo "== portability over kokkos@1t, kokkos@${threads}t, onednn@${threads}t"
