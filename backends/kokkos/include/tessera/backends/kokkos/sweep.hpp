@@ -34,6 +34,44 @@ inline constexpr bool kOnHost = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Me
 /// leaving each thread many items (and so a balanced share).
 inline constexpr int64_t kHostBlockElements = 16384;
 
+// A host sweep's inner loop is compiled for each x86-64 vector width and the widest the CPU
+// runs is chosen when the program loads (GCC/Clang function multi-versioning), so that one
+// binary, built for the generic x86-64 target, runs its element-wise loops in AVX-512 where
+// there is AVX-512: bf16's widening, rounding and narrowing took some twenty SSE2
+// instructions per four values and held bf16 activations to a quarter of the triad, where a
+// native build reached it (docs/benchmarks.md). The backend compiles with -ffp-contract=off,
+// so every version computes the same bits. Not under nvcc, and not where the build already
+// targets something of its own (TESSERA_HOST_ARCH).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
+    !defined(__NVCOMPILER) && !defined(__AVX__) && !defined(TESSERA_NO_HOST_CLONES)
+#define TESSERA_HOST_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx512f", "arch=x86-64-v3", "default")))
+#else
+#define TESSERA_HOST_CLONES
+#endif
+
+namespace sweep_detail {
+
+/// body(i) for i in [begin, end), on a local copy of the body.
+template <class F>
+TESSERA_HOST_CLONES void host_range(const F& f, int64_t begin, int64_t end) {
+  const F body = f;
+  TESSERA_SIMD
+  for (int64_t i = begin; i < end; ++i) body(i);
+}
+
+/// body(r·channels + c, c) for the rows [begin, end) of a [rows, channels] matrix.
+template <class F>
+TESSERA_HOST_CLONES void host_rows(const F& f, int64_t begin, int64_t end, int64_t channels) {
+  const F body = f;
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t first = r * channels;
+    TESSERA_SIMD
+    for (int64_t c = 0; c < channels; ++c) body(first + c, c);
+  }
+}
+
+}  // namespace sweep_detail
+
 /// f(i) for i in [0, n).
 template <class F>
 void for_each_index(const std::string& label, int64_t n, const F& f) {
@@ -41,10 +79,7 @@ void for_each_index(const std::string& label, int64_t n, const F& f) {
     const int64_t block = kHostBlockElements;
     Kokkos::parallel_for(
         label, RangePolicy(0, (n + block - 1) / block), KOKKOS_LAMBDA(const int64_t b) {
-          const F body = f;
-          const int64_t end = math::min(n, (b + 1) * block);
-          TESSERA_SIMD
-          for (int64_t i = b * block; i < end; ++i) body(i);
+          sweep_detail::host_range(f, b * block, math::min(n, (b + 1) * block));
         });
   } else {
     Kokkos::parallel_for(label, RangePolicy(0, n), KOKKOS_LAMBDA(const int64_t i) { f(i); });
@@ -60,13 +95,7 @@ void for_each_element(const std::string& label, int64_t rows, int64_t channels, 
     const int64_t block = std::max<int64_t>(1, kHostBlockElements / std::max<int64_t>(1, channels));
     Kokkos::parallel_for(
         label, RangePolicy(0, (rows + block - 1) / block), KOKKOS_LAMBDA(const int64_t b) {
-          const F body = f;
-          const int64_t end = math::min(rows, (b + 1) * block);
-          for (int64_t r = b * block; r < end; ++r) {
-            const int64_t first = r * channels;
-            TESSERA_SIMD
-            for (int64_t c = 0; c < channels; ++c) body(first + c, c);
-          }
+          sweep_detail::host_rows(f, b * block, math::min(rows, (b + 1) * block), channels);
         });
   } else {
     Kokkos::parallel_for(
