@@ -115,7 +115,18 @@ void deep_copy(const Tensor& dst, const Tensor& src) {
     return;
   }
   const RangePolicy all(0, src.numel());
-  if (from == ElementType::fp32) {  // round into the 16-bit type
+  // bf16 gets loops of its own, the type known at compile time: with the type a run-time
+  // argument every element took to_half's fp16 branches too and no loop vectorised (the
+  // rounding and widening of a 4x2048->128 bf16 dense layer's copies took 0.5 ms).
+  if (from == ElementType::fp32 && to == ElementType::bf16) {
+    const auto s = src.view();
+    const auto d = dst.half_view();
+    Kokkos::parallel_for("tessera::round_to_bf16", all, KOKKOS_LAMBDA(int64_t i) { d(i) = half_float::to_bf16(s(i)); });
+  } else if (from == ElementType::bf16 && to == ElementType::fp32) {
+    const auto s = src.half_view();
+    const auto d = dst.view();
+    Kokkos::parallel_for("tessera::widen_bf16", all, KOKKOS_LAMBDA(int64_t i) { d(i) = half_float::from_bf16(s(i)); });
+  } else if (from == ElementType::fp32) {  // round into the 16-bit type
     const auto s = src.view();
     const auto d = dst.half_view();
     Kokkos::parallel_for("tessera::round_to_half", all,
