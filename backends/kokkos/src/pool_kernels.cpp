@@ -80,91 +80,114 @@ struct Plain {
 /// of the triad (0.14-0.27 so, measured in pairs on 2 cores at S=64); fp32 stayed at 0.27
 /// either way. A version with the block loop in a function of its own, pointers restrict-
 /// qualified, ran at a quarter of this one.
-template <class T, class S = Plain<T>>
-void max_pool_forward_tiled(const PoolIndex c, const typename S::Bits* x, typename S::Bits* y, int32_t* argmax) {
+// The tiled rows are compiled per x86-64 level on the host (sweep.hpp); nvcc compiles them
+// for the device too, since a non-template caller instantiates the host path in a CUDA build.
+#if defined(__CUDACC__)
+#define TESSERA_POOL_ROW KOKKOS_INLINE_FUNCTION
+#else
+#define TESSERA_POOL_ROW TESSERA_HOST_CLONES
+#endif
+
+/// One output row (n, d, h) of the tiled max pool forward: the body of
+/// max_pool_forward_tiled's work item, a function of its own so that it is compiled per x86-64
+/// level like the sweeps (sweep.hpp): bf16's widening and comparison of a block of channels ran
+/// at a fifth of the triad in SSE2.
+template <class T, class S>
+TESSERA_POOL_ROW void max_pool_forward_row(const PoolIndex c, const typename S::Bits* x, typename S::Bits* y,
+                                              int32_t* argmax, const int64_t ndh) {
   constexpr int64_t kBlock = 16;
-  Kokkos::parallel_for(
-      "tessera::max_pool_forward", RangePolicy(0, c.batch * c.out_d * c.out_h), KOKKOS_LAMBDA(const int64_t ndh) {
-        const int64_t n = ndh / (c.out_d * c.out_h), od = ndh / c.out_h % c.out_d, oh = ndh % c.out_h;
-        for (int64_t ow = 0; ow < c.out_w; ++ow) {
-          const typename S::Bits* first =
-              x + (((n * c.in_d + od * c.k_d) * c.in_h + oh * c.k_h) * c.in_w + ow * c.k_w) * c.channels;
-          typename S::Bits* yo = y + (ndh * c.out_w + ow) * c.channels;
-          int32_t* ao = argmax + (ndh * c.out_w + ow) * c.channels;
-          int64_t ch0 = 0;
-          for (; ch0 + kBlock <= c.channels; ch0 += kBlock) {
-            T best[kBlock];
-            int32_t arg[kBlock];
-            TESSERA_SIMD
-            for (int64_t j = 0; j < kBlock; ++j) {
-              best[j] = static_cast<T>(S::widen(first[ch0 + j]));
-              arg[j] = 0;
-            }
-            for_each_tap(c, [&](int32_t tap, int64_t offset) {
-              if (tap == 0) return;
-              const typename S::Bits* xi = first + offset + ch0;
-              // Branch-free: a select GCC keeps as a branch mispredicts half the time.
-              TESSERA_SIMD
-              for (int64_t j = 0; j < kBlock; ++j) {
-                const T v = static_cast<T>(S::widen(xi[j]));
-                const int32_t better = -static_cast<int32_t>(v > best[j]);
-                best[j] = v > best[j] ? v : best[j];
-                arg[j] = (tap & better) | (arg[j] & ~better);
-              }
-            });
-            TESSERA_SIMD
-            for (int64_t j = 0; j < kBlock; ++j) {
-              yo[ch0 + j] = S::narrow(best[j]);
-              ao[ch0 + j] = arg[j];
-            }
-          }
-          if (ch0 == c.channels) continue;
-          // The channels past the last whole block, tap by tap through y.
-          for_each_tap(c, [&](int32_t tap, int64_t offset) {
-            const typename S::Bits* xi = first + offset;
-            if (tap == 0) {
-              for (int64_t ch = ch0; ch < c.channels; ++ch) {
-                yo[ch] = xi[ch];
-                ao[ch] = 0;
-              }
-              return;
-            }
-            for (int64_t ch = ch0; ch < c.channels; ++ch) {
-              const T v = static_cast<T>(S::widen(xi[ch])), best = static_cast<T>(S::widen(yo[ch]));
-              const int32_t better = -static_cast<int32_t>(v > best);
-              yo[ch] = S::narrow(v > best ? v : best);
-              ao[ch] = (tap & better) | (ao[ch] & ~better);
-            }
-          });
+  const int64_t n = ndh / (c.out_d * c.out_h), od = ndh / c.out_h % c.out_d, oh = ndh % c.out_h;
+  for (int64_t ow = 0; ow < c.out_w; ++ow) {
+    const typename S::Bits* first =
+        x + (((n * c.in_d + od * c.k_d) * c.in_h + oh * c.k_h) * c.in_w + ow * c.k_w) * c.channels;
+    typename S::Bits* yo = y + (ndh * c.out_w + ow) * c.channels;
+    int32_t* ao = argmax + (ndh * c.out_w + ow) * c.channels;
+    int64_t ch0 = 0;
+    for (; ch0 + kBlock <= c.channels; ch0 += kBlock) {
+      T best[kBlock];
+      int32_t arg[kBlock];
+      TESSERA_SIMD
+      for (int64_t j = 0; j < kBlock; ++j) {
+        best[j] = static_cast<T>(S::widen(first[ch0 + j]));
+        arg[j] = 0;
+      }
+      for_each_tap(c, [&](int32_t tap, int64_t offset) {
+        if (tap == 0) return;
+        const typename S::Bits* xi = first + offset + ch0;
+        // Branch-free: a select GCC keeps as a branch mispredicts half the time.
+        TESSERA_SIMD
+        for (int64_t j = 0; j < kBlock; ++j) {
+          const T v = static_cast<T>(S::widen(xi[j]));
+          const int32_t better = -static_cast<int32_t>(v > best[j]);
+          best[j] = v > best[j] ? v : best[j];
+          arg[j] = (tap & better) | (arg[j] & ~better);
         }
       });
+      TESSERA_SIMD
+      for (int64_t j = 0; j < kBlock; ++j) {
+        yo[ch0 + j] = S::narrow(best[j]);
+        ao[ch0 + j] = arg[j];
+      }
+    }
+    if (ch0 == c.channels) continue;
+    // The channels past the last whole block, tap by tap through y.
+    for_each_tap(c, [&](int32_t tap, int64_t offset) {
+      const typename S::Bits* xi = first + offset;
+      if (tap == 0) {
+        for (int64_t ch = ch0; ch < c.channels; ++ch) {
+          yo[ch] = xi[ch];
+          ao[ch] = 0;
+        }
+        return;
+      }
+      for (int64_t ch = ch0; ch < c.channels; ++ch) {
+        const T v = static_cast<T>(S::widen(xi[ch])), best = static_cast<T>(S::widen(yo[ch]));
+        const int32_t better = -static_cast<int32_t>(v > best);
+        yo[ch] = S::narrow(v > best ? v : best);
+        ao[ch] = (tap & better) | (ao[ch] & ~better);
+      }
+    });
+  }
+}
+
+template <class T, class S = Plain<T>>
+void max_pool_forward_tiled(const PoolIndex c, const typename S::Bits* x, typename S::Bits* y, int32_t* argmax) {
+  Kokkos::parallel_for(
+      "tessera::max_pool_forward", RangePolicy(0, c.batch * c.out_d * c.out_h),
+      KOKKOS_LAMBDA(const int64_t ndh) { max_pool_forward_row<T, S>(c, x, y, argmax, ndh); });
+}
+
+/// One output row (n, d, h) of the tiled max pool backward, compiled per x86-64 level
+/// (max_pool_forward_row says why). Each input element lies in exactly one window: written
+/// once, with its window's gradient where it was the maximum and 0 elsewhere.
+template <class T, class S>
+TESSERA_POOL_ROW void max_pool_backward_row(const PoolIndex c, const typename S::Bits* dy, const int32_t* argmax,
+                                               typename S::Bits* dx, const int64_t ndh) {
+  const int64_t n = ndh / (c.out_d * c.out_h), od = ndh / c.out_h % c.out_d, oh = ndh % c.out_h;
+  for (int64_t ow = 0; ow < c.out_w; ++ow) {
+    typename S::Bits* first =
+        dx + (((n * c.in_d + od * c.k_d) * c.in_h + oh * c.k_h) * c.in_w + ow * c.k_w) * c.channels;
+    const typename S::Bits* g = dy + (ndh * c.out_w + ow) * c.channels;
+    const int32_t* a = argmax + (ndh * c.out_w + ow) * c.channels;
+    for_each_tap(c, [&](int32_t tap, int64_t offset) {
+      typename S::Bits* di = first + offset;
+      TESSERA_SIMD
+      for (int64_t ch = 0; ch < c.channels; ++ch) {
+        // Loaded unconditionally, so that the select needs no branch; all-zero bits are 0
+        // in every storage type.
+        const typename S::Bits v = g[ch];
+        di[ch] = a[ch] == tap ? v : typename S::Bits(0);
+      }
+    });
+  }
 }
 
 template <class T, class S = Plain<T>>
 void max_pool_backward_tiled(const PoolIndex c, const typename S::Bits* dy, const int32_t* argmax,
                              typename S::Bits* dx) {
-  // Each input element lies in exactly one window: written once, with its window's gradient
-  // where it was the maximum and 0 elsewhere.
   Kokkos::parallel_for(
-      "tessera::max_pool_backward", RangePolicy(0, c.batch * c.out_d * c.out_h), KOKKOS_LAMBDA(const int64_t ndh) {
-        const int64_t n = ndh / (c.out_d * c.out_h), od = ndh / c.out_h % c.out_d, oh = ndh % c.out_h;
-        for (int64_t ow = 0; ow < c.out_w; ++ow) {
-          typename S::Bits* first =
-              dx + (((n * c.in_d + od * c.k_d) * c.in_h + oh * c.k_h) * c.in_w + ow * c.k_w) * c.channels;
-          const typename S::Bits* g = dy + (ndh * c.out_w + ow) * c.channels;
-          const int32_t* a = argmax + (ndh * c.out_w + ow) * c.channels;
-          for_each_tap(c, [&](int32_t tap, int64_t offset) {
-            typename S::Bits* di = first + offset;
-            TESSERA_SIMD
-            for (int64_t ch = 0; ch < c.channels; ++ch) {
-              // Loaded unconditionally, so that the select needs no branch; all-zero bits are 0
-              // in every storage type.
-              const typename S::Bits v = g[ch];
-              di[ch] = a[ch] == tap ? v : typename S::Bits(0);
-            }
-          });
-        }
-      });
+      "tessera::max_pool_backward", RangePolicy(0, c.batch * c.out_d * c.out_h),
+      KOKKOS_LAMBDA(const int64_t ndh) { max_pool_backward_row<T, S>(c, dy, argmax, dx, ndh); });
 }
 
 template <class T>
@@ -227,9 +250,9 @@ void max_pool_backward_host(const PoolIndex c, const T* dy, const int32_t* argma
           for (int64_t od = first_window(id, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od)
             for (int64_t oh = first_window(ih, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh)
               for (int64_t ow = first_window(iw, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
-                const int32_t tap = static_cast<int32_t>(
-                    ((id + c.pad_d - od * c.s_d) * c.k_h + ih + c.pad_h - oh * c.s_h) * c.k_w + iw + c.pad_w -
-                    ow * c.s_w);
+                const int32_t tap =
+                    static_cast<int32_t>(((id + c.pad_d - od * c.s_d) * c.k_h + ih + c.pad_h - oh * c.s_h) * c.k_w +
+                                         iw + c.pad_w - ow * c.s_w);
                 const int64_t out = (((n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels;
                 const T* g = dy + out;
                 const int32_t* a = argmax + out;
@@ -359,9 +382,9 @@ void max_pool_backward(const ops::PoolGeometry& g, const DeviceView<const T>& dy
         for (int64_t od = first_window(id, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od)
           for (int64_t oh = first_window(ih, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh)
             for (int64_t ow = first_window(iw, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
-              const int32_t tap = static_cast<int32_t>(
-                  ((id + c.pad_d - od * c.s_d) * c.k_h + ih + c.pad_h - oh * c.s_h) * c.k_w + iw + c.pad_w -
-                  ow * c.s_w);
+              const int32_t tap =
+                  static_cast<int32_t>(((id + c.pad_d - od * c.s_d) * c.k_h + ih + c.pad_h - oh * c.s_h) * c.k_w + iw +
+                                       c.pad_w - ow * c.s_w);
               const int64_t out = (((n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels;
               for (int64_t ch = 0; ch < c.channels; ++ch)
                 if (argmax(out + ch) == tap) dx(in + ch) += dy(out + ch);
@@ -434,8 +457,8 @@ bool max_pool_forward_bf16(const ops::PoolGeometry& g, const DeviceView<const ui
   return false;
 }
 
-bool max_pool_backward_bf16(const ops::PoolGeometry& g, const DeviceView<const uint16_t>& dy,
-                            const PoolArgmax& argmax, const DeviceView<uint16_t>& dx) {
+bool max_pool_backward_bf16(const ops::PoolGeometry& g, const DeviceView<const uint16_t>& dy, const PoolArgmax& argmax,
+                            const DeviceView<uint16_t>& dx) {
   const PoolIndex c = index_of(g);
   if constexpr (kOnHost) {
     if (!tiles_exactly(c)) return false;
