@@ -84,10 +84,17 @@ void pack_b(const Kernel& kernel, int64_t k, int64_t n, const float* b, int64_t 
 
 namespace {
 
+/// A variant's entry point for products Q; a non-deduced context, so that a variant this build
+/// lacks can be passed as nullptr.
+template <class Q>
+struct Entry {
+  using type = void (*)(const Q&, bool);
+};
+
 /// Runs `q` on the kernel's instruction set: build(q, wide), avx2(q, wide) or avx512(q, wide).
 template <class Q>
-void run(const Kernel& kernel, const Q& q, void (*build)(const Q&, bool), void (*avx2)(const Q&, bool),
-         void (*avx512)(const Q&, bool)) {
+void run(const Kernel& kernel, const Q& q, typename Entry<Q>::type build, typename Entry<Q>::type avx2,
+         typename Entry<Q>::type avx512) {
   const bool wide = kernel.nr != shape_of(kernel.isa, false).nr;
   switch (kernel.isa) {
     case Isa::build: return build(q, wide);

@@ -8,6 +8,15 @@
 
 #include "host_sgemm_variants.hpp"
 
+// Full unrolling keeps a block's sums in registers; nvcc (whose front end parses this in a CUDA
+// build, where only the build's own kernel is compiled and never run) knows no GCC pragmas.
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define TESSERA_PRAGMA(x) _Pragma(#x)
+#define TESSERA_UNROLL(n) TESSERA_PRAGMA(GCC unroll n)
+#else
+#define TESSERA_UNROLL(n)
+#endif
+
 namespace tessera::kokkos_backend::host_sgemm::variants {
 namespace {
 
@@ -92,30 +101,30 @@ struct RegisterBlock {
     for (int64_t p = 0; p < kc; ++p) {
       const float* bp = rb.row(p);
       V b[NV];
-#pragma GCC unroll 4
+TESSERA_UNROLL(4)
       for (int v = 0; v < NV; ++v) b[v] = load(bp + v * W);
-#pragma GCC unroll 32
+TESSERA_UNROLL(32)
       for (int i = 0; i < MR; ++i) {
         const V x = splat(a(i, p));
-#pragma GCC unroll 4
+TESSERA_UNROLL(4)
         for (int v = 0; v < NV; ++v) s[i][v] += x * b[v];
       }
     }
   }
 
   static void clear(Sums& s) {
-#pragma GCC unroll 32
+TESSERA_UNROLL(32)
     for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
+TESSERA_UNROLL(4)
       for (int v = 0; v < NV; ++v) s[i][v] = V{};
   }
 
   /// C[0:mr, 0:nr] (+)= s.
   static void store_block(const Sums& s, float* c, int64_t ldc, int mr, int nr, bool accumulate) {
     if (mr == MR && nr == NR) {
-#pragma GCC unroll 32
+TESSERA_UNROLL(32)
       for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
+TESSERA_UNROLL(4)
         for (int v = 0; v < NV; ++v) {
           float* out = c + i * ldc + v * W;
           store(out, accumulate ? load(out) + s[i][v] : s[i][v]);
