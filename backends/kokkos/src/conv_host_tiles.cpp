@@ -208,20 +208,6 @@ TilePlan plan(int64_t positions, int64_t columns, int64_t max_rows) {
   return p;
 }
 
-/// The forward's window map: output positions read the input.
-WindowMap forward_map(const Dims& d) {
-  WindowMap map;
-  map.batch = d.n;
-  map.channels = d.in_c;
-  map.out = {d.out_d, d.out_h, d.out_w};
-  map.src = {d.in_d, d.in_h, d.in_w};
-  map.taps = {d.k_d, d.k_h, d.k_w};
-  map.step = {d.s_d, d.s_h, d.s_w};
-  map.offset = {-d.p_d, -d.p_h, -d.p_w};
-  map.tap_step = {d.dl_d, d.dl_h, d.dl_w};
-  return map;
-}
-
 /// out (positions × n_out) = (bias) + the implicit product of `map`'s windows over `src` with
 /// the packed weights: fp32's forward and input gradient.
 void gathered_convolution(const char* label, const WindowMap& map, const float* src, const host_sgemm::Kernel& kernel,
@@ -255,8 +241,8 @@ void forward(const ops::ConvGeometry& g, const T* x, const T* w, const T* bias, 
     const host_sgemm::Kernel kernel = host_sgemm::choose(host_sgemm::widest(), d.out_c);
     float* wt = scratch<float, kPanels>(static_cast<size_t>(host_sgemm::packed_b_size(kernel, k, d.out_c)));
     host_sgemm::pack_b(kernel, k, d.out_c, w, 1, k, wt);
-    const WindowMap map = forward_map(d);
-    gathered_convolution("tessera::conv_forward_tiles", map, x, kernel, wt, d.out_c, bias, y, max_rows);
+    gathered_convolution("tessera::conv_forward_tiles", forward_windows(g), x, kernel, wt, d.out_c, bias, y,
+                         max_rows);
     return;
   }
   const TilePlan p = plan(positions, k, max_rows);
@@ -297,17 +283,8 @@ void backward_data(const ops::ConvGeometry& g, const T* dy, const T* w, T* dx, i
     const host_sgemm::Kernel kernel = host_sgemm::choose(host_sgemm::widest(), d.in_c);
     float* w2panels = scratch<float, kPanels>(static_cast<size_t>(host_sgemm::packed_b_size(kernel, k2, d.in_c)));
     host_sgemm::pack_b(kernel, k2, d.in_c, w2p, d.in_c, 1, w2panels);
-    WindowMap map;
-    map.batch = d.n;
-    map.channels = d.out_c;
-    map.out = {d.in_d, d.in_h, d.in_w};
-    map.src = {d.out_d, d.out_h, d.out_w};
-    map.taps = {d.k_d, d.k_h, d.k_w};
-    map.step = {1, 1, 1};
-    map.offset = {d.p_d, d.p_h, d.p_w - (d.k_w - 1) * d.dl_w};
-    map.tap_step = {-d.dl_d, -d.dl_h, d.dl_w};
-    gathered_convolution("tessera::conv_backward_data_tiles", map, dy, kernel, w2panels, d.in_c, nullptr, dx,
-                         max_rows);
+    gathered_convolution("tessera::conv_backward_data_tiles", input_gradient_windows(g), dy, kernel, w2panels,
+                         d.in_c, nullptr, dx, max_rows);
     return;
   }
   const TilePlan p = plan(inputs, k2, max_rows);
@@ -336,7 +313,7 @@ void backward_weights(const ops::ConvGeometry& g, const T* x, const T* dy, T* dw
   if constexpr (std::is_same_v<T, float>) {
     // dw[co, line] += Σ over a tile's positions of dy[pos, co] · the window line of pos, read
     // in place from the padded input (up to a block's width past a line's end: the slack).
-    const WindowMap map = forward_map(d);
+    const WindowMap map = forward_windows(g);
     const int64_t slack = 64;
     float* padded = scratch<float, kPadded>(static_cast<size_t>(map.padded_values() + slack));
     pad_source(map, x, padded);

@@ -34,6 +34,32 @@ int64_t WindowMap::padded_values() const {
   return batch * p[0] * p[1] * p[2] * channels;
 }
 
+WindowMap forward_windows(const ops::ConvGeometry& g) {
+  WindowMap map;
+  map.batch = g.batch;
+  map.channels = g.in_channels;
+  map.out = g.out_size();
+  map.src = g.in_size;
+  map.taps = g.kernel;
+  map.step = g.stride;
+  map.offset = {-g.padding[0], -g.padding[1], -g.padding[2]};
+  map.tap_step = g.dilation;
+  return map;
+}
+
+WindowMap input_gradient_windows(const ops::ConvGeometry& g) {
+  WindowMap map;
+  map.batch = g.batch;
+  map.channels = g.out_channels;
+  map.out = g.in_size;
+  map.src = g.out_size();
+  map.taps = g.kernel;
+  map.step = {1, 1, 1};
+  map.offset = {g.padding[0], g.padding[1], g.padding[2] - (g.kernel[2] - 1) * g.dilation[2]};
+  map.tap_step = {-g.dilation[0], -g.dilation[1], g.dilation[2]};
+  return map;
+}
+
 void pad_source(const WindowMap& map, const float* src, float* padded) {
   const auto lo = map.pad_lo(), ext = map.padded();
   const int64_t c = map.channels, lines = map.batch * ext[0] * ext[1];

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tessera/backends/kokkos/host_sgemm_segment.hpp"
+#include "tessera/ops/conv.hpp"
 
 namespace tessera::kokkos_backend::host_tiles {
 
@@ -28,6 +29,13 @@ struct WindowMap {
   int64_t padded_values() const;
   int64_t positions() const { return batch * out[0] * out[1] * out[2]; }
 };
+
+/// How a convolution's output positions read its input (the forward, and the weight gradient's
+/// window lines).
+WindowMap forward_windows(const ops::ConvGeometry& g);
+/// How a stride-1 convolution's input positions read its output gradient (the input gradient);
+/// taps along w reversed, matching the weights' re-layout for it (conv_host_tiles.cpp).
+WindowMap input_gradient_windows(const ops::ConvGeometry& g);
 
 /// The padded copy of `src` (batch × src × channels, channels-last), on the host's threads.
 void pad_source(const WindowMap& map, const float* src, float* padded);

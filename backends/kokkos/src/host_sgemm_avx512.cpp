@@ -15,28 +15,7 @@ using Wide = RegisterBlock<Vector, 8, 2>;
 using Narrow = RegisterBlock<Vector, 16, 1>;
 }  // namespace
 
-Shape shape_avx512(bool wide) { return wide ? Shape{Wide::kRows, Wide::NR} : Shape{Narrow::kRows, Narrow::NR}; }
-
-void multiply_avx512(const Product& q, bool wide) {
-  if (wide)
-    Wide::multiply(q);
-  else
-    Narrow::multiply(q);
-}
-
-void multiply_gathered_avx512(const GatheredProduct& q, bool wide) {
-  if (wide)
-    Wide::multiply_gathered(q);
-  else
-    Narrow::multiply_gathered(q);
-}
-
-void multiply_gathered_b_avx512(const GatheredBProduct& q, bool wide) {
-  if (wide)
-    Wide::multiply_gathered_b(q);
-  else
-    Narrow::multiply_gathered_b(q);
-}
+TESSERA_HOST_SGEMM_VARIANT(avx512)
 
 }  // namespace tessera::kokkos_backend::host_sgemm::variants
 #endif

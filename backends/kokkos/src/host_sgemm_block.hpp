@@ -235,3 +235,17 @@ TESSERA_UNROLL(4)
 
 }  // namespace
 }  // namespace tessera::kokkos_backend::host_sgemm::variants
+
+// The entry points a variant file exports (host_sgemm_variants.hpp) for its instruction set
+// `isa`, over the Wide and Narrow register blocks it defines.
+#define TESSERA_HOST_SGEMM_VARIANT(isa)                                                                 \
+  Shape shape_##isa(bool wide) {                                                                       \
+    return wide ? Shape{Wide::kRows, Wide::NR} : Shape{Narrow::kRows, Narrow::NR};                     \
+  }                                                                                                    \
+  void multiply_##isa(const Product& q, bool wide) { wide ? Wide::multiply(q) : Narrow::multiply(q); } \
+  void multiply_gathered_##isa(const GatheredProduct& q, bool wide) {                                  \
+    wide ? Wide::multiply_gathered(q) : Narrow::multiply_gathered(q);                                  \
+  }                                                                                                    \
+  void multiply_gathered_b_##isa(const GatheredBProduct& q, bool wide) {                               \
+    wide ? Wide::multiply_gathered_b(q) : Narrow::multiply_gathered_b(q);                              \
+  }

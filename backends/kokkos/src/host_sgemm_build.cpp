@@ -20,27 +20,6 @@ using Narrow = RegisterBlock<Vector, 12, 1>;
 #endif
 }  // namespace
 
-Shape shape_build(bool wide) { return wide ? Shape{Wide::kRows, Wide::NR} : Shape{Narrow::kRows, Narrow::NR}; }
-
-void multiply_build(const Product& q, bool wide) {
-  if (wide)
-    Wide::multiply(q);
-  else
-    Narrow::multiply(q);
-}
-
-void multiply_gathered_build(const GatheredProduct& q, bool wide) {
-  if (wide)
-    Wide::multiply_gathered(q);
-  else
-    Narrow::multiply_gathered(q);
-}
-
-void multiply_gathered_b_build(const GatheredBProduct& q, bool wide) {
-  if (wide)
-    Wide::multiply_gathered_b(q);
-  else
-    Narrow::multiply_gathered_b(q);
-}
+TESSERA_HOST_SGEMM_VARIANT(build)
 
 }  // namespace tessera::kokkos_backend::host_sgemm::variants
