@@ -48,18 +48,16 @@ void gemm_cm(char ta, char tb, int64_t m, int64_t n, int64_t k, const T* a, int6
 #endif
 }
 
-/// The geometry's sizes, positions decoded from flat indices.
+/// The geometry's sizes (how positions read their windows is conv_window_map's).
 struct Dims {
-  int64_t n, in_d, in_h, in_w, in_c, out_c, out_d, out_h, out_w;
-  int64_t k_d, k_h, k_w, s_d, s_h, s_w, p_d, p_h, p_w, dl_d, dl_h, dl_w;
+  int64_t n, in_d, in_h, in_w, in_c, out_c, out_d, out_h, out_w, k_d, k_h, k_w;
   int64_t taps() const { return k_d * k_h * k_w; }
 };
 
 Dims dims_of(const ops::ConvGeometry& g) {
   const auto o = g.out_size();
-  return {g.batch,     g.in_size[0], g.in_size[1], g.in_size[2], g.in_channels, g.out_channels, o[0], o[1], o[2],
-          g.kernel[0], g.kernel[1],  g.kernel[2],  g.stride[0],  g.stride[1],   g.stride[2],    g.padding[0],
-          g.padding[1], g.padding[2], g.dilation[0], g.dilation[1], g.dilation[2]};
+  return {g.batch, g.in_size[0], g.in_size[1], g.in_size[2], g.in_channels, g.out_channels,
+          o[0],    o[1],         o[2],         g.kernel[0], g.kernel[1],   g.kernel[2]};
 }
 
 /// dst[0, count) = src[0, count). A loop the compiler vectorises, not memcpy: a window line is a
@@ -98,26 +96,23 @@ void window_line(T* dst, const T* line, int64_t w0, int64_t k_w, int64_t dl, int
   }
 }
 
-/// Rows [p0, p0 + rows) of the column matrix: col[r, (tap, ci)] = the input that output
-/// position p0 + r reads through `tap`, 0 in the padding.
+/// Rows [p0, p0 + rows) of the column matrix of `map` over the unpadded `src`: col[r, (tap, c)]
+/// = the source value position p0 + r reads through tap, 0 outside the source. With
+/// forward_windows the forward's im2col; with input_gradient_windows the output gradient's
+/// columns of a stride-1 input gradient, taps in gather_tap order (double's BLAS paths).
 template <class T>
-void im2col_rows(const Dims& d, const T* x, int64_t p0, int64_t rows, T* col) {
-  const int64_t k = d.taps() * d.in_c;
+void window_columns(const WindowMap& map, const T* src, int64_t p0, int64_t rows, T* col) {
+  const int64_t c = map.channels, k_w = map.taps[2], k = map.taps[0] * map.taps[1] * k_w * c;
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t p = p0 + r;
-    const int64_t ow = p % d.out_w;
-    p /= d.out_w;
-    const int64_t oh = p % d.out_h;
-    p /= d.out_h;
-    const int64_t od = p % d.out_d, n = p / d.out_d;
+    const auto [n, o0, o1, o2] = map.position(p0 + r);
     T* dst = col + r * k;
-    for (int64_t kd = 0; kd < d.k_d; ++kd) {
-      const int64_t id = od * d.s_d - d.p_d + kd * d.dl_d;
-      for (int64_t kh = 0; kh < d.k_h; ++kh, dst += d.k_w * d.in_c) {
-        const int64_t ih = oh * d.s_h - d.p_h + kh * d.dl_h;
-        const bool inside = id >= 0 && id < d.in_d && ih >= 0 && ih < d.in_h;
-        const T* line = inside ? x + ((n * d.in_d + id) * d.in_h + ih) * d.in_w * d.in_c : nullptr;
-        window_line(dst, line, ow * d.s_w - d.p_w, d.k_w, d.dl_w, d.in_w, d.in_c);
+    for (int64_t t0 = 0; t0 < map.taps[0]; ++t0) {
+      const int64_t i0 = o0 * map.step[0] + map.offset[0] + t0 * map.tap_step[0];
+      for (int64_t t1 = 0; t1 < map.taps[1]; ++t1, dst += k_w * c) {
+        const int64_t i1 = o1 * map.step[1] + map.offset[1] + t1 * map.tap_step[1];
+        const bool inside = i0 >= 0 && i0 < map.src[0] && i1 >= 0 && i1 < map.src[1];
+        const T* line = inside ? src + ((n * map.src[0] + i0) * map.src[1] + i1) * map.src[2] * c : nullptr;
+        window_line(dst, line, o2 * map.step[2] + map.offset[2], k_w, map.tap_step[2], map.src[2], c);
       }
     }
   }
@@ -127,32 +122,6 @@ void im2col_rows(const Dims& d, const T* x, int64_t p0, int64_t rows, T* col) {
 /// along kw' the output positions a stride-1 input reads rise, as im2col's do.
 int64_t gather_tap(const Dims& d, int64_t kd, int64_t kh, int64_t kw) {
   return (kd * d.k_h + kh) * d.k_w + (d.k_w - 1 - kw);
-}
-
-/// Rows [q0, q0 + rows) of the output gradient's column matrix for stride 1:
-/// dcol[r, (gather_tap, co)] = dy at the output position whose window reads input q0 + r
-/// through that tap.
-template <class T>
-void dy_columns(const Dims& d, const T* dy, int64_t q0, int64_t rows, T* dcol) {
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t q = q0 + r;
-    const int64_t iw = q % d.in_w;
-    q /= d.in_w;
-    const int64_t ih = q % d.in_h;
-    q /= d.in_h;
-    const int64_t id = q % d.in_d, n = q / d.in_d;
-    T* dst = dcol + r * d.taps() * d.out_c;
-    for (int64_t kd = 0; kd < d.k_d; ++kd) {
-      const int64_t od = id + d.p_d - kd * d.dl_d;
-      for (int64_t kh = 0; kh < d.k_h; ++kh, dst += d.k_w * d.out_c) {
-        const int64_t oh = ih + d.p_h - kh * d.dl_h;
-        const bool inside = od >= 0 && od < d.out_d && oh >= 0 && oh < d.out_h;
-        const T* line = inside ? dy + ((n * d.out_d + od) * d.out_h + oh) * d.out_w * d.out_c : nullptr;
-        // kw' = 0 reads ow = iw + p_w - (k_w - 1)·dl_w, rising by dl_w.
-        window_line(dst, line, iw + d.p_w - (d.k_w - 1) * d.dl_w, d.k_w, d.dl_w, d.out_w, d.out_c);
-      }
-    }
-  }
 }
 
 /// f(tile, slot) for every tile, in parallel; `slot` < slots() is the calling thread's own
@@ -248,11 +217,12 @@ void forward(const ops::ConvGeometry& g, const T* x, const T* w, const T* bias, 
   const TilePlan p = plan(positions, k, max_rows);
   T* cols = scratch<T, kColumns>(static_cast<size_t>(slots() * p.rows * k));
   keep_blas_on_calling_thread();
+  const WindowMap map = forward_windows(g);
   for_each_tile("tessera::conv_forward_tiles", p.tiles, [=](int64_t t, int slot) {
     const int64_t p0 = t * p.rows, rows = std::min(p.rows, positions - p0);
     T* col = cols + slot * p.rows * k;
     T* yt = y + p0 * d.out_c;
-    im2col_rows(d, x, p0, rows, col);
+    window_columns(map, x, p0, rows, col);
     if (bias != nullptr)
       for (int64_t r = 0; r < rows; ++r) std::memcpy(yt + r * d.out_c, bias, static_cast<size_t>(d.out_c) * sizeof(T));
     // yᵀ (out_c × rows, column-major) = w (out_c × k) · colᵀ.
@@ -290,10 +260,11 @@ void backward_data(const ops::ConvGeometry& g, const T* dy, const T* w, T* dx, i
   const TilePlan p = plan(inputs, k2, max_rows);
   keep_blas_on_calling_thread();
   T* cols = scratch<T, kColumns>(static_cast<size_t>(slots() * p.rows * k2));
+  const WindowMap map = input_gradient_windows(g);
   for_each_tile("tessera::conv_backward_data_tiles", p.tiles, [=](int64_t t, int slot) {
     const int64_t q0 = t * p.rows, rows = std::min(p.rows, inputs - q0);
     T* dcol = cols + slot * p.rows * k2;
-    dy_columns(d, dy, q0, rows, dcol);
+    window_columns(map, dy, q0, rows, dcol);
     // dxᵀ (in_c × rows) = w2ᵀ (in_c × k2) · dcolᵀ (k2 × rows).
     gemm_cm<T>('N', 'N', d.in_c, rows, k2, w2p, d.in_c, dcol, k2, T(0), dx + q0 * d.in_c, d.in_c);
   });
@@ -310,10 +281,10 @@ void backward_weights(const ops::ConvGeometry& g, const T* x, const T* dy, T* dw
   const int64_t groups = std::clamp<int64_t>((int64_t{32} << 20) / (static_cast<int64_t>(sizeof(T)) * weights), 1,
                                              std::min<int64_t>(16, p.tiles));
   T* parts = scratch<T, kPartials>(static_cast<size_t>(groups * weights));
+  const WindowMap map = forward_windows(g);
   if constexpr (std::is_same_v<T, float>) {
     // dw[co, line] += Σ over a tile's positions of dy[pos, co] · the window line of pos, read
     // in place from the padded input (up to a block's width past a line's end: the slack).
-    const WindowMap map = forward_windows(g);
     const int64_t slack = 64;
     float* padded = scratch<float, kPadded>(static_cast<size_t>(map.padded_values() + slack));
     pad_source(map, x, padded);
@@ -341,7 +312,7 @@ void backward_weights(const ops::ConvGeometry& g, const T* x, const T* dy, T* dw
       T* col = cols + slot * p.rows * k;
       for (int64_t t = group; t < p.tiles; t += groups) {
         const int64_t p0 = t * p.rows, rows = std::min(p.rows, positions - p0);
-        im2col_rows(d, x, p0, rows, col);
+        window_columns(map, x, p0, rows, col);
         // dwᵀ (k × out_c) += colᵀ (k × rows) · dy (rows × out_c).
         gemm_cm<T>('N', 'T', k, d.out_c, rows, col, k, dy + p0 * d.out_c, d.out_c, t == group ? T(0) : T(1),
                    parts + group * weights, k);

@@ -34,6 +34,14 @@ int64_t WindowMap::padded_values() const {
   return batch * p[0] * p[1] * p[2] * channels;
 }
 
+std::array<int64_t, 4> WindowMap::position(int64_t p) const {
+  const int64_t o2 = p % out[2];
+  p /= out[2];
+  const int64_t o1 = p % out[1];
+  p /= out[1];
+  return {p / out[0], p % out[0], o1, o2};
+}
+
 WindowMap forward_windows(const ops::ConvGeometry& g) {
   WindowMap map;
   map.batch = g.batch;
@@ -104,12 +112,7 @@ std::vector<host_sgemm::Segment> window_segments(const WindowMap& map) {
 void window_corners(const WindowMap& map, const float* padded, int64_t p0, int64_t rows, const float** corners) {
   const auto lo = map.pad_lo(), ext = map.padded();
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t p = p0 + r;
-    const int64_t o2 = p % map.out[2];
-    p /= map.out[2];
-    const int64_t o1 = p % map.out[1];
-    p /= map.out[1];
-    const int64_t o0 = p % map.out[0], n = p / map.out[0];
+    const auto [n, o0, o1, o2] = map.position(p0 + r);
     const int64_t i0 = o0 * map.step[0] + map.offset[0] + lo[0], i1 = o1 * map.step[1] + map.offset[1] + lo[1],
                   i2 = o2 * map.step[2] + map.offset[2] + lo[2];
     corners[r] = padded + (((n * ext[0] + i0) * ext[1] + i1) * ext[2] + i2) * map.channels;

@@ -28,6 +28,8 @@ struct WindowMap {
   std::array<int64_t, 3> padded() const;
   int64_t padded_values() const;
   int64_t positions() const { return batch * out[0] * out[1] * out[2]; }
+  /// Output position p (flat, channels-last order) as {n, o_d, o_h, o_w}.
+  std::array<int64_t, 4> position(int64_t p) const;
 };
 
 /// How a convolution's output positions read its input (the forward, and the weight gradient's
