@@ -108,67 +108,6 @@ double dot(const Tensor& x, const Tensor& y) {
 }
 
 namespace {
-template <class T>
-void copy_channel_block(const DeviceView<T>& s, const DeviceView<T>& d, int64_t rows, int64_t src_channels,
-                        int64_t dst_channels, int64_t channel_offset, bool to_dst) {
-  if constexpr (kOnHost) {
-    // A work item copies whole rows' runs of channels: contiguous on both sides.
-    T* sp = s.data();
-    T* dp = d.data() + channel_offset;
-    const int64_t block = std::max<int64_t>(1, kHostBlockElements / std::max<int64_t>(1, src_channels));
-    Kokkos::parallel_for(
-        to_dst ? "tessera::copy_channels_in" : "tessera::copy_channels_out", RangePolicy(0, (rows + block - 1) / block),
-        KOKKOS_LAMBDA(const int64_t b) {
-          const int64_t end = math::min(rows, (b + 1) * block);
-          for (int64_t r = b * block; r < end; ++r) {
-            T* a = sp + r * src_channels;
-            T* z = dp + r * dst_channels;
-            if (to_dst) {
-              TESSERA_SIMD
-              for (int64_t c = 0; c < src_channels; ++c) z[c] = a[c];
-            } else {
-              TESSERA_SIMD
-              for (int64_t c = 0; c < src_channels; ++c) a[c] = z[c];
-            }
-          }
-        });
-    return;
-  }
-  if (to_dst) {
-    Kokkos::parallel_for(
-        "tessera::copy_channels_in", MDPolicy<2>({0, 0}, {rows, src_channels}),
-        KOKKOS_LAMBDA(const int64_t r, const int64_t c) {
-          d(r * dst_channels + channel_offset + c) = s(r * src_channels + c);
-        });
-  } else {
-    Kokkos::parallel_for(
-        "tessera::copy_channels_out", MDPolicy<2>({0, 0}, {rows, src_channels}),
-        KOKKOS_LAMBDA(const int64_t r, const int64_t c) {
-          s(r * src_channels + c) = d(r * dst_channels + channel_offset + c);
-        });
-  }
-}
-}  // namespace
-
-void copy_channels(const Tensor& src, const Tensor& dst, int64_t channel_offset, bool to_dst) {
-  const int64_t src_channels = channels_of(src);
-  const int64_t dst_channels = channels_of(dst);
-  const int64_t rows = src_channels == 0 ? 0 : src.numel() / src_channels;
-  require_shape(src.shape().rank() == dst.shape().rank() && channel_offset >= 0 &&
-                    channel_offset + src_channels <= dst_channels && rows * dst_channels == dst.numel(),
-                "copy_channels: a block of shape " + src.shape().str() + " at channel " +
-                    std::to_string(channel_offset) + " does not fit a tensor of shape " + dst.shape().str());
-  if (src.type() != dst.type())
-    throw Error(std::string("copy_channels: a block of ") + element_type_name(src.type()) + " and a tensor of " +
-                element_type_name(dst.type()));
-  // A copy: 16-bit values move as their bit patterns.
-  if (src.type() == ElementType::fp32)
-    copy_channel_block(src.view(), dst.view(), rows, src_channels, dst_channels, channel_offset, to_dst);
-  else
-    copy_channel_block(src.half_view(), dst.half_view(), rows, src_channels, dst_channels, channel_offset, to_dst);
-}
-
-namespace {
 
 /// Up to kMaxBlocks channel blocks of one element type, as a kernel captures them.
 constexpr int kMaxBlocks = 8;
@@ -225,19 +164,21 @@ void copy_channel_blocks_of(const ChannelBlocks<T>& blocks, T* whole, int64_t ro
         });
     return;
   }
+  // A device thread per copied element: (row, j), j running over the blocks' channels in turn.
+  int64_t copied = 0;
+  for (int k = 0; k < blocks.count; ++k) copied += blocks.channels[k];
   Kokkos::parallel_for(
       to_whole ? "tessera::copy_channel_blocks_in" : "tessera::copy_channel_blocks_out",
-      MDPolicy<2>({0, 0}, {rows, whole_channels}), KOKKOS_LAMBDA(const int64_t r, const int64_t c) {
-        for (int k = 0; k < blocks.count; ++k) {
-          const int64_t i = c - blocks.offset[k];
-          if (i < 0 || i >= blocks.channels[k]) continue;
-          T& part = blocks.data[k][r * blocks.channels[k] + i];
-          T& w = whole[r * whole_channels + c];
-          if (to_whole)
-            w = part;
-          else
-            part = w;
-        }
+      MDPolicy<2>({0, 0}, {rows, copied}), KOKKOS_LAMBDA(const int64_t r, const int64_t j) {
+        int k = 0;
+        int64_t i = j;
+        while (i >= blocks.channels[k]) i -= blocks.channels[k++];
+        T& part = blocks.data[k][r * blocks.channels[k] + i];
+        T& w = whole[r * whole_channels + blocks.offset[k] + i];
+        if (to_whole)
+          w = part;
+        else
+          part = w;
       });
 }
 
@@ -270,29 +211,46 @@ void copy_channel_blocks_as(const std::vector<Tensor>& parts, const std::vector<
 
 }  // namespace
 
+namespace {
+
+/// That `part` fits `whole` at channel `offset` (rank, rows, channels, element type), named
+/// `what` in the error.
+void require_block(const std::string& what, const Tensor& part, int64_t offset, const Tensor& whole) {
+  const int64_t whole_channels = channels_of(whole), c = channels_of(part);
+  const int64_t rows = whole_channels == 0 ? 0 : whole.numel() / whole_channels;
+  require_shape(part.shape().rank() == whole.shape().rank() && offset >= 0 && offset + c <= whole_channels &&
+                    rows * c == part.numel(),
+                what + ": a block of shape " + part.shape().str() + " at channel " + std::to_string(offset) +
+                    " does not fit a tensor of shape " + whole.shape().str());
+  if (part.type() != whole.type())
+    throw Error(what + ": a block of " + element_type_name(part.type()) + " and a tensor of " +
+                element_type_name(whole.type()));
+}
+
+/// The checked blocks copied: a copy, 16-bit values moving as their bit patterns.
+void copy_checked_blocks(const std::vector<Tensor>& parts, const std::vector<int64_t>& offsets, const Tensor& whole,
+                         bool to_whole) {
+  if (whole.type() == ElementType::fp32)
+    copy_channel_blocks_as<float>(parts, offsets, whole, to_whole);
+  else
+    copy_channel_blocks_as<uint16_t>(parts, offsets, whole, to_whole);
+}
+
+}  // namespace
+
+void copy_channels(const Tensor& src, const Tensor& dst, int64_t channel_offset, bool to_dst) {
+  require_block("copy_channels", src, channel_offset, dst);
+  copy_checked_blocks({src}, {channel_offset}, dst, to_dst);
+}
+
 void copy_channel_blocks(const std::vector<Tensor>& parts, const std::vector<int64_t>& offsets, const Tensor& whole,
                          bool to_whole) {
   if (offsets.size() != parts.size())
     throw Error("copy_channel_blocks: " + std::to_string(parts.size()) + " blocks and " +
                 std::to_string(offsets.size()) + " channel offsets");
-  const int64_t whole_channels = channels_of(whole);
-  const int64_t rows = whole_channels == 0 ? 0 : whole.numel() / whole_channels;
-  for (size_t k = 0; k < parts.size(); ++k) {
-    const Tensor& part = parts[k];
-    if (part.empty()) continue;
-    const int64_t c = channels_of(part);
-    require_shape(part.shape().rank() == whole.shape().rank() && offsets[k] >= 0 &&
-                      offsets[k] + c <= whole_channels && rows * c == part.numel(),
-                  "copy_channel_blocks: a block of shape " + part.shape().str() + " at channel " +
-                      std::to_string(offsets[k]) + " does not fit a tensor of shape " + whole.shape().str());
-    if (part.type() != whole.type())
-      throw Error(std::string("copy_channel_blocks: a block of ") + element_type_name(part.type()) +
-                  " and a tensor of " + element_type_name(whole.type()));
-  }
-  if (whole.type() == ElementType::fp32)
-    copy_channel_blocks_as<float>(parts, offsets, whole, to_whole);
-  else
-    copy_channel_blocks_as<uint16_t>(parts, offsets, whole, to_whole);
+  for (size_t k = 0; k < parts.size(); ++k)
+    if (!parts[k].empty()) require_block("copy_channel_blocks", parts[k], offsets[k], whole);
+  copy_checked_blocks(parts, offsets, whole, to_whole);
 }
 
 namespace {
