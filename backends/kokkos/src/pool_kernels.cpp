@@ -41,6 +41,31 @@ KOKKOS_INLINE_FUNCTION int64_t last_window(int64_t i, int64_t pad, int64_t s, in
   return math::min(out - 1, (i + pad) / s);
 }
 
+/// How many of window (od, oh, ow)'s taps lie inside the input: an average's divisor.
+KOKKOS_INLINE_FUNCTION int64_t window_size(const PoolIndex& c, int64_t od, int64_t oh, int64_t ow) {
+  const int64_t d0 = od * c.s_d - c.pad_d, h0 = oh * c.s_h - c.pad_h, w0 = ow * c.s_w - c.pad_w;
+  return (end_tap(d0, c.k_d, c.in_d) - first_tap(d0)) * (end_tap(h0, c.k_h, c.in_h) - first_tap(h0)) *
+         (end_tap(w0, c.k_w, c.in_w) - first_tap(w0));
+}
+
+/// f(out, tap, size) for every window that holds input (n, id, ih, iw): `out` the window's
+/// first output element, `tap` the input's tap in it, `size` its taps inside the input. The
+/// backward passes' gather, one input a thread (no atomics).
+template <class F>
+KOKKOS_INLINE_FUNCTION void for_each_window_of(const PoolIndex& c, int64_t n, int64_t id, int64_t ih, int64_t iw,
+                                               const F& f) {
+  const int64_t od_hi = last_window(id, c.pad_d, c.s_d, c.out_d);
+  const int64_t oh_hi = last_window(ih, c.pad_h, c.s_h, c.out_h);
+  const int64_t ow_hi = last_window(iw, c.pad_w, c.s_w, c.out_w);
+  for (int64_t od = first_window(id, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od)
+    for (int64_t oh = first_window(ih, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh)
+      for (int64_t ow = first_window(iw, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow)
+        f((((n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels,
+          static_cast<int32_t>(((id + c.pad_d - od * c.s_d) * c.k_h + ih + c.pad_h - oh * c.s_h) * c.k_w + iw +
+                               c.pad_w - ow * c.s_w),
+          window_size(c, od, oh, ow));
+}
+
 // The host sweeps: a work item takes a row of output (or input) positions, (n, d, h) fixed,
 // and each position's channels are one contiguous run that the innermost loop vectorises: a
 // window's taps are visited one after another, each tap's run of channels compared with, or
@@ -240,28 +265,19 @@ void max_pool_backward_host(const PoolIndex c, const T* dy, const int32_t* argma
   Kokkos::parallel_for(
       "tessera::max_pool_backward", RangePolicy(0, c.batch * c.in_d * c.in_h), KOKKOS_LAMBDA(const int64_t ndh) {
         const int64_t n = ndh / (c.in_d * c.in_h), id = ndh / c.in_h % c.in_d, ih = ndh % c.in_h;
-        const int64_t od_hi = last_window(id, c.pad_d, c.s_d, c.out_d);
-        const int64_t oh_hi = last_window(ih, c.pad_h, c.s_h, c.out_h);
         for (int64_t iw = 0; iw < c.in_w; ++iw) {
           T* di = dx + (ndh * c.in_w + iw) * c.channels;
           TESSERA_SIMD
           for (int64_t ch = 0; ch < c.channels; ++ch) di[ch] = T(0);
-          const int64_t ow_hi = last_window(iw, c.pad_w, c.s_w, c.out_w);
-          for (int64_t od = first_window(id, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od)
-            for (int64_t oh = first_window(ih, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh)
-              for (int64_t ow = first_window(iw, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
-                const int32_t tap =
-                    static_cast<int32_t>(((id + c.pad_d - od * c.s_d) * c.k_h + ih + c.pad_h - oh * c.s_h) * c.k_w +
-                                         iw + c.pad_w - ow * c.s_w);
-                const int64_t out = (((n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels;
-                const T* g = dy + out;
-                const int32_t* a = argmax + out;
-                TESSERA_SIMD
-                for (int64_t ch = 0; ch < c.channels; ++ch) {
-                  const T v = g[ch];  // loaded unconditionally, so that the select needs no branch
-                  di[ch] += a[ch] == tap ? v : T(0);
-                }
-              }
+          for_each_window_of(c, n, id, ih, iw, [&](int64_t out, int32_t tap, int64_t) {
+            const T* g = dy + out;
+            const int32_t* a = argmax + out;
+            TESSERA_SIMD
+            for (int64_t ch = 0; ch < c.channels; ++ch) {
+              const T v = g[ch];  // loaded unconditionally, so that the select needs no branch
+              di[ch] += a[ch] == tap ? v : T(0);
+            }
+          });
         }
       });
 }
@@ -275,9 +291,7 @@ void avg_pool_forward_host(const PoolIndex c, const T* x, T* y) {
         for (int64_t ow = 0; ow < c.out_w; ++ow) {
           const int64_t w0 = ow * c.s_w - c.pad_w;
           T* yo = y + (ndh * c.out_w + ow) * c.channels;
-          const int64_t count = (end_tap(d0, c.k_d, c.in_d) - first_tap(d0)) *
-                                (end_tap(h0, c.k_h, c.in_h) - first_tap(h0)) *
-                                (end_tap(w0, c.k_w, c.in_w) - first_tap(w0));
+          const int64_t count = window_size(c, od, oh, ow);
           TESSERA_SIMD
           for (int64_t ch = 0; ch < c.channels; ++ch) yo[ch] = T(0);
           for (int64_t kd = first_tap(d0); kd < end_tap(d0, c.k_d, c.in_d); ++kd)
@@ -298,28 +312,16 @@ void avg_pool_backward_host(const PoolIndex c, const T* dy, T* dx) {
   Kokkos::parallel_for(
       "tessera::avg_pool_backward", RangePolicy(0, c.batch * c.in_d * c.in_h), KOKKOS_LAMBDA(const int64_t ndh) {
         const int64_t n = ndh / (c.in_d * c.in_h), id = ndh / c.in_h % c.in_d, ih = ndh % c.in_h;
-        const int64_t od_hi = last_window(id, c.pad_d, c.s_d, c.out_d);
-        const int64_t oh_hi = last_window(ih, c.pad_h, c.s_h, c.out_h);
         for (int64_t iw = 0; iw < c.in_w; ++iw) {
           T* di = dx + (ndh * c.in_w + iw) * c.channels;
           TESSERA_SIMD
           for (int64_t ch = 0; ch < c.channels; ++ch) di[ch] = T(0);
-          const int64_t ow_hi = last_window(iw, c.pad_w, c.s_w, c.out_w);
-          for (int64_t od = first_window(id, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od) {
-            const int64_t d0 = od * c.s_d - c.pad_d;
-            const int64_t count_d = end_tap(d0, c.k_d, c.in_d) - first_tap(d0);
-            for (int64_t oh = first_window(ih, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh) {
-              const int64_t h0 = oh * c.s_h - c.pad_h;
-              const int64_t count_h = end_tap(h0, c.k_h, c.in_h) - first_tap(h0);
-              for (int64_t ow = first_window(iw, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
-                const int64_t w0 = ow * c.s_w - c.pad_w;
-                const T count = static_cast<T>(count_d * count_h * (end_tap(w0, c.k_w, c.in_w) - first_tap(w0)));
-                const T* g = dy + (((n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels;
-                TESSERA_SIMD
-                for (int64_t ch = 0; ch < c.channels; ++ch) di[ch] += g[ch] / count;
-              }
-            }
-          }
+          for_each_window_of(c, n, id, ih, iw, [&](int64_t out, int32_t, int64_t size) {
+            const T count = static_cast<T>(size);
+            const T* g = dy + out;
+            TESSERA_SIMD
+            for (int64_t ch = 0; ch < c.channels; ++ch) di[ch] += g[ch] / count;
+          });
         }
       });
 }
@@ -375,20 +377,12 @@ void max_pool_backward(const ops::PoolGeometry& g, const DeviceView<const T>& dy
       KOKKOS_LAMBDA(const int64_t nd, const int64_t ih, const int64_t iw) {
         const int64_t n = nd / c.in_d, id = nd % c.in_d;
         const int64_t in = ((nd * c.in_h + ih) * c.in_w + iw) * c.channels;
-        for (int64_t ch = 0; ch < c.channels; ++ch) dx(in + ch) = T(0);
-        const int64_t od_hi = last_window(id, c.pad_d, c.s_d, c.out_d);
-        const int64_t oh_hi = last_window(ih, c.pad_h, c.s_h, c.out_h);
-        const int64_t ow_hi = last_window(iw, c.pad_w, c.s_w, c.out_w);
-        for (int64_t od = first_window(id, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od)
-          for (int64_t oh = first_window(ih, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh)
-            for (int64_t ow = first_window(iw, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
-              const int32_t tap =
-                  static_cast<int32_t>(((id + c.pad_d - od * c.s_d) * c.k_h + ih + c.pad_h - oh * c.s_h) * c.k_w + iw +
-                                       c.pad_w - ow * c.s_w);
-              const int64_t out = (((n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels;
-              for (int64_t ch = 0; ch < c.channels; ++ch)
-                if (argmax(out + ch) == tap) dx(in + ch) += dy(out + ch);
-            }
+        const int64_t channels = c.channels;  // the window's body captures no PoolIndex (file-local type)
+        for (int64_t ch = 0; ch < channels; ++ch) dx(in + ch) = T(0);
+        for_each_window_of(c, n, id, ih, iw, [&](int64_t out, int32_t tap, int64_t) {
+          for (int64_t ch = 0; ch < channels; ++ch)
+            if (argmax(out + ch) == tap) dx(in + ch) += dy(out + ch);
+        });
       });
 }
 
@@ -402,9 +396,7 @@ void avg_pool_forward(const ops::PoolGeometry& g, const DeviceView<const T>& x, 
         const int64_t n = nd / c.out_d, od = nd % c.out_d;
         const int64_t d0 = od * c.s_d - c.pad_d, h0 = oh * c.s_h - c.pad_h, w0 = ow * c.s_w - c.pad_w;
         const int64_t out = ((nd * c.out_h + oh) * c.out_w + ow) * c.channels;
-        const int64_t count = (end_tap(d0, c.k_d, c.in_d) - first_tap(d0)) *
-                              (end_tap(h0, c.k_h, c.in_h) - first_tap(h0)) *
-                              (end_tap(w0, c.k_w, c.in_w) - first_tap(w0));
+        const int64_t count = window_size(c, od, oh, ow);
         for (int64_t ch = 0; ch < c.channels; ++ch) y(out + ch) = T(0);
         for (int64_t kd = first_tap(d0); kd < end_tap(d0, c.k_d, c.in_d); ++kd)
           for (int64_t kh = first_tap(h0); kh < end_tap(h0, c.k_h, c.in_h); ++kh)
@@ -425,24 +417,12 @@ void avg_pool_backward(const ops::PoolGeometry& g, const DeviceView<const T>& dy
       KOKKOS_LAMBDA(const int64_t nd, const int64_t ih, const int64_t iw) {
         const int64_t n = nd / c.in_d, id = nd % c.in_d;
         const int64_t in = ((nd * c.in_h + ih) * c.in_w + iw) * c.channels;
-        for (int64_t ch = 0; ch < c.channels; ++ch) dx(in + ch) = T(0);
-        const int64_t od_hi = last_window(id, c.pad_d, c.s_d, c.out_d);
-        const int64_t oh_hi = last_window(ih, c.pad_h, c.s_h, c.out_h);
-        const int64_t ow_hi = last_window(iw, c.pad_w, c.s_w, c.out_w);
-        for (int64_t od = first_window(id, c.pad_d, c.k_d, c.s_d); od <= od_hi; ++od) {
-          const int64_t d0 = od * c.s_d - c.pad_d;
-          const int64_t count_d = end_tap(d0, c.k_d, c.in_d) - first_tap(d0);
-          for (int64_t oh = first_window(ih, c.pad_h, c.k_h, c.s_h); oh <= oh_hi; ++oh) {
-            const int64_t h0 = oh * c.s_h - c.pad_h;
-            const int64_t count_h = end_tap(h0, c.k_h, c.in_h) - first_tap(h0);
-            for (int64_t ow = first_window(iw, c.pad_w, c.k_w, c.s_w); ow <= ow_hi; ++ow) {
-              const int64_t w0 = ow * c.s_w - c.pad_w;
-              const T count = static_cast<T>(count_d * count_h * (end_tap(w0, c.k_w, c.in_w) - first_tap(w0)));
-              const int64_t out = (((n * c.out_d + od) * c.out_h + oh) * c.out_w + ow) * c.channels;
-              for (int64_t ch = 0; ch < c.channels; ++ch) dx(in + ch) += dy(out + ch) / count;
-            }
-          }
-        }
+        const int64_t channels = c.channels;  // the window's body captures no PoolIndex (file-local type)
+        for (int64_t ch = 0; ch < channels; ++ch) dx(in + ch) = T(0);
+        for_each_window_of(c, n, id, ih, iw, [&](int64_t out, int32_t, int64_t size) {
+          const T count = static_cast<T>(size);
+          for (int64_t ch = 0; ch < channels; ++ch) dx(in + ch) += dy(out + ch) / count;
+        });
       });
 }
 
