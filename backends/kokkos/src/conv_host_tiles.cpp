@@ -170,7 +170,9 @@ template bool available<double>();
 TilePlan plan(int64_t positions, int64_t columns, int64_t max_rows) {
   TilePlan p;
   // A tile's column matrix about the size of a core's L2 (512 KiB), at least 32 rows (a gemm
-  // narrower than that runs far below the BLAS's peak) and at most 2048.
+  // narrower than that runs far below the BLAS's peak) and at most 2048. fp32 builds no column
+  // matrix: there the same count sizes a tile's window corners and leaves each thread many
+  // tiles of a few hundred positions.
   p.rows = std::clamp<int64_t>((int64_t{512} << 10) / (4 * std::max<int64_t>(1, columns)), 32, 2048);
   p.rows = std::max<int64_t>(1, std::min({p.rows, max_rows, positions}));
   p.tiles = (positions + p.rows - 1) / p.rows;

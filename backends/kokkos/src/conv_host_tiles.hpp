@@ -17,11 +17,11 @@ namespace tessera::kokkos_backend::host_tiles {
 template <class T>
 bool available();
 
-/// The tile plan of a geometry: positions per tile, tiles, and how many groups the weight
-/// gradient's tiles are summed in (fixed by the geometry, never by the thread count, so that
-/// the sums, and so the bits, are the same on any number of threads).
+/// The tile plan of a geometry: positions per tile and tiles (fixed by the geometry, never by
+/// the thread count, so that the sums, and so the bits, are the same on any number of threads;
+/// backward_weights groups its tiles by the sizes alone too).
 struct TilePlan {
-  int64_t rows = 0, tiles = 0, groups = 0;
+  int64_t rows = 0, tiles = 0;
 };
 /// `max_rows` caps a tile (the workspace's budget: tests pass a small one to get many tiles).
 TilePlan plan(int64_t positions, int64_t columns, int64_t max_rows);
