@@ -4,6 +4,11 @@
 #include <set>
 #include <sstream>
 
+#include <cmath>
+#include <limits>
+
+#include "tessera/core/checked_number.hpp"
+#include "tessera/core/config_key_recorder.hpp"
 #include "tessera/core/json_reader.hpp"
 
 namespace tessera {
@@ -18,6 +23,12 @@ std::string type_of(const nlohmann::json& j) {
   return "null";
 }
 
+}  // namespace
+
+namespace {
+void note_read(const std::string& path, bool integer, bool bounded, IntegerBounds ints = {}, RealBounds reals = {}) {
+  ConfigKeyRecorder::note({path, integer, bounded, ints, reals});
+}
 }  // namespace
 
 ConfigObject::ConfigObject(const nlohmann::json& json, std::string path) : json_(json), path_(std::move(path)) {
@@ -58,44 +69,47 @@ std::string ConfigObject::choice(const std::string& key, const std::vector<std::
 int64_t ConfigObject::integer(const std::string& key) {
   const auto& j = get(key);
   if (!j.is_number_integer()) fail(key, "expected an integer, got " + type_of(j) + " " + json_excerpt(j));
+  // nlohmann keeps 2^63 to 2^64 - 1 unsigned; get<int64_t> would wrap them negative.
+  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    fail(key, "expected a 64-bit integer, got " + json_excerpt(j));
+  note_read(path_of(key), true, false);
   return j.get<int64_t>();
 }
 
 int64_t ConfigObject::integer(const std::string& key, int64_t fallback) { return has(key) ? integer(key) : fallback; }
 
-namespace {
-std::string outside(int64_t v, int64_t lo, int64_t hi) {
-  return "value " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-}
-}  // namespace
-
 int64_t ConfigObject::integer_in(const std::string& key, int64_t lo, int64_t hi, int64_t fallback) {
   const int64_t v = integer(key, fallback);
-  if (v < lo || v > hi) fail(key, outside(v, lo, hi));
+  if (has(key)) note_read(path_of(key), true, true, {lo, hi});
+  if (const std::string problem = integer_problem(v, {lo, hi}); !problem.empty()) fail(key, problem);
   return v;
 }
 
 int64_t ConfigObject::integer_in(const std::string& key, int64_t lo, int64_t hi) {
   const int64_t v = integer(key);
-  if (v < lo || v > hi) fail(key, outside(v, lo, hi));
+  note_read(path_of(key), true, true, {lo, hi});
+  if (const std::string problem = integer_problem(v, {lo, hi}); !problem.empty()) fail(key, problem);
   return v;
 }
 
 double ConfigObject::number(const std::string& key) {
   const auto& j = get(key);
   if (!j.is_number()) fail(key, "expected a number, got " + type_of(j) + " " + json_excerpt(j));
-  return j.get<double>();
+  const double v = j.get<double>();
+  if (!std::isfinite(v)) fail(key, "expected a finite number, got " + json_excerpt(j));
+  note_read(path_of(key), false, false);
+  return v;
 }
 
 double ConfigObject::number(const std::string& key, double fallback) { return has(key) ? number(key) : fallback; }
 
 double ConfigObject::number_in(const std::string& key, double lo, double hi, double fallback) {
   const double v = number(key, fallback);
-  if (!(v >= lo && v <= hi)) {
-    std::ostringstream s;
-    s << "value " << v << " is outside [" << lo << ", " << hi << "]";
-    fail(key, s.str());
-  }
+  RealBounds bounds;
+  bounds.min = lo;
+  bounds.max = hi;
+  if (has(key)) note_read(path_of(key), false, true, {}, bounds);
+  if (const std::string problem = real_problem(v, bounds); !problem.empty()) fail(key, problem);
   return v;
 }
 
@@ -111,8 +125,12 @@ std::vector<int64_t> ConfigObject::integer_list(const std::string& key) {
   if (!j.is_array()) fail(key, "expected an array of integers, got " + type_of(j));
   std::vector<int64_t> out;
   for (size_t i = 0; i < j.size(); ++i) {
-    if (!j[i].is_number_integer())
-      throw ConfigError(path_of(key) + "[" + std::to_string(i) + "]", "expected an integer, got " + type_of(j[i]));
+    const std::string path = path_of(key) + "[" + std::to_string(i) + "]";
+    if (!j[i].is_number_integer()) throw ConfigError(path, "expected an integer, got " + type_of(j[i]));
+    if (j[i].is_number_unsigned() &&
+        j[i].get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      throw ConfigError(path, "expected a 64-bit integer, got " + json_excerpt(j[i]));
+    note_read(path, true, false);
     out.push_back(j[i].get<int64_t>());
   }
   return out;

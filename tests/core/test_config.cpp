@@ -23,7 +23,7 @@ TEST_CASE("ConfigObject errors name the JSON path and the problem", "[core][conf
   const json j = json::parse(R"({"a": "3", "b": -1, "kernel": [3, 3], "typo": 1, "s": "max"})");
   ConfigObject c(j, "$.model.layers[2]");
   CHECK_THROWS_WITH(c.integer("a"), Catch::Contains("$.model.layers[2].a") && Catch::Contains("expected an integer"));
-  CHECK_THROWS_WITH(c.integer_in("b", 0, 5, 1), Catch::Contains("$.model.layers[2].b") && Catch::Contains("outside"));
+  CHECK_THROWS_WITH(c.integer_in("b", 0, 5, 1), Catch::Contains("$.model.layers[2].b: expected an integer from 0 to 5, got -1"));
   CHECK_THROWS_WITH(c.spatial("kernel", 3, 3, 1, 1), Catch::Contains("list of 3"));
   CHECK_THROWS_WITH(c.choice("s", {"min", "mean"}, "min"), Catch::Contains("not one of: min, mean"));
   CHECK_THROWS_WITH(c.string("nope"), Catch::Contains("$.model.layers[2].nope") && Catch::Contains("missing"));

@@ -150,7 +150,7 @@ TEST_CASE("Distributions set in C++ reach the spec", "[model][builder]") {
 
 TEST_CASE("Builder mistakes are refused like config mistakes, naming the layer's entry", "[model][builder]") {
   CHECK_THROWS_WITH(model::ModelBuilder(1, {4, 4, 4}).add("c", spec::conv3d(0)).build(),
-                    Catch::Contains("ModelBuilder.layers[0].filters: value 0 is outside [1, 1048576]"));
+                    Catch::Contains("ModelBuilder.layers[0].filters: expected an integer from 1 to 1048576, got 0"));
   CHECK_THROWS_WITH(model::ModelBuilder(1, {4, 4, 4}).add(spec::relu()).add(spec::add({"relu0", "nope"})).build(),
                     Catch::Contains("ModelBuilder.layers[1].inputs") && Catch::Contains("\"nope\""));
   CHECK_THROWS_WITH(model::ModelBuilder(1, {4, 4, 4}).add(spec::layer("tanhh")).build(),

@@ -83,7 +83,7 @@ TEST_CASE("learning-rate scaling takes the samples of a whole accumulated step",
 TEST_CASE("bad accumulation settings are refused naming the key", "[train][accumulate]") {
   const json sgd = {{"type", "sgd"}, {"lr", 0.01}};
   CHECK_THROWS_WITH(train::TrainingRun(run_config(sgd, 4, 0), quiet()),
-                    Catch::Contains("$.training.accumulate: value 0 is outside [1, "));
+                    Catch::Contains("$.training.accumulate: expected an integer from 1 to "));
   CHECK_THROWS_WITH(train::TrainingRun(run_config(sgd, 4, 7), quiet()),
                     Catch::Contains("$.training.accumulate") && Catch::Contains("make a step of 28 samples") &&
                         Catch::Contains("24 training samples"));
