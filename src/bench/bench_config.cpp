@@ -41,8 +41,7 @@ ElementType config_precision(const nlohmann::json& config) {
   if (!config.contains("training") || !config["training"].contains("precision")) return ElementType::fp32;
   const nlohmann::json& p = config["training"]["precision"];
   if (!p.is_string()) throw ConfigError("$.training.precision", "expected a string (fp32, bf16, fp16, tf32)");
-  if (p.get<std::string>() == "tf32") return ElementType::fp32;
-  return model::parse_precision(p.get<std::string>(), "$.training.precision");
+  return model::parse_run_precision(p.get<std::string>(), "$.training.precision").type;
 }
 
 }  // namespace tessera::bench

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
 #include "tessera/bench/bench_config.hpp"
 #include "tessera/registry/cudnn_settings.hpp"
 #include "tessera/bench/bench_result.hpp"
@@ -302,15 +303,15 @@ void add_model_flags(CLI::App* cmd, BenchArgs& a) {
                   "results keep precisions apart (docs/benchmarks.md)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16", "tf32"}));
   cmd->add_option("--size", a.size, "Replace the sample size (model input and data, cubic)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(integer_in(1, int64_t{1} << 20));
   cmd->add_option("--batch-size", a.batch_size, "Replace the global batch")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+      ->check(integer_in(1, int64_t{1} << 30));
   cmd->add_option("--backend", a.backends, "Backend to measure (repeatable; default: every compiled backend)");
   cmd->add_option("--platform", a.platforms,
                   "BACKEND=LABEL: the platform name results carry for BACKEND (default BACKEND@<threads>t)");
   cmd->add_option("--peak", a.peak_file, "A `tessera bench peak` result of this machine (default: measure briefly)");
   cmd->add_option("--triad-mb", a.triad_mb, "Triad arrays in MiB when measuring the peak")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->check(integer_in(1, int64_t{1} << 20))
       ->capture_default_str();
   cmd->add_option("--output,-o", a.output, "Write the result (JSON) here");
   cmd->add_flag("--no-progress", a.no_progress, "No progress bar");
@@ -333,10 +334,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
       bench->add_subcommand("peak", "Measure FMA throughput and STREAM-triad bandwidth, one core and all threads");
   peak->add_option("--output,-o", a.output, "Write the result (JSON) here");
   peak->add_option("--seconds", a.seconds, "Seconds per FMA timing")
-      ->check(CLI::Range(0.001, 60.0))
+      ->check(real_in(0.001, 60.0))
       ->capture_default_str();
   peak->add_option("--triad-mb", a.triad_mb, "Triad arrays in MiB (beyond the last-level cache)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->check(integer_in(1, int64_t{1} << 20))
       ->capture_default_str();
   peak->add_flag("--no-progress", a.no_progress, "No progress bar");
   peak->callback([&a] { a.command = "peak"; });
@@ -344,10 +345,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   auto* ops = bench->add_subcommand("ops", "Time every op of a model at its real shapes on each backend");
   add_model_flags(ops, a);
   ops->add_option("--reps", a.reps, "Timed repetitions per op (the median is kept)")
-      ->check(CLI::Range(int64_t{1}, int64_t{10000}))
+      ->check(integer_in(1, 10000))
       ->capture_default_str();
   ops->add_option("--warmup", a.warmup, "Untimed calls before timing")
-      ->check(CLI::Range(int64_t{0}, int64_t{1000}))
+      ->check(integer_in(0, 1000))
       ->capture_default_str();
   ops->callback([&a] { a.command = "ops"; });
 
@@ -358,10 +359,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
                     "several backends, e.g. the ops a backend lacks in bf16 timed on Kokkos)")
       ->required();
   model->add_option("--steps", a.steps, "Timed steps (the median is kept)")
-      ->check(CLI::Range(int64_t{1}, int64_t{100000}))
+      ->check(integer_in(1, 100000))
       ->capture_default_str();
   model->add_option("--warmup", a.warmup, "Untimed steps first")
-      ->check(CLI::Range(int64_t{0}, int64_t{1000}))
+      ->check(integer_in(0, 1000))
       ->capture_default_str();
   model->callback([&a] { a.command = "model"; });
 
@@ -376,6 +377,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
 }
 
 int run_bench(BenchArgs& a) {
+  // Outputs first: a path that cannot be written is refused before anything is measured.
+  if (!a.output.empty()) require_writable_location(a.output, "--output (the result)");
+  if (!a.cascade.empty()) require_writable_location(a.cascade, "--cascade (the plot)");
+  if (!a.roofline.empty()) require_writable_location(a.roofline, "--roofline (the plot)");
   if (a.command == "peak") return run_peak_command(a);
   if (a.command == "ops") return run_ops_command(a);
   if (a.command == "model") return run_model_command(a);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
 #include "tessera/bench/machine_description.hpp"
 #include "tessera/bench/peak_measure.hpp"
 #include "tessera/core/atomic_file.hpp"
@@ -175,11 +176,11 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& a) {
   cmd->add_option("--name", a.name, "The profile's name (default: this host's name)");
   cmd->add_option("--ranks-max", a.ranks_max,
                   "Time collectives on at most this many ranks (default: all ranks of the job)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(integer_in(1, 1 << 20));
   cmd->add_option("--threads", a.threads,
                   "Threads per rank for the bandwidth and peak measurements (default: the threads Kokkos runs "
                   "with); the profile's threads_per_rank")
-      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
+      ->check(integer_in(1, 4096));
   cmd->add_flag("--quick", a.quick,
                 "Fewer message sizes (8 B, 64 KiB, 1 MiB), repetitions and shorter peak timings: a rough "
                 "profile in seconds, for tests");

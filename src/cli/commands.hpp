@@ -89,8 +89,8 @@ struct ScoreArgs {
   double threshold = 0.5;
   double noisy_truth = -1;  // < 0: not asked for
   int64_t sample = 0, min_voxels = 1;
-  int64_t channel = -1;  // of a [D, H, W, K] map; −1: the last
-  uint64_t seed = 0;
+  std::optional<int64_t> channel;  // of a [D, H, W, K] map; none: the last
+  int64_t seed = 0;
   bool json = false;
 };
 

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "integer_checks.hpp"
+#include "tessera/core/atomic_file.hpp"
+#include "number_checks.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/seconds_since.hpp"
@@ -119,26 +120,26 @@ void add_cells_command(CLI::App& datagen, DatagenArgs& a) {
                   "Folder to write into (created if missing). Files of the same names are replaced, each atomically")
       ->required();
   cmd->add_option("--samples", a.samples, "Training volumes")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->check(integer_in(1, int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_option("--validation-samples", a.validation_samples,
                   "Validation volumes, drawn after the training ones (disjoint); 0: none")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->check(integer_in(0, int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_option("--size", a.size, "Voxels per side of each cubic volume, 8 to 1024")
-      ->check(CLI::Range(int64_t{8}, int64_t{1024}))
+      ->check(integer_in(8, 1024))
       ->capture_default_str();
   cmd->add_option("--cell-size", a.cell_size, "Spacing of the cells' centres in voxels, about a cell's diameter")
-      ->check(CLI::Range(4.0, 1024.0))
+      ->check(real_in(4.0, 1024.0))
       ->capture_default_str();
   cmd->add_option("--membrane", a.membrane, "Membrane thickness in voxels, at most a quarter of --cell-size")
-      ->check(CLI::Range(0.5, 256.0))
+      ->check(real_in(0.5, 256.0))
       ->capture_default_str();
   cmd->add_option("--noise", a.noise, "Standard deviation of the image noise, as a fraction of the intensity range")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(real_in(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "Seed of the volumes; each depends only on (seed, index)")
-      ->check(at_least(0))
+      ->check(integer_in(0, int64_t{1} << 62))
       ->capture_default_str();
   cmd->add_option("--layout", a.layout,
                   "sample-per-file: one file per volume listed in train.txt / validation.txt (read with "
@@ -147,7 +148,7 @@ void add_cells_command(CLI::App& datagen, DatagenArgs& a) {
       ->check(CLI::IsMember({"sample-per-file", "samples-per-file"}))
       ->capture_default_str();
   cmd->add_option("--samples-per-file", a.samples_per_file, "Volumes per file with --layout samples-per-file")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->check(integer_in(1, int64_t{1} << 30))
       ->capture_default_str();
   cmd->add_flag("--checksum", a.checksum,
                 "Store each volume as a chunk with HDF5's Fletcher-32 checksum, so damaged data is refused when read");
@@ -168,24 +169,25 @@ void add_cosmoflow_command(CLI::App& datagen, DatagenArgs& a) {
                   "Folder to write into (created if missing). Files of the same names are replaced, each atomically")
       ->required();
   cmd->add_option("--samples", a.samples, "Training samples")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->check(integer_in(1, int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_option("--validation-samples", a.validation_samples,
                   "Validation samples, drawn after the training ones (disjoint); 0: none")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->check(integer_in(0, int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_option("--size", a.size,
                   "Voxels per side of each cubic sample: a power of two from 8 to 1024 (CosmoFlow: 128 or 512)")
       ->check([](const std::string& v) -> std::string {
-        const long long s = std::atoll(v.c_str());
-        return s >= 8 && s <= 1024 && (s & (s - 1)) == 0 ? "" : "the size must be a power of two from 8 to 1024";
+        int64_t s = 0;
+        const std::string problem = read_integer(v, {8, 1024}, s);
+        return !problem.empty() || (s & (s - 1)) == 0 ? problem : "expected a power of two from 8 to 1024, got " + v;
       })
       ->capture_default_str();
   cmd->add_option("--channels", a.channels, "Channels per voxel: redshifts, the earliest first")
-      ->check(CLI::Range(1, 64))
+      ->check(integer_in(1, 64))
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "Seed of the parameters and fields; each sample depends only on (seed, index)")
-      ->check(at_least(0))
+      ->check(integer_in(0, int64_t{1} << 62))
       ->capture_default_str();
   cmd->add_option("--layout", a.layout,
                   "sample-per-file: one file per sample listed in train.txt / validation.txt (CosmoFlow's layout, "
@@ -194,7 +196,7 @@ void add_cosmoflow_command(CLI::App& datagen, DatagenArgs& a) {
       ->check(CLI::IsMember({"sample-per-file", "samples-per-file"}))
       ->capture_default_str();
   cmd->add_option("--samples-per-file", a.samples_per_file, "Samples per file with --layout samples-per-file")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->check(integer_in(1, int64_t{1} << 30))
       ->capture_default_str();
   cmd->add_option("--dtype", a.dtype,
                   "Stored element type: int16 or uint8 hold particle counts per voxel (CosmoFlow stores int16), "
@@ -204,11 +206,7 @@ void add_cosmoflow_command(CLI::App& datagen, DatagenArgs& a) {
   cmd->add_option("--mean-count", a.mean_count,
                   "Particles per voxel at mean density, for integer types (counts above the type's maximum are "
                   "clipped and reported; a data set whose counts are all 0 or all clipped is refused)")
-      ->check([](const std::string& v) -> std::string {
-        // std::strtod accepts "nan" and "inf", which no mean count can be.
-        const double m = std::strtod(v.c_str(), nullptr);
-        return std::isfinite(m) && m > 0.0 && m <= 1e12 ? "" : "the mean count must be a number in (0, 1e12]";
-      })
+      ->check(real_in(0.0, 1e12, true))
       ->capture_default_str();
   cmd->add_flag("--checksum", a.checksum,
                 "Store each sample as a chunk with HDF5's Fletcher-32 checksum, so damaged data is refused when read "
@@ -232,6 +230,7 @@ int run_datagen(DatagenArgs& a) {
   (void)a;
   throw io::hdf5_missing("datagen");
 #else
+  require_writable_folder(a.output, "--output (the data set)");
   return a.generator == "cells" ? run_cells(a) : run_cosmoflow(a);
 #endif
 }

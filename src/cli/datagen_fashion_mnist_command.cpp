@@ -3,7 +3,8 @@
 #include <chrono>
 
 #include "commands.hpp"
-#include "integer_checks.hpp"
+#include "tessera/core/atomic_file.hpp"
+#include "number_checks.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
@@ -30,10 +31,10 @@ CLI::App* add_fashion_mnist_command(CLI::App& datagen, FashionMnistArgs& a) {
                   "Folder to write train.h5 and test.h5 into (created if missing; files are replaced atomically)")
       ->required();
   cmd->add_option("--train-samples", a.train_samples, "Import only the first N training images (0: all 60000)")
-      ->check(at_least(0))
+      ->check(integer_in(0, kMaxCount))
       ->capture_default_str();
   cmd->add_option("--test-samples", a.test_samples, "Import only the first N test images (0: all 10000)")
-      ->check(at_least(0))
+      ->check(integer_in(0, kMaxCount))
       ->capture_default_str();
   cmd->add_flag("--checksum", a.checksum,
                 "Store each image as a chunk with HDF5's Fletcher-32 checksum, so damaged data is refused when read");
@@ -45,6 +46,7 @@ int run_fashion_mnist(FashionMnistArgs& a) {
   (void)a;
   throw io::hdf5_missing("datagen");
 #else
+  require_writable_folder(a.output, "--output (the data set)");
   // Nothing to save half-way: a stop ends the process at once and removes the file being written.
   const StopSignalHandlers signals(StopMode::at_once);
   const auto world = parallel::Communicator::world();

@@ -4,6 +4,8 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "tessera/core/atomic_file.hpp"
+#include "number_checks.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
@@ -37,14 +39,16 @@ CLI::App* add_ffn_command(CLI::App& app, FfnSegmentArgs& a) {
   cmd->add_option("--volume", a.volume, "Data file holding the volume ('inputs' [D, H, W, 1])")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--sample", a.sample, "The sample of a file that holds several")->capture_default_str();
+  cmd->add_option("--sample", a.sample, "The sample of a file that holds several, from 0")
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxCount));
   cmd->add_option("--output", a.output, "Data file to write the segmentation to (atomically)");
   cmd->add_option("--truth-dataset", a.truth_dataset, "The volume's dataset of true object ids, for the scores")
       ->capture_default_str();
   cmd->add_flag("--no-score", a.no_score, "Do not read true objects or score");
   cmd->add_option("--seed-spacing", a.fill.seed_spacing, "Try a seed every this many voxels along each axis")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, 1 << 20));
   cmd->add_option("--seed-order", a.fill.seed_order,
                   "grid: the grid's seeds in raster order; interior: deepest inside a cell first, by the distance "
                   "from voxels darker than --dark")
@@ -52,11 +56,14 @@ CLI::App* add_ffn_command(CLI::App& app, FfnSegmentArgs& a) {
       ->check(CLI::IsMember({"grid", "interior"}));
   cmd->add_option("--dark", a.fill.dark, "Image value (normalised, as the network reads it) below which a voxel is "
                                          "boundary for --seed-order interior")
-      ->capture_default_str();
-  cmd->add_option("--min-voxels", a.fill.min_voxels, "Drop objects smaller than this")->capture_default_str();
+      ->capture_default_str()
+      ->check(real_in(-1e6, 1e6));
+  cmd->add_option("--min-voxels", a.fill.min_voxels, "Drop objects smaller than this")
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxCount));
   cmd->add_option("--max-fovs", a.fill.max_fovs, "FOVs one object may take at most")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, int64_t{1} << 30));
   cmd->add_option("--backend", a.backend, "Op backend (auto, onednn, kokkos, cudnn)")->capture_default_str();
   cmd->add_flag("--json", a.json, "Print the result as one JSON object");
   return cmd;
@@ -130,6 +137,7 @@ int run_ffn_segment(const FfnSegmentArgs& a) {
 #else
   if (a.checkpoint.empty() && !a.untrained)
     throw ConfigError("ffn segment", "which network? give --checkpoint FILE (or --untrained for a baseline)");
+  if (!a.output.empty()) require_writable_location(a.output, "--output (the segmentation)");
   if (parallel::Communicator::world().rank() != 0) return 0;  // one process's work
   const nlohmann::json config = read_json_file(a.config);
   const ffn::FfnOptions options = ffn_options_of(config);

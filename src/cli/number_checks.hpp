@@ -1,27 +1,51 @@
 #pragma once
-// Integer options' checks with messages a user can act on: CLI11's PositiveNumber and
-// NonNegativeNumber name their range as "0.000000 to 1797693…" (a 309-digit number).
+// The checks of numeric options: CLI11 validators over Tessera's one checked conversion
+// (core/checked_number.hpp). CLI11's own Range lets NaN through (every comparison with NaN is
+// false) and names its range as "0.000000 to 1797693..." (a 309-digit number) for
+// PositiveNumber; these read the text whole, refuse what is not finite, and say the bounds.
 #include <CLI/CLI.hpp>
 
-#include <cctype>
+#include <cstdint>
 #include <string>
+
+#include "tessera/core/checked_number.hpp"
 
 namespace tessera::cli {
 
-/// An integer of at least `min`: "expected an integer of at least 1, got 0".
-inline CLI::Validator at_least(long long min) {
-  const std::string expected = "expected an integer of at least " + std::to_string(min);
+/// An integer within `bounds`: "expected an integer from 1 to 1073741824, got 0".
+inline CLI::Validator integer_in(IntegerBounds bounds) {
   return CLI::Validator(
-      [min, expected](std::string& value) -> std::string {
-        size_t i = value.size() > 1 && (value[0] == '-' || value[0] == '+') ? 1 : 0;
-        bool digits = i < value.size();
-        for (; i < value.size(); ++i) digits = digits && std::isdigit(static_cast<unsigned char>(value[i]));
-        if (!digits) return expected + ", got '" + value + "'";
-        // Digits only: compare as long double, so that a seed beyond long long still passes.
-        if (std::stold(value) < static_cast<long double>(min)) return expected + ", got " + value;
-        return {};
+      [bounds](std::string& text) -> std::string {
+        int64_t v = 0;
+        return read_integer(text, bounds, v);
       },
-      "INT>=" + std::to_string(min));
+      "INT in [" + std::to_string(bounds.min) + ", " + std::to_string(bounds.max) + "]");
 }
+
+inline CLI::Validator integer_in(int64_t min, int64_t max) { return integer_in(IntegerBounds{min, max}); }
+
+/// A finite number within `bounds`: "expected a finite number in [0, 1], got nan".
+inline CLI::Validator real_in(RealBounds bounds) {
+  return CLI::Validator(
+      [bounds](std::string& text) -> std::string {
+        double v = 0;
+        return read_real(text, bounds, v);
+      },
+      "FLOAT: " + bounds.text());
+}
+
+/// [min, max], or (min, max] with `min_open`, or [min, max) with `max_open`.
+inline CLI::Validator real_in(double min, double max, bool min_open = false, bool max_open = false) {
+  RealBounds b;
+  b.min = min;
+  b.max = max;
+  b.min_open = min_open;
+  b.max_open = max_open;
+  return real_in(b);
+}
+
+/// The largest count of samples, volumes or steps a flag takes: far beyond any run, and small
+/// enough that its products with sizes and epochs stay within 64 bits.
+constexpr int64_t kMaxCount = int64_t{1} << 40;
 
 }  // namespace tessera::cli

@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "integer_checks.hpp"
+#include "number_checks.hpp"
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
@@ -140,14 +140,14 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
       "-np 2 tessera plan CONFIG --ranks 2 --machine machine.json on 2 cores, so the times include the ranks' "
       "contention (every rank measures, rank 0 prints).");
   cmd->add_option("config", a.config, "Run config (JSON); its model is planned")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--ranks", a.ranks, "Ranks to plan for")->required()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--ranks", a.ranks, "Ranks to plan for")->required()->check(integer_in(1, 1 << 20));
   cmd->add_option("--machine", a.machine,
                   "Machine profile (from `tessera calibrate`, or a published one such as share/tessera/machines/"
                   "theta.json; default: $TESSERA_MACHINE); needed for more than one rank");
   cmd->add_option("--memory-limit", a.memory_limit,
                   "Memory per rank, e.g. 16GiB (default: the profile's memory_per_rank)");
   cmd->add_option("--batch-size", a.batch_size, "Global batch (default: training.batch_size)")
-      ->check(at_least(1));
+      ->check(integer_in(train::TrainingLimits::batch_size));
   cmd->add_option("--backend", a.backend, "Op backend the model runs with (as for train)")->capture_default_str();
   cmd->add_option("--precision", a.precision,
                   "The type activations are computed in (default: training.precision): layer times are measured in "
@@ -161,7 +161,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
                   "Keep data parallelism unless the fastest layout is predicted faster by more than this fraction "
                   "(a layout change that gains less than the model's error is a guess)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(real_in(0.0, 1.0));
   cmd->add_flag("--no-measure", a.no_measure,
                 "Measure no layer: fail if the profile lacks a time the plan needs (for published profiles, whose "
                 "layers are not measured here, the roofline of the profile is used instead)");
@@ -169,6 +169,8 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
 }
 
 int run_plan(PlanArgs& a) {
+  if (!a.json.empty()) require_writable_location(a.json, "--json (the plan)");
+  if (!a.write_config.empty()) require_writable_location(a.write_config, "--write-config (the planned run config)");
   nlohmann::json config = read_json_file(a.config);
   ConfigObject root(config, "$");
   auto model_cfg = root.object("model");

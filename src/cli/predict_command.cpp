@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "commands.hpp"
+#include "tessera/core/atomic_file.hpp"
+#include "number_checks.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/json_reader.hpp"
@@ -32,7 +34,9 @@ CLI::App* add_predict_command(CLI::App& app, PredictArgs& a) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--checkpoint", a.checkpoint, "Checkpoint of that run")->required()->check(CLI::ExistingFile);
   cmd->add_option("--input", a.input, "Data file holding the sample")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--sample", a.sample, "The sample of a file that holds several")->capture_default_str();
+  cmd->add_option("--sample", a.sample, "The sample of a file that holds several, from 0")
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxCount));
   cmd->add_option("--output", a.output, "Data file to write (atomically)")->required();
   cmd->add_option("--backend", a.backend, "Op backend (auto, onednn, kokkos, cudnn)")->capture_default_str();
   return cmd;
@@ -66,6 +70,7 @@ int run_predict(const PredictArgs& a) {
   throw io::hdf5_missing("predict");
 #else
   if (parallel::Communicator::world().rank() != 0) return 0;  // one process's work
+  require_writable_location(a.output, "--output (the predictions)");
   const nlohmann::json config = read_json_file(a.config);
   const io::SampleArray in = io::read_sample_array(a.input, "inputs", a.sample);
   if (in.shape.rank() != 4)

@@ -24,11 +24,11 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& a) {
 int run_report(const ReportArgs& a) {
   // Reading logs is one process's work; under mpirun only the first rank writes.
   if (parallel::Communicator::world().rank() != 0) return 0;
-  const auto runs = report::read_runs(a.logs);
   // "runs/a.metrics.jsonl" -> "runs/a.metrics.html".
   const std::string output =
       a.output.empty() ? std::filesystem::path(a.logs.front()).replace_extension(".html").string() : a.output;
-  require_writable_location(output, "report");
+  require_writable_location(output, a.output.empty() ? "the report (beside the first log)" : "--output (the report)");
+  const auto runs = report::read_runs(a.logs);
   write_text_atomically(output, report::run_report_html(runs, a.title));
   log::info("wrote " + output + " (" + std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") + ")");
   return 0;

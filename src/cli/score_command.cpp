@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
@@ -30,7 +31,9 @@ CLI::App* add_score_command(CLI::App& app, ScoreArgs& a) {
   cmd->add_option("truth", a.truth, "Data file holding the true objects")->required()->check(CLI::ExistingFile);
   cmd->add_option("--truth-dataset", a.truth_dataset, "Its dataset of object ids (0: no object)")
       ->capture_default_str();
-  cmd->add_option("--sample", a.sample, "The sample of a file that holds several")->capture_default_str();
+  cmd->add_option("--sample", a.sample, "The sample of a file that holds several, from 0")
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxCount));
   auto* seg = cmd->add_option("--segmentation", a.segmentation, "Data file holding a segmentation's ids")
                   ->check(CLI::ExistingFile);
   cmd->add_option("--segmentation-dataset", a.segmentation_dataset, "Its dataset")->capture_default_str();
@@ -40,16 +43,21 @@ CLI::App* add_score_command(CLI::App& app, ScoreArgs& a) {
   cmd->add_option("--components-dataset", a.components_dataset, "Its dataset")->capture_default_str();
   cmd->add_option("--channel", a.channel,
                   "The channel of a map with several per voxel ([D, H, W, K], e.g. the class probabilities of "
-                  "`tessera predict`); default: the last (a two-class model's foreground)");
-  cmd->add_option("--threshold", a.threshold, "Foreground: map values above this")->capture_default_str();
+                  "`tessera predict`), from 0; default: the last (a two-class model's foreground)")
+      ->check(integer_in(0, 1 << 20));
+  cmd->add_option("--threshold", a.threshold, "Foreground: map values above this, from -1e6 to 1e6")
+      ->capture_default_str()
+      ->check(real_in(-1e6, 1e6));
   auto* noisy = cmd->add_option("--noisy-truth", a.noisy_truth,
                                 "Score the components of the true interior (object id not 0) with this fraction of "
                                 "the voxels flipped at random, in [0, 1)")
-                    ->check(CLI::Range(0.0, 0.999999));
-  cmd->add_option("--seed", a.seed, "Seed of --noisy-truth's flips")->capture_default_str();
+                    ->check(real_in(0.0, 1.0, false, true));
+  cmd->add_option("--seed", a.seed, "Seed of --noisy-truth's flips")
+      ->capture_default_str()
+      ->check(integer_in(0, int64_t{1} << 62));
   cmd->add_option("--min-voxels", a.min_voxels, "Components smaller than this stay unsegmented")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, kMaxCount));
   cmd->add_flag("--json", a.json, "Print the scores as one JSON object instead of a sentence");
   seg->excludes(comp)->excludes(noisy);
   comp->excludes(noisy);
@@ -90,15 +98,17 @@ eval::Labels segmentation_of(const ScoreArgs& a, const eval::Labels& truth, cons
       throw ConfigError("--components", "a map [D, H, W] or [D, H, W, K] of the truth's " +
                                             std::to_string(truth.size()) + " voxels was expected, the dataset holds " +
                                             shape.str());
-    const int64_t channel = a.channel < 0 ? k - 1 : a.channel;
+    const int64_t channel = a.channel.value_or(k - 1);
     if (channel >= k)
-      throw ConfigError("--channel", format("the map has %lld channel(s); there is no channel %lld",
-                                            static_cast<long long>(k), static_cast<long long>(channel)));
+      throw ConfigError("--channel", format("%s:%s has %lld channel(s), 0 to %lld; there is no channel %lld",
+                                            a.components.c_str(), a.components_dataset.c_str(),
+                                            static_cast<long long>(k), static_cast<long long>(k - 1),
+                                            static_cast<long long>(channel)));
     for (size_t i = 0; i < mask.size(); ++i)
       mask[i] = array.values[i * static_cast<size_t>(k) + static_cast<size_t>(channel)] > a.threshold ? 1 : 0;
   } else {
     for (size_t i = 0; i < mask.size(); ++i) {
-      const bool flip = rng::uniform(a.seed, 0x6e6f697379ull, static_cast<uint64_t>(i)) < a.noisy_truth;
+      const bool flip = rng::uniform(static_cast<uint64_t>(a.seed), 0x6e6f697379ull, static_cast<uint64_t>(i)) < a.noisy_truth;
       mask[i] = static_cast<uint8_t>((truth[i] != 0) != flip);
     }
   }
@@ -108,8 +118,8 @@ eval::Labels segmentation_of(const ScoreArgs& a, const eval::Labels& truth, cons
 std::string source_of(const ScoreArgs& a) {
   if (!a.segmentation.empty()) return a.segmentation + ":" + a.segmentation_dataset;
   if (!a.components.empty())
-    return format("components of %s:%s (channel %lld) above %g", a.components.c_str(), a.components_dataset.c_str(),
-                  static_cast<long long>(a.channel), a.threshold);
+    return format("components of %s:%s (channel %s) above %g", a.components.c_str(), a.components_dataset.c_str(),
+                  a.channel ? std::to_string(*a.channel).c_str() : "the last", a.threshold);
   return format("components of the true interior with %g of the voxels flipped (seed %llu)", a.noisy_truth,
                 static_cast<unsigned long long>(a.seed));
 }

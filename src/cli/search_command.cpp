@@ -1,7 +1,8 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "integer_checks.hpp"
+#include "tessera/core/atomic_file.hpp"
+#include "number_checks.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/stop_request.hpp"
@@ -26,13 +27,14 @@ CLI::App* add_search_command(CLI::App& app, SearchArgs& a) {
                 "Continue the search saved in OUTPUT/search_state.json after its last generation");
   cmd->add_option("--trainers", a.trainers,
                   "Candidates trained at a time (overrides budget.trainers); must divide the ranks")
-      ->check(at_least(1));
+      ->check(integer_in(1, 1 << 20));
   cmd->add_option("--backend", a.backend, "Op backend: auto, kokkos, onednn, cudnn");
   cmd->add_flag("--quiet", a.quiet, "No progress lines");
   return cmd;
 }
 
 int run_search(SearchArgs& a) {
+  require_writable_folder(a.output, "--output (the search's folder)");
   search::SearchSpace space(read_json_file(a.space), a.space);
   search::SearchOptions options;
   options.output_dir = a.output;

@@ -1,8 +1,7 @@
-#include <cerrno>
 #include <cstdlib>
 
 #include "commands.hpp"
-#include "integer_checks.hpp"
+#include "number_checks.hpp"
 #include "tessera/build_info.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/format.hpp"
@@ -20,18 +19,6 @@
 namespace tessera::cli {
 
 namespace {
-/// Checked on the text, before CLI11 converts it: a number past int64 would be clamped, and the
-/// clamped value reported under another name ($.data.seed) by a later check.
-const CLI::Validator seed_in_range(
-    [](std::string& text) -> std::string {
-      char* end = nullptr;
-      errno = 0;
-      const unsigned long long v = text.empty() || text[0] == '-' ? 0 : std::strtoull(text.c_str(), &end, 10);
-      if (text.empty() || text[0] == '-' || *end != '\0' || errno != 0 || v > (1ull << 62))
-        return "expected an integer from 0 to 2^62 (4611686018427387904), got " + text.substr(0, 40);
-      return "";
-    },
-    "SEED");
 
 /// `word` as a shell reads it back: bare when it is plain, else in single quotes.
 std::string shell_quoted(const std::string& word) {
@@ -171,17 +158,19 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       "checkpoint is written, a resume command is printed and the exit status is 128 + the signal number; a second "
       "signal exits at once (see docs/checkpoints.md).");
   cmd->add_option("config", a.config, "Run config (JSON)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--epochs", a.epochs, "Override training.epochs")->check(at_least(1));
+  // The bounds of the keys they override (TrainingLimits), so every product a run derives fits.
+  using L = train::TrainingLimits;
+  cmd->add_option("--epochs", a.epochs, "Override training.epochs")->check(integer_in(L::epochs));
   cmd->add_option("--batch-size", a.batch_size, "Override training.batch_size (the global mini-batch)")
-      ->check(at_least(1));
+      ->check(integer_in(L::batch_size));
   cmd->add_option("--accumulate", a.accumulate,
                   "Override training.accumulate: micro-batches (of --batch-size samples each) whose gradients are "
                   "summed before each optimizer step, for a larger global batch on the same memory")
-      ->check(at_least(1));
+      ->check(integer_in(L::accumulate));
   cmd->add_option("--max-steps", a.max_steps, "Stop after this many optimizer steps in all (0: all epochs)")
-      ->check(at_least(0));
+      ->check(integer_in(L::max_steps));
   cmd->add_option("--seed", a.seed, "Override training.seed (initialisation, data order, dropout), 0 to 2^62")
-      ->check(seed_in_range);
+      ->check(integer_in(L::seed));
   add_compute_options(cmd, a);
   cmd->add_option("--distribution", a.distribution,
                   "Override model.distribution, the split of every layer without its own, as JSON, e.g. "
@@ -195,12 +184,12 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   cmd->add_option("--checkpoint", a.overrides.checkpoint_file,
                   "Checkpoint file, written atomically at the end (and every --checkpoint-every steps)");
   cmd->add_option("--checkpoint-every", a.checkpoint_every, "Steps between checkpoints (0: only at the end)")
-      ->check(at_least(0));
+      ->check(integer_in(L::checkpoint_every));
   cmd->add_option("--resume", a.overrides.resume_file, "Resume from this checkpoint")->check(CLI::ExistingFile);
   cmd->add_option("--trainers", a.trainers,
                   "Train a population of this many trainers that meet in tournaments (LTFB; training.ltfb in the "
                   "config, see docs/ltfb.md); it must divide the number of ranks")
-      ->check(at_least(1));
+      ->check(integer_in(1, 1 << 20));
   cmd->add_flag("--profile", a.overrides.profile,
                 "Time every layer's forward and backward (with fences) and print the breakdown at the end");
   cmd->add_flag("--no-progress", a.no_progress, "No progress bar or per-step lines");

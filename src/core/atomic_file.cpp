@@ -1,6 +1,7 @@
 #include "tessera/core/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,9 +21,33 @@ std::string errno_text() { return std::strerror(errno); }
 }  // namespace
 
 void require_writable_location(const std::string& path, const std::string& what) {
+  if (path.empty()) throw IoError(what + ": an empty path");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw IoError(path + ": cannot write " + what + ": it is a directory");
+    if (!S_ISREG(st.st_mode)) throw IoError(path + ": cannot write " + what + ": it is not a regular file");
+  }
   const std::string dir = directory_of(path);
   if (::access(dir.c_str(), W_OK) != 0)
     throw IoError(path + ": cannot write " + what + ": directory '" + dir + "' does not exist or is not writable");
+}
+
+void require_writable_folder(const std::string& path, const std::string& what) {
+  if (path.empty()) throw IoError(what + ": an empty path");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw IoError(path + ": cannot write " + what + ": it is not a directory");
+    if (::access(path.c_str(), W_OK) != 0) throw IoError(path + ": cannot write " + what + ": not writable");
+    return;
+  }
+  // Folders are created with their parents: the nearest one that exists must be writable.
+  std::string ancestor = path;
+  do {
+    while (ancestor.size() > 1 && ancestor.back() == '/') ancestor.pop_back();
+    ancestor = directory_of(ancestor);
+  } while (::stat(ancestor.c_str(), &st) != 0 && ancestor != "." && ancestor != "/");
+  if (!S_ISDIR(st.st_mode) || ::access(ancestor.c_str(), W_OK) != 0)
+    throw IoError(path + ": cannot create " + what + ": '" + ancestor + "' is not a writable directory");
 }
 
 void write_all(std::FILE* f, const void* data, size_t bytes, const std::string& path) {

@@ -78,6 +78,13 @@ ElementType parse_precision(const std::string& name, const std::string& where) {
   return *type;
 }
 
+RunPrecision parse_run_precision(const std::string& name, const std::string& where) {
+  if (name == "tf32") return {ElementType::fp32, true};
+  const auto type = parse_element_type(name);
+  if (!type) throw ConfigError(where, "precision \"" + name + "\" is not one of " + element_type_names() + ", tf32");
+  return {*type, false};
+}
+
 ElementType read_precision(ConfigObject& cfg, const std::string& key) {
   return parse_precision(cfg.string(key), cfg.path_of(key));
 }

@@ -22,8 +22,7 @@ std::unique_ptr<Optimizer> OptimizerSection::make_optimizer() const {
 double OptimizerSection::lr_factor(int64_t global_batch) const {
   if (!section_.contains("lr_scaling")) return 1.0;
   ConfigObject scaling(section_.at("lr_scaling"), "$.optimizer.lr_scaling");
-  const int64_t reference = scaling.integer_in("reference_batch", 1, int64_t{1} << 40, 0);
-  if (reference == 0) throw ConfigError(scaling.path_of("reference_batch"), "required key is missing");
+  const int64_t reference = scaling.integer_in("reference_batch", 1, int64_t{1} << 40);
   const std::string rule = scaling.choice("rule", {"linear", "sqrt"}, "linear");
   scaling.finish();
   const double ratio = static_cast<double>(global_batch) / static_cast<double>(reference);

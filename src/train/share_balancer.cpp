@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "tessera/core/checked_number.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
@@ -14,6 +15,12 @@
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
+
+namespace {
+/// A weight is a relative speed: positive, finite, and within a factor of a million of 1 so that
+/// the whole-row shares made from them stay exact.
+const RealBounds kWeightBounds{1e-6, 1e6};
+}  // namespace
 
 BalanceOptions BalanceOptions::parse(const nlohmann::json& value, const std::string& key) {
   BalanceOptions o;
@@ -26,9 +33,11 @@ BalanceOptions BalanceOptions::parse(const nlohmann::json& value, const std::str
   if (!value.is_array() || value.empty())
     throw ConfigError(
         key, "expected \"even\", \"measured\" or an array of one positive weight per rank, got " + value.dump());
-  for (const auto& w : value) {
-    if (!w.is_number() || !(w.get<double>() > 0.0) || !std::isfinite(w.get<double>()))
-      throw ConfigError(key, "weights must be positive numbers, got " + w.dump());
+  for (size_t i = 0; i < value.size(); ++i) {
+    const auto& w = value[i];
+    const std::string where = key + "[" + std::to_string(i) + "]";
+    if (!w.is_number()) throw ConfigError(where, "expected a weight, a number, got " + w.dump());
+    check_real(w.get<double>(), kWeightBounds, where);
     o.weights.push_back(w.get<double>());
   }
   o.kind = Kind::weights;
@@ -41,11 +50,10 @@ BalanceOptions BalanceOptions::from_flag(const std::string& text) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    char* end = nullptr;
-    const double w = std::strtod(item.c_str(), &end);
-    if (item.empty() || end != item.c_str() + item.size())
-      throw ConfigError("--balance", "expected even, measured or comma-separated weights such as 2,1; '" + item +
-                                         "' is not a number");
+    double w = 0;
+    if (const std::string problem = read_real(item, kWeightBounds, w); !problem.empty())
+      throw ConfigError("--balance", "expected even, measured or comma-separated weights such as 2,1; weight " +
+                                         std::to_string(weights.size()) + ": " + problem);
     weights.push_back(w);
   }
   return parse(weights, "--balance");

@@ -66,11 +66,12 @@ Shape batch_shape(int64_t batch, const Shape& sample) {
 
 TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
   TrainingOptions o;
-  o.epochs = cfg.integer_in("epochs", 1, 1 << 30, 1);
-  o.batch_size = cfg.integer_in("batch_size", 1, 1 << 30, 8);
-  o.accumulate = cfg.integer_in("accumulate", 1, 1 << 20, 1);
-  o.max_steps = cfg.integer_in("max_steps", 0, int64_t{1} << 50, 0);
-  o.seed = static_cast<uint64_t>(cfg.integer_in("seed", 0, int64_t{1} << 62, 0));
+  using L = TrainingLimits;
+  o.epochs = cfg.integer_in("epochs", L::epochs.min, L::epochs.max, 1);
+  o.batch_size = cfg.integer_in("batch_size", L::batch_size.min, L::batch_size.max, 8);
+  o.accumulate = cfg.integer_in("accumulate", L::accumulate.min, L::accumulate.max, 1);
+  o.max_steps = cfg.integer_in("max_steps", L::max_steps.min, L::max_steps.max, 0);
+  o.seed = static_cast<uint64_t>(cfg.integer_in("seed", L::seed.min, L::seed.max, 0));
   o.log_every = cfg.integer_in("log_every", 1, 1 << 30, 10);
   o.allreduce_bucket_kb = cfg.integer_in("allreduce_bucket_kb", 1, 1 << 30, 4096);
   o.allreduce_progress_thread = cfg.boolean("allreduce_progress_thread", o.allreduce_progress_thread);
@@ -90,10 +91,10 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
     o.gradient_precision = *type;
   }
   if (cfg.has("precision")) {
-    if (cfg.string("precision") == "tf32")
-      o.tf32 = true;  // fp32 data; the math mode goes to the cuDNN backend
-    else
-      o.precision = model::read_precision(cfg, "precision");
+    // tf32: fp32 data; the math mode goes to the cuDNN backend.
+    const model::RunPrecision p = model::parse_run_precision(cfg.string("precision"), cfg.path_of("precision"));
+    o.precision = p.type;
+    o.tf32 = p.tf32;
   }
   o.precision_key = cfg.path_of("precision");
   if (cfg.has("metrics")) {
@@ -104,7 +105,8 @@ TrainingOptions TrainingOptions::from_json(ConfigObject& cfg) {
   if (cfg.has("checkpoint")) {
     auto ck = cfg.object("checkpoint");
     o.checkpoint_file = ck.string("path");
-    o.checkpoint_every = ck.integer_in("every_steps", 0, int64_t{1} << 50, 0);
+    o.checkpoint_every =
+        ck.integer_in("every_steps", TrainingLimits::checkpoint_every.min, TrainingLimits::checkpoint_every.max, 0);
     ck.finish();
   }
   cfg.finish();
@@ -205,6 +207,9 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
   const optim::OptimizerSection section(optimizer_config);
   lr_factor_ = section.lr_factor(update_batch());
   const int64_t steps_per_epoch = data_.train->size() / update_batch();
+  // Steps are counted in int64 (the schedule, the checkpoint's step, max_steps).
+  checked_product(options_.epochs, steps_per_epoch, options_.sources.epochs,
+                  "the run's steps (epochs x steps per epoch)");
   local_steps_ = options_.local_learning_epochs * steps_per_epoch;
   check_local_learning();
   schedule_ = section.make_schedule(optimizer_.base_lr(),
@@ -309,16 +314,16 @@ void Trainer::choose_metrics() {
 
 void Trainer::check_batch() const {
   if (data_.train->size() / options_.batch_size == 0)
-    throw ConfigError("$.training.batch_size", "batch size " + std::to_string(options_.batch_size) + " exceeds the " +
+    throw ConfigError(options_.sources.batch_size, "batch size " + std::to_string(options_.batch_size) + " exceeds the " +
                                                    std::to_string(data_.train->size()) + " training samples");
   if (data_.train->size() / update_batch() == 0)
-    throw ConfigError("$.training.accumulate", std::to_string(options_.accumulate) + " accumulated micro-batches of " +
+    throw ConfigError(options_.sources.accumulate, std::to_string(options_.accumulate) + " accumulated micro-batches of " +
                                                    std::to_string(options_.batch_size) + " make a step of " +
                                                    std::to_string(update_batch()) + " samples, more than the " +
                                                    std::to_string(data_.train->size()) + " training samples");
   const int64_t least = model_.min_batch();
   if (options_.batch_size < least)
-    throw ConfigError("$.training.batch_size", "the global batch of " + std::to_string(options_.batch_size) +
+    throw ConfigError(options_.sources.batch_size, "the global batch of " + std::to_string(options_.batch_size) +
                                                    " samples leaves some of the model's " + std::to_string(least) +
                                                    " sample groups without a sample; use at least " +
                                                    std::to_string(least));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "tessera/core/atomic_file.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
@@ -107,7 +108,7 @@ void TrainingRun::build_model(ConfigObject& root, const RunOverrides& o) {
   // Before the model allocates anything: a run that cannot fit is refused with the layer's
   // key, not ended by the allocator (or the kernel's out-of-memory killer) half-way.
   model::require_training_fits_this_machine(graph, options_.batch_size,
-                                            o.batch_size ? "--batch-size" : "$.training.batch_size", o.group);
+                                            options_.sources.batch_size, o.group);
   model_ = std::make_unique<model::Model>(std::move(graph));
 }
 
@@ -134,26 +135,43 @@ double TrainingRun::optimizer_state_per_parameter(const nlohmann::json& config) 
 
 TrainingOptions TrainingRun::training_options(ConfigObject& training, const RunOverrides& o) {
   TrainingOptions options = TrainingOptions::from_json(training);
-  if (o.epochs) options.epochs = *o.epochs;
-  if (o.batch_size) options.batch_size = *o.batch_size;
-  if (o.accumulate) options.accumulate = *o.accumulate;
-  if (o.max_steps) options.max_steps = *o.max_steps;
-  if (o.seed) options.seed = *o.seed;
-  if (o.checkpoint_every) options.checkpoint_every = *o.checkpoint_every;
+  // Each override is checked against the bounds of the key it replaces, naming the flag.
+  using L = TrainingLimits;
+  auto take = [](std::optional<int64_t> flag, const IntegerBounds& bounds, const char* name, int64_t& value,
+                 std::string* source) {
+    if (!flag) return;
+    check_integer(*flag, bounds, name);
+    value = *flag;
+    if (source != nullptr) *source = name;
+  };
+  take(o.epochs, L::epochs, "--epochs", options.epochs, &options.sources.epochs);
+  take(o.batch_size, L::batch_size, "--batch-size", options.batch_size, &options.sources.batch_size);
+  take(o.accumulate, L::accumulate, "--accumulate", options.accumulate, &options.sources.accumulate);
+  take(o.max_steps, L::max_steps, "--max-steps", options.max_steps, &options.sources.max_steps);
+  take(o.checkpoint_every, L::checkpoint_every, "--checkpoint-every", options.checkpoint_every, nullptr);
+  if (o.seed) {
+    if (*o.seed > static_cast<uint64_t>(L::seed.max))
+      throw ConfigError("--seed", "expected " + L::seed.text() + ", got " + std::to_string(*o.seed));
+    options.seed = *o.seed;
+  }
   if (!o.checkpoint_file.empty()) options.checkpoint_file = o.checkpoint_file;
   if (o.precision) {
-    options.tf32 = *o.precision == "tf32";
-    options.precision = options.tf32 ? ElementType::fp32 : model::parse_precision(*o.precision, "--precision");
+    const model::RunPrecision p = model::parse_run_precision(*o.precision, "--precision");
+    options.tf32 = p.tf32;
+    options.precision = p.type;
     options.precision_key = "--precision";
   }
   if (o.balance) options.balance = BalanceOptions::from_flag(*o.balance);
   options.metrics_file = o.metrics_file;
+  // Before anything is built or read: a run refused at its end for a path loses its work.
+  if (!o.metrics_file.empty()) require_writable_location(o.metrics_file, "--metrics (the metrics log)");
+  if (!options.checkpoint_file.empty())
+    require_writable_location(options.checkpoint_file, o.checkpoint_file.empty()
+                                                           ? "$.training.checkpoint.path (checkpoints)"
+                                                           : "--checkpoint (checkpoints)");
   options.resume_file = o.resume_file;
   options.progress = o.progress;
   options.profile = o.profile;
-  if (options.epochs < 1) throw ConfigError("--epochs", "must be at least 1");
-  if (options.batch_size < 1) throw ConfigError("--batch-size", "must be at least 1");
-  if (options.accumulate < 1) throw ConfigError("--accumulate", "must be at least 1");
   if (o.checkpoint_every && *o.checkpoint_every > 0 && options.checkpoint_file.empty())
     throw ConfigError("--checkpoint-every",
                       "needs a checkpoint file: add --checkpoint FILE (or training.checkpoint.path)");

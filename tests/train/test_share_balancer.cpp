@@ -51,6 +51,10 @@ TEST_CASE("The balance key and flag take even, measured or weights", "[train][ba
   CHECK_THROWS_WITH(BalanceOptions::parse("fast", "$.training.balance"),
                     Catch::Contains("$.training.balance") && Catch::Contains("expected \"even\", \"measured\""));
   CHECK_THROWS_WITH(BalanceOptions::parse(nlohmann::json::array({1, -2}), "$.training.balance"),
-                    Catch::Contains("weights must be positive numbers, got -2"));
+                    Catch::Contains("$.training.balance[1]: expected a finite number in [1e-06, 1e+06], got -2"));
   CHECK_THROWS_WITH(BalanceOptions::from_flag("2,x"), Catch::Contains("--balance") && Catch::Contains("'x'"));
+  // NaN and infinities are not weights, whatever a comparison with them says.
+  for (const char* bad : {"inf,1", "nan,1", "1,-inf", "1e999,1", "0,1"})
+    CHECK_THROWS_WITH(BalanceOptions::from_flag(bad), Catch::StartsWith("--balance: expected even, measured") &&
+                                                         Catch::Contains("expected a finite number in"));
 }

@@ -66,6 +66,15 @@ ElementType read_precision(ConfigObject& cfg, const std::string& key);
 /// The same for a name given outside a config (e.g. --precision), `where` naming its source.
 ElementType parse_precision(const std::string& name, const std::string& where);
 
+/// A whole run's precision (training.precision, --precision): an element type, or "tf32" (fp32
+/// data, TF32 tensor-core products in cuDNN's convolutions), which a layer cannot take alone.
+struct RunPrecision {
+  ElementType type = ElementType::fp32;
+  bool tf32 = false;
+};
+/// A ConfigError naming `where` and listing every run precision for another name.
+RunPrecision parse_run_precision(const std::string& name, const std::string& where);
+
 /// Reads a "distribution" object ({"sample": 2, "depth": 2}; every count defaults to 1).
 parallel::Distribution read_distribution(ConfigObject cfg);
 

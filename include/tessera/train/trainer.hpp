@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/checked_number.hpp"
 #include "tessera/core/element_type.hpp"
 #include "tessera/io/dataset.hpp"
 #include "tessera/layers/loss.hpp"
@@ -26,6 +27,18 @@
 #include "tessera/train/validation_metrics.hpp"
 
 namespace tessera::train {
+
+/// The bounds of the "training" section's counts, shared by the config keys and the flags that
+/// override them: each product a run derives from them (batch × accumulate samples a step,
+/// epochs × steps) fits in 64 bits, and the product with the data set's size is checked.
+struct TrainingLimits {
+  static constexpr IntegerBounds epochs{1, int64_t{1} << 30};
+  static constexpr IntegerBounds batch_size{1, int64_t{1} << 30};
+  static constexpr IntegerBounds accumulate{1, int64_t{1} << 20};
+  static constexpr IntegerBounds max_steps{0, int64_t{1} << 50};
+  static constexpr IntegerBounds checkpoint_every{0, int64_t{1} << 50};
+  static constexpr IntegerBounds seed{0, int64_t{1} << 62};
+};
 
 /// The "training" section of a run config, overridable from the command line.
 struct TrainingOptions {
@@ -56,6 +69,11 @@ struct TrainingOptions {
   /// "precision": "tf32": fp32 data with TF32 tensor-core products in cuDNN's convolutions.
   bool tf32 = false;
   std::string precision_key = "$.training.precision";  // where it was set, for errors
+  /// Where each count was set (its config key, or the flag that overrode it), for errors.
+  struct Sources {
+    std::string epochs = "$.training.epochs", batch_size = "$.training.batch_size",
+                accumulate = "$.training.accumulate", max_steps = "$.training.max_steps";
+  } sources;
   /// Validation metrics by name (MetricChoice); none given: the loss's defaults.
   std::optional<std::vector<std::string>> metrics;
   /// The first epochs, in which layers that learn by a local rule (BCPNN) learn and nothing
