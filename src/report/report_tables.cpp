@@ -173,7 +173,7 @@ std::string population_table(const RunLog& run) {
   for (const auto& t : run.tournaments) {
     std::string metrics, pairs;
     for (const auto& m : t.value("metrics", nlohmann::json::array()))
-      metrics += (metrics.empty() ? "" : ", ") + number(m.get<double>());
+      metrics += (metrics.empty() ? "" : ", ") + (m.is_number() ? number(m.get<double>()) : std::string("none"));
     for (const auto& p : t.value("pairs", nlohmann::json::array()))
       if (p.contains("trainers") && p["trainers"].size() == 2)
         pairs += (pairs.empty() ? "" : "; ") + html(p["trainers"][0].dump()) + " vs " + html(p["trainers"][1].dump()) +
@@ -183,7 +183,7 @@ std::string population_table(const RunLog& run) {
   std::string s = rows.empty() ? "" : table({"round", "step", "selection", "metric per trainer", "pairs", "seconds"},
                                             rows, {0, 1, 5});
   if (run.population.is_object()) {
-    const auto& best = run.population["best_trainer"];
+    const nlohmann::json best = run.population.value("best_trainer", nlohmann::json());
     std::string losses;
     for (const auto& loss : run.population.value("validation_loss", nlohmann::json::array()))
       losses += (losses.empty() ? "" : ", ") + (loss.is_number() ? number(loss.get<double>()) : std::string("none"));

@@ -83,6 +83,23 @@ TEST_CASE("A log that is not a metrics log is refused naming the file and line",
   CHECK_THAT(message(no_event), Catch::Contains("no_event.jsonl:2:"));
   const std::string empty = folder.write("empty.jsonl", "\n\n");
   CHECK_THAT(message(empty), Catch::Contains("holds no record"));
+  // A field the report reads, of the wrong type, is refused at its line by the reader, not
+  // later by the JSON library with no file named.
+  for (const auto& [record, expected] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"event":"train","step":"8","loss":0.5})", R"(the "train" record's "step" should be an integer, got "8")"},
+           {R"({"event":"train","step":8,"loss":"x"})", R"(the "train" record's "loss" should be a number, got "x")"},
+           {R"({"event":"validation","step":1e300,"loss":1})", R"("step" should be an integer, got 1e+300)"},
+           {R"({"event":"end","elapsed_s":[1]})", R"(the "end" record's "elapsed_s" should be a number, got [1])"},
+           {R"({"event":"profile","regions":{"step":3}})", R"("regions"."step" should be an object, got 3)"},
+           {R"({"event":"profile","regions":{"step":{"calls":"2"}}})", R"("regions"."step"."calls" should be)"},
+           {R"({"event":"start","layers":[1]})", R"("layers" should be an array of objects, got [1])"},
+           {R"({"event":"tournament","metrics":["a"]})", R"("metrics" should be an array of numbers (or null))"},
+           {R"({"event":"tournament","pairs":[{"trainers":3}]})", R"(pair's "trainers" should be an array, got 3)"},
+           {R"({"event":"population","validation_loss":{}})", R"("validation_loss" should be an array of numbers)"}}) {
+    const std::string bad = folder.write("typed.jsonl", std::string(kLog) + record + "\n");
+    INFO(record);
+    CHECK_THAT(message(bad), Catch::Contains("typed.jsonl:") && Catch::Contains(expected));
+  }
   // A run killed mid-write leaves its last line cut short: the records before it still read.
   const RunLog cut = RunLog::read(folder.write("cut.jsonl", std::string(kLog) + "{\"event\":\"tra"));
   CHECK(cut.train.size() == 2);

@@ -34,7 +34,8 @@ struct RunLog {
   std::vector<nlohmann::json> tournaments, other;
 
   /// Reads `path`. Throws IoError when it cannot be read, and Error naming the file and line
-  /// when a line is not a JSON object with an "event", or when the file holds no record. A
+  /// when a line is not a JSON object with an "event", when a field the report reads has the
+  /// wrong type (`"loss": "x"`), or when the file holds no record. A
   /// last line cut short (a run still writing, or killed mid-write) is skipped with a warning.
   static RunLog read(const std::string& path);
 
