@@ -53,6 +53,11 @@ std::unique_ptr<Layer> Bcpnn::from_json(const std::string& name, ConfigObject& c
   return std::make_unique<Bcpnn>(name, o);
 }
 
+std::optional<ValueDomain> Bcpnn::input_domain() const {
+  if (!options_.complementary) return std::nullopt;
+  return ValueDomain{0, 1, false};
+}
+
 LayerTraits Bcpnn::traits() const {
   LayerTraits t;
   t.mixes_channels = true;

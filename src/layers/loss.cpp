@@ -57,6 +57,11 @@ class SoftmaxCrossEntropy final : public Loss {
     return Shape(dims);
   }
 
+  std::optional<ValueDomain> target_domain(const Shape& prediction) const override {
+    if (prediction.rank() == 0) return std::nullopt;
+    return ValueDomain{0, static_cast<double>(prediction[prediction.rank() - 1] - 1), true};
+  }
+
   LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad,
                     double sample_parts) override {
     const Shape& p = prediction.shape();
@@ -92,6 +97,9 @@ class SigmoidCrossEntropy final : public Loss {
  public:
   std::string type() const override { return "sigmoid_cross_entropy"; }
   Shape target_shape(const Shape& prediction) const override { return prediction; }
+  std::optional<ValueDomain> target_domain(const Shape& /*prediction*/) const override {
+    return ValueDomain{0, 1, false};
+  }
 
   LossSums evaluate(const Tensor& prediction, const Tensor& target, int64_t global_batch, const Tensor& grad,
                     double sample_parts) override {

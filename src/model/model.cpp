@@ -1,5 +1,6 @@
 #include "tessera/model/model.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <set>
 #include <tuple>
@@ -254,6 +255,17 @@ std::string Model::precision_summary() const {
   if (reduced == 0) return "fp32";
   return std::string(element_type_name(type)) + " (" + std::to_string(reduced) + " of " +
          std::to_string(graph_.nodes.size()) + " layers; the others fp32)";
+}
+
+std::vector<Model::InputDomain> Model::input_domains() const {
+  std::vector<InputDomain> domains;
+  for (const auto& node : graph_.nodes) {
+    const bool reads_input =
+        std::find(node.inputs.begin(), node.inputs.end(), Graph::kModelInput) != node.inputs.end();
+    if (const auto domain = node.layer->input_domain(); reads_input && domain)
+      domains.push_back({node.spec_path, node.layer->name(), node.layer->type(), *domain});
+  }
+  return domains;
 }
 
 std::vector<Model::LayerRow> Model::layer_rows() const {

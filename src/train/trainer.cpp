@@ -191,6 +191,7 @@ Trainer::Trainer(model::Model& model, layers::Loss& loss, optim::Optimizer& opti
       stop_group_(group) {
   check_data_and_loss();
   choose_metrics();
+  domain_check_ = std::make_unique<BatchDomainCheck>(model_, loss_, model_.output_shape(1));
   // Found out now, not after hours of training when the first checkpoint is written.
   if (!options_.checkpoint_file.empty()) require_writable_location(options_.checkpoint_file, "checkpoints");
   check_batch();
@@ -504,6 +505,9 @@ ValidationResult Trainer::evaluate_first(io::Dataset& ds, int64_t n) {
     ensure_shape(inputs, local_input_shape(rows), "tessera::val_inputs");
     ensure_shape(targets, local_target_shape(rows, ds.target_shape()), "tessera::val_targets");
     ds.load(idx, plan_->box(), inputs, targets);
+    domain_check_->check(inputs, targets, [&] {
+      return "evaluation batch " + std::to_string(j) + " of " + ds.describe();
+    });
     const std::vector<int64_t> next = plan_->evaluation_prefetch(n, j);
     if (!next.empty()) ds.prefetch(next, plan_->box());  // read while this batch is evaluated
     const Tensor& out = model_.forward(inputs, {layers::Mode::inference, 0, global_rows});
@@ -665,9 +669,13 @@ void Trainer::load_micro_batch(int64_t step, int64_t micro, int64_t last_step) {
   ProfileRegion r("data");
   if (source_) {
     source_->load(step, micro, inputs_, targets_);
+    domain_check_->check(inputs_, targets_, [&] { return "the batch of step " + std::to_string(step) + " of its source"; });
     return;
   }
   data_.train->load(plan_->step_samples(step, micro), plan_->box(), inputs_, targets_);
+  domain_check_->check(inputs_, targets_, [&] {
+    return "the batch of step " + std::to_string(step) + " of the training data (" + data_.train->describe() + ")";
+  });
   // The next micro-batch's samples are read while this one trains.
   const std::vector<int64_t> next = plan_->prefetch_samples(step, micro, last_step);
   if (!next.empty()) data_.train->prefetch(next, plan_->box());

@@ -95,6 +95,28 @@ int64_t count_nonfinite(const Tensor& x) {
   return n;
 }
 
+ValueSpread value_spread(const Tensor& x) {
+  const auto xv = x.view();
+  float lo = 0, hi = 0;
+  int64_t nonfinite = 0, fractional = 0;
+  Kokkos::parallel_reduce(
+      "tessera::value_spread", RangePolicy(0, x.numel()),
+      KOKKOS_LAMBDA(const int64_t i, float& lo_acc, float& hi_acc, int64_t& nonfinite_acc, int64_t& fractional_acc) {
+        const float v = xv(i);
+        if ((half_float::bits_of(v) & 0x7f800000u) == 0x7f800000u) {
+          ++nonfinite_acc;
+          return;
+        }
+        lo_acc = v < lo_acc ? v : lo_acc;
+        hi_acc = v > hi_acc ? v : hi_acc;
+        // Finite floats of 2^23 and above are all whole; below, a cast truncates exactly.
+        const bool whole = v >= 8388608.0f || v <= -8388608.0f || static_cast<float>(static_cast<int32_t>(v)) == v;
+        fractional_acc += whole ? 0 : 1;
+      },
+      Kokkos::Min<float>(lo), Kokkos::Max<float>(hi), Kokkos::Sum<int64_t>(nonfinite), Kokkos::Sum<int64_t>(fractional));
+  return {lo, hi, nonfinite, fractional};
+}
+
 double dot(const Tensor& x, const Tensor& y) {
   require_same_size(x, y, "dot");
   const auto xv = x.view();

@@ -72,6 +72,8 @@ class Bcpnn final : public Layer {
   std::string type() const override { return "bcpnn"; }
   LayerTraits traits() const override;
   std::optional<LayerOp> backend_op(const std::vector<Shape>& inputs) const override;
+  /// [0, 1] with complementary encoding: x and 1 − x are probabilities of a hypercolumn of two.
+  std::optional<ValueDomain> input_domain() const override;
   const BcpnnOptions& options() const { return options_; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
   void reshape(const std::vector<Shape>& inputs) override;

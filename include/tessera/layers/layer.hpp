@@ -9,6 +9,7 @@
 #include "tessera/layers/halo_overlap.hpp"
 #include "tessera/layers/layer_traits.hpp"
 #include "tessera/layers/parameter.hpp"
+#include "tessera/layers/value_domain.hpp"
 #include "tessera/parallel/process_grid.hpp"
 #include "tessera/registry/op_factory.hpp"
 
@@ -90,6 +91,9 @@ class Layer {
   /// The window this layer slides when split in space, for one sample `input` [1, ...]; none
   /// for layers that exchange no halos.
   virtual std::optional<SlidingWindow> window(const Shape& /*input*/) const { return std::nullopt; }
+  /// The values this layer's documentation admits for its input (a bcpnn layer's
+  /// complementary encoding: [0, 1]); none when any finite value will do.
+  virtual std::optional<ValueDomain> input_domain() const { return std::nullopt; }
   /// The backend op this layer runs for `inputs` (one of traits().op_kinds); none for layers
   /// whose kernels are their own.
   virtual std::optional<LayerOp> backend_op(const std::vector<Shape>& /*inputs*/) const { return std::nullopt; }

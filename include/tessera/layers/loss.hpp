@@ -1,10 +1,12 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "tessera/core/config.hpp"
 #include "tessera/core/tensor.hpp"
+#include "tessera/layers/value_domain.hpp"
 
 namespace tessera::layers {
 
@@ -34,6 +36,9 @@ class Loss {
   virtual std::string type() const = 0;
   /// Shape the targets must have for predictions of shape `prediction`.
   virtual Shape target_shape(const Shape& prediction) const = 0;
+  /// The values its targets must hold for predictions of shape `prediction` (class indices,
+  /// probabilities); none when any finite value will do.
+  virtual std::optional<ValueDomain> target_domain(const Shape& /*prediction*/) const { return std::nullopt; }
   /// Σ over this process's samples of the per-sample loss; if `grad` is not empty it receives
   /// ∂(Σ_samples loss)/∂prediction divided by `global_batch` (so summing grads over ranks gives
   /// the gradient of the mean loss over the global batch). Under a spatial split this process

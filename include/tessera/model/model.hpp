@@ -65,6 +65,13 @@ class Model {
   const ParameterStore& parameters() const { return params_; }
   size_t num_layers() const { return graph_.nodes.size(); }
   const layers::Layer& layer(size_t i) const { return *graph_.nodes[i].layer; }
+  /// A layer that reads the model's input and documents what that input must hold.
+  struct InputDomain {
+    std::string path, name, type;  // path: where the spec defines the layer
+    layers::ValueDomain domain;
+  };
+  /// Every such layer, in graph order: what each batch of input data is checked against.
+  std::vector<InputDomain> input_domains() const;
   /// One layer as the run header and the metrics log show it.
   struct LayerRow {
     std::string name, type;

@@ -15,6 +15,7 @@
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/parallel/gradient_reducer.hpp"
 #include "tessera/parallel/lagged_agreement.hpp"
+#include "tessera/train/batch_domain_check.hpp"
 #include "tessera/train/batch_plan.hpp"
 #include "tessera/train/batch_source.hpp"
 #include "tessera/train/checkpoint.hpp"
@@ -266,6 +267,7 @@ class Trainer {
   int64_t local_steps_ = 0;   // steps of the local-learning epochs
   std::string local_layers_;  // local_learning_layers()
   MetricChoice metric_choice_;
+  std::unique_ptr<BatchDomainCheck> domain_check_;  // every batch against the model's and loss's domains
   bool logs_metrics_ = false;
   std::unique_ptr<optim::LrSchedule> schedule_;
   double lr_factor_ = 1.0;  // linear scaling with the global batch ("optimizer.lr_scaling")

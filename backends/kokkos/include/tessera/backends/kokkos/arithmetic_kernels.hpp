@@ -24,6 +24,14 @@ double sum(const Tensor& x);
 double sum_squares(const Tensor& x);
 /// How many elements of the fp32 tensor x are inf or NaN (what loss scaling checks).
 int64_t count_nonfinite(const Tensor& x);
+/// The spread of an fp32 tensor's values: the least and largest finite value (min > max when
+/// there is none), how many are inf or NaN, and how many finite ones are not whole
+/// numbers. One pass; what the trainer checks a batch against a layer's or loss's domain with.
+struct ValueSpread {
+  float min = 0, max = 0;
+  int64_t nonfinite = 0, fractional = 0;
+};
+ValueSpread value_spread(const Tensor& x);
 /// Σ x·y (accumulated in double).
 double dot(const Tensor& x, const Tensor& y);
 

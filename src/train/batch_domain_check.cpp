@@ -1,0 +1,56 @@
+#include "tessera/train/batch_domain_check.hpp"
+
+#include "tessera/backends/kokkos/arithmetic_kernels.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
+
+namespace tessera::train {
+namespace {
+
+/// Why `x` is outside `domain` ("holds values from -0.5 to 3"), or "".
+std::string outside(const Tensor& x, const layers::ValueDomain& domain) {
+  if (x.numel() == 0) return "";
+  const kokkos_backend::ValueSpread s = kokkos_backend::value_spread(x);
+  if (s.nonfinite > 0)
+    return format("holds %lld value(s) that are NaN or infinite", static_cast<long long>(s.nonfinite));
+  if (domain.whole_numbers && s.fractional > 0)
+    return format("holds %lld value(s) that are not whole numbers (values from %g to %g)",
+                  static_cast<long long>(s.fractional), s.min, s.max);
+  if (s.min < domain.min || s.max > domain.max) return format("holds values from %g to %g", s.min, s.max);
+  return "";
+}
+
+}  // namespace
+
+BatchDomainCheck::BatchDomainCheck(const model::Model& model, const layers::Loss& loss, const Shape& prediction,
+                                   std::string loss_key)
+    : inputs_(model.input_domains()),
+      targets_(loss.target_domain(prediction)),
+      loss_type_(loss.type()),
+      loss_key_(std::move(loss_key)) {}
+
+void BatchDomainCheck::check(const Tensor& inputs, const Tensor& targets,
+                             const std::function<std::string()>& batch) const {
+  // Whatever the layers admit, a value that is not finite is a broken file, not data: refused
+  // here by name rather than as a diverged loss that blames the learning rate.
+  const int64_t bad_inputs = inputs.numel() > 0 ? kokkos_backend::count_nonfinite(inputs) : 0;
+  const int64_t bad_targets = targets.numel() > 0 ? kokkos_backend::count_nonfinite(targets) : 0;
+  if (bad_inputs > 0 || bad_targets > 0)
+    throw ConfigError("$.data",
+                      batch() + format(" holds %lld input and %lld target value(s) that are NaN or infinite",
+                                       static_cast<long long>(bad_inputs), static_cast<long long>(bad_targets)));
+  for (const auto& layer : inputs_)
+    if (const std::string problem = outside(inputs, layer.domain); !problem.empty())
+      throw ConfigError(
+          layer.path,
+          "layer '" + layer.name + "' (" + layer.type + ") takes input " + layer.domain.text() + ", but " + batch() +
+              " " + problem +
+              "; scale the data into that range (the data section's \"normalize\": {\"mean\": its least value, "
+              "\"std\": its largest minus its least})");
+  if (targets_)
+    if (const std::string problem = outside(targets, *targets_); !problem.empty())
+      throw ConfigError(
+          loss_key_, loss_type_ + " takes targets that are " + targets_->text() + ", but " + batch() + " " + problem);
+}
+
+}  // namespace tessera::train
