@@ -9,7 +9,6 @@
 #include "commands.hpp"
 #include "number_checks.hpp"
 #include "tessera/bench/bench_config.hpp"
-#include "tessera/registry/cudnn_settings.hpp"
 #include "tessera/bench/bench_result.hpp"
 #include "tessera/bench/device_peak.hpp"
 #include "tessera/bench/model_benchmark.hpp"
@@ -22,6 +21,7 @@
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/registry/backend_registry.hpp"
+#include "tessera/registry/cudnn_settings.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -141,7 +141,6 @@ nlohmann::json scaled_config(const BenchArgs& a) {
   return c;
 }
 
-
 bench::BenchResult start_model_result(const BenchArgs& a, const std::string& kind, nlohmann::json& config) {
   config = scaled_config(a);
   bench::BenchResult r;
@@ -227,7 +226,8 @@ std::vector<bench::OpResult> ops_of(const BenchArgs& a, const std::string& name,
       throw ConfigError(where + ".machine", "measured on " + ops.machine.key() + ", not here");
     if (ops.machine.threads != r.machine.threads)
       throw ConfigError(where + ".machine.threads", "measured on " + std::to_string(ops.machine.threads) +
-                                                        " thread(s); this run has " + std::to_string(r.machine.threads));
+                                                        " thread(s); this run has " +
+                                                        std::to_string(r.machine.threads));
     all.insert(all.end(), ops.ops.begin(), ops.ops.end());
   }
   return all;
@@ -304,8 +304,7 @@ void add_model_flags(CLI::App* cmd, BenchArgs& a) {
       ->check(CLI::IsMember({"fp32", "bf16", "fp16", "tf32"}));
   cmd->add_option("--size", a.size, "Replace the sample size (model input and data, cubic)")
       ->check(integer_in(1, int64_t{1} << 20));
-  cmd->add_option("--batch-size", a.batch_size, "Replace the global batch")
-      ->check(integer_in(1, int64_t{1} << 30));
+  cmd->add_option("--batch-size", a.batch_size, "Replace the global batch")->check(integer_in(1, int64_t{1} << 30));
   cmd->add_option("--backend", a.backends, "Backend to measure (repeatable; default: every compiled backend)");
   cmd->add_option("--platform", a.platforms,
                   "BACKEND=LABEL: the platform name results carry for BACKEND (default BACKEND@<threads>t)");
@@ -354,16 +353,15 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
 
   auto* model = bench->add_subcommand("model", "Time training steps per backend choice, split by the ops' bounds");
   add_model_flags(model, a);
-  model->add_option("--ops", a.ops_files,
-                    "The `tessera bench ops` result of the same config on this machine (repeatable: results of "
-                    "several backends, e.g. the ops a backend lacks in bf16 timed on Kokkos)")
+  model
+      ->add_option("--ops", a.ops_files,
+                   "The `tessera bench ops` result of the same config on this machine (repeatable: results of "
+                   "several backends, e.g. the ops a backend lacks in bf16 timed on Kokkos)")
       ->required();
   model->add_option("--steps", a.steps, "Timed steps (the median is kept)")
       ->check(integer_in(1, 100000))
       ->capture_default_str();
-  model->add_option("--warmup", a.warmup, "Untimed steps first")
-      ->check(integer_in(0, 1000))
-      ->capture_default_str();
+  model->add_option("--warmup", a.warmup, "Untimed steps first")->check(integer_in(0, 1000))->capture_default_str();
   model->callback([&a] { a.command = "model"; });
 
   auto* report = bench->add_subcommand("report", "Merge results and compute the performance portability");

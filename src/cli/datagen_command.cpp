@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "tessera/core/atomic_file.hpp"
 #include "number_checks.hpp"
+#include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
-#include "tessera/core/seconds_since.hpp"
 #include "tessera/core/log.hpp"
+#include "tessera/core/seconds_since.hpp"
 #include "tessera/io/dataset.hpp"
 #include "tessera/parallel/communicator.hpp"
 #ifdef TESSERA_HAVE_HDF5
@@ -43,7 +43,6 @@ io::DatasetLayout layout_of(const DatagenArgs& a) {
   layout.samples_per_file = a.samples_per_file;
   return layout;
 }
-
 
 /// `datagen cells`: the volumes, then a summary with the normalisation that reads them.
 int run_cells(const DatagenArgs& a) {

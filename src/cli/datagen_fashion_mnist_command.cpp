@@ -3,8 +3,8 @@
 #include <chrono>
 
 #include "commands.hpp"
-#include "tessera/core/atomic_file.hpp"
 #include "number_checks.hpp"
+#include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"

@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "tessera/core/atomic_file.hpp"
 #include "number_checks.hpp"
+#include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/log.hpp"
@@ -54,8 +54,9 @@ CLI::App* add_ffn_command(CLI::App& app, FfnSegmentArgs& a) {
                   "from voxels darker than --dark")
       ->capture_default_str()
       ->check(CLI::IsMember({"grid", "interior"}));
-  cmd->add_option("--dark", a.fill.dark, "Image value (normalised, as the network reads it) below which a voxel is "
-                                         "boundary for --seed-order interior")
+  cmd->add_option("--dark", a.fill.dark,
+                  "Image value (normalised, as the network reads it) below which a voxel is "
+                  "boundary for --seed-order interior")
       ->capture_default_str()
       ->check(real_in(-1e6, 1e6));
   cmd->add_option("--min-voxels", a.fill.min_voxels, "Drop objects smaller than this")

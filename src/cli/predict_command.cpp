@@ -1,17 +1,21 @@
 // `tessera predict`: a trained model's output for one sample of a data file, written as a data
 // file: per-voxel probabilities (or values) for tools such as `tessera score --components`.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 
 #include "commands.hpp"
-#include "tessera/core/atomic_file.hpp"
 #include "number_checks.hpp"
+#include "tessera/core/atomic_file.hpp"
+#include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
 #include "tessera/core/json_reader.hpp"
 #include "tessera/core/log.hpp"
-#include "tessera/io/normalization.hpp"
 #include "tessera/io/dataset.hpp"
+#include "tessera/io/normalization.hpp"
+#include "tessera/model/model_spec.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/train/trained_model.hpp"
 #ifdef TESSERA_HAVE_HDF5
@@ -60,6 +64,23 @@ void to_probabilities(std::vector<float>& out, int64_t k, const std::string& los
   }
 }
 
+/// The sample the config's model was trained on: channels and (D, H, W).
+struct ModelInput {
+  int64_t channels = 0;
+  std::array<int64_t, 3> size{};
+};
+
+ModelInput model_input_of(const nlohmann::json& config) {
+  if (!config.is_object() || !config.contains("model") || !config.at("model").is_object())
+    throw ConfigError("$.model", "the config has no model section");
+  nlohmann::json model_json = config.at("model");
+  ConfigObject cfg(model_json, "$.model");
+  const Shape sample = model::ModelSpec::from_json(cfg).sample_shape;
+  if (sample.rank() != 4)
+    throw ConfigError("$.model.input",
+                      "predict writes per-voxel outputs of a 3D model; this model's sample is " + sample.str());
+  return {sample[3], {sample[0], sample[1], sample[2]}};
+}
 
 }  // namespace
 #endif
@@ -73,14 +94,33 @@ int run_predict(const PredictArgs& a) {
   require_writable_location(a.output, "--output (the predictions)");
   const nlohmann::json config = read_json_file(a.config);
   const io::SampleArray in = io::read_sample_array(a.input, "inputs", a.sample);
+  const std::string input = "--input " + a.input + " (dataset 'inputs', sample " + std::to_string(a.sample) + ")";
   if (in.shape.rank() != 4)
-    throw ConfigError("--input", "a sample [D, H, W, C] was expected, the file holds " + in.shape.str());
-  train::TrainedModel trained(config, a.checkpoint, a.backend,
-                              std::array<int64_t, 3>{in.shape[0], in.shape[1], in.shape[2]});
+    throw ConfigError(input, "a sample [D, H, W, C] was expected, the file holds " + in.shape.str());
+  const ModelInput trained_on = model_input_of(config);
+  if (trained_on.channels != in.shape[3])
+    throw ConfigError(input, format("holds %lld channel(s) per voxel; the model takes %lld ($.model.input.channels)",
+                                    static_cast<long long>(in.shape[3]), static_cast<long long>(trained_on.channels)));
+  const std::array<int64_t, 3> size{in.shape[0], in.shape[1], in.shape[2]};
+  std::optional<train::TrainedModel> loaded;
+  try {
+    loaded.emplace(config, a.checkpoint, a.backend, size);
+  } catch (const Error& e) {
+    // The model is rebuilt for the input's size: where that size is the cause, say so first.
+    if (size == trained_on.size) throw;
+    throw ConfigError(
+        input, format("a volume of %lld x %lld x %lld voxels, where the model was trained on %lld x "
+                      "%lld x %lld ($.model.input.size), does not fit it: %s",
+                      static_cast<long long>(size[0]), static_cast<long long>(size[1]), static_cast<long long>(size[2]),
+                      static_cast<long long>(trained_on.size[0]), static_cast<long long>(trained_on.size[1]),
+                      static_cast<long long>(trained_on.size[2]), e.what()));
+  }
+  train::TrainedModel& trained = *loaded;
   model::Model& m = trained.model();
   Tensor x(Shape{1, in.shape[0], in.shape[1], in.shape[2], in.shape[3]}, "tessera::predict_input");
-  const std::vector<float> host = io::normalize_on_host(in.values, in.shape[3], io::Normalization::of_run_config(config),
-                                                        "$.data.normalize", a.input + ": dataset 'inputs'");
+  const std::vector<float> host =
+      io::normalize_on_host(in.values, in.shape[3], io::Normalization::of_run_config(config), "$.data.normalize",
+                            a.input + ": dataset 'inputs'");
   x.copy_from_host(host);
   const Tensor& y = m.forward(x, {layers::Mode::inference, 0, 1});
   const Shape out_shape = y.shape();

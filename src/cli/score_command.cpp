@@ -100,15 +100,16 @@ eval::Labels segmentation_of(const ScoreArgs& a, const eval::Labels& truth, cons
                                             shape.str());
     const int64_t channel = a.channel.value_or(k - 1);
     if (channel >= k)
-      throw ConfigError("--channel", format("%s:%s has %lld channel(s), 0 to %lld; there is no channel %lld",
-                                            a.components.c_str(), a.components_dataset.c_str(),
-                                            static_cast<long long>(k), static_cast<long long>(k - 1),
-                                            static_cast<long long>(channel)));
+      throw ConfigError("--channel",
+                        format("%s:%s has %lld channel(s), 0 to %lld; there is no channel %lld", a.components.c_str(),
+                               a.components_dataset.c_str(), static_cast<long long>(k), static_cast<long long>(k - 1),
+                               static_cast<long long>(channel)));
     for (size_t i = 0; i < mask.size(); ++i)
       mask[i] = array.values[i * static_cast<size_t>(k) + static_cast<size_t>(channel)] > a.threshold ? 1 : 0;
   } else {
     for (size_t i = 0; i < mask.size(); ++i) {
-      const bool flip = rng::uniform(static_cast<uint64_t>(a.seed), 0x6e6f697379ull, static_cast<uint64_t>(i)) < a.noisy_truth;
+      const bool flip =
+          rng::uniform(static_cast<uint64_t>(a.seed), 0x6e6f697379ull, static_cast<uint64_t>(i)) < a.noisy_truth;
       mask[i] = static_cast<uint8_t>((truth[i] != 0) != flip);
     }
   }
@@ -146,17 +147,16 @@ int run_score(const ScoreArgs& a) {
     std::printf(
         "{\"vi_split\": %.6f, \"vi_merge\": %.6f, \"vi\": %.6f, \"rand_error\": %.6f, \"rand_precision\": %.6f, "
         "\"rand_recall\": %.6f, \"voxels\": %lld, \"true_objects\": %lld, \"segments\": %lld}\n",
-        s.vi_split, s.vi_merge, s.vi(), s.rand_error, s.rand_precision, s.rand_recall,
-        static_cast<long long>(s.voxels), static_cast<long long>(s.true_objects),
-        static_cast<long long>(s.found_segments));
+        s.vi_split, s.vi_merge, s.vi(), s.rand_error, s.rand_precision, s.rand_recall, static_cast<long long>(s.voxels),
+        static_cast<long long>(s.true_objects), static_cast<long long>(s.found_segments));
     return 0;
   }
   log::info(source_of(a) + " against " + a.truth + ":" + a.truth_dataset);
-  log::info(format("variation of information %.4f bits (split %.4f, merge %.4f); adapted Rand error %.4f "
-                   "(precision %.4f, recall %.4f); %lld voxels of %lld true objects in %lld segments",
-                   s.vi(), s.vi_split, s.vi_merge, s.rand_error, s.rand_precision, s.rand_recall,
-                   static_cast<long long>(s.voxels), static_cast<long long>(s.true_objects),
-                   static_cast<long long>(s.found_segments)));
+  log::info(format(
+      "variation of information %.4f bits (split %.4f, merge %.4f); adapted Rand error %.4f "
+      "(precision %.4f, recall %.4f); %lld voxels of %lld true objects in %lld segments",
+      s.vi(), s.vi_split, s.vi_merge, s.rand_error, s.rand_precision, s.rand_recall, static_cast<long long>(s.voxels),
+      static_cast<long long>(s.true_objects), static_cast<long long>(s.found_segments)));
   return 0;
 #endif
 }

@@ -1,8 +1,8 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "tessera/core/atomic_file.hpp"
 #include "number_checks.hpp"
+#include "tessera/core/atomic_file.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/stop_request.hpp"

@@ -154,7 +154,8 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   auto* cmd = app.add_subcommand(
       "train",
       "Train a model described by a JSON run config (sections: model, loss, optimizer, data, training, local_learning, "
-      "ffn; see docs/config.md).\nOn SIGTERM, SIGINT or SIGUSR1 (batch-system pre-emption) every rank finishes its step, the "
+      "ffn; see docs/config.md).\nOn SIGTERM, SIGINT or SIGUSR1 (batch-system pre-emption) every rank finishes its "
+      "step, the "
       "checkpoint is written, a resume command is printed and the exit status is 128 + the signal number; a second "
       "signal exits at once (see docs/checkpoints.md).");
   cmd->add_option("config", a.config, "Run config (JSON)")->required()->check(CLI::ExistingFile);
