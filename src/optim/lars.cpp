@@ -13,9 +13,9 @@ void check_options(const LarsOptions& o, const std::string& where) {
   c.fraction("momentum", o.momentum);
   if (o.nesterov && o.momentum == 0.0) c.fail("nesterov", "Nesterov momentum needs momentum > 0");
   c.non_negative("weight_decay", o.weight_decay);
-  if (!(o.trust_coefficient > 0.0))
-    c.fail("trust_coefficient",
-           "the trust coefficient (eta) must be positive, got " + detail::format_number(o.trust_coefficient));
+  if (!(o.trust_coefficient > 0.0 && o.trust_coefficient <= 1e6))
+    c.fail("trust_coefficient", "the trust coefficient (eta) must be positive (and at most 1e6), got " +
+                                    detail::format_number(o.trust_coefficient));
   c.non_negative("epsilon", o.epsilon);
 }
 

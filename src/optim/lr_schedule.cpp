@@ -147,21 +147,18 @@ std::unique_ptr<LrSchedule> LrSchedule::from_json(ConfigObject& cfg, double base
   if (type != "constant" && type != "step" && type != "cosine" && type != "poly")
     throw ConfigError(cfg.path_of("type"),
                       "unknown learning-rate schedule \"" + type + "\" (known: constant, step, cosine, poly)");
-  const int64_t warmup_steps = cfg.integer("warmup_steps", 0);
-  if (warmup_steps < 0)
-    throw ConfigError(cfg.path_of("warmup_steps"), "must be non-negative, got " + std::to_string(warmup_steps));
+  // Steps are bounded as training.max_steps is, so that sums with them stay within 64 bits.
+  const int64_t warmup_steps = cfg.integer_in("warmup_steps", 0, int64_t{1} << 50, 0);
   const double warmup_start_factor = cfg.number_in("warmup_start_factor", 0.0, 1.0, 0.0);
 
   std::unique_ptr<LrSchedule> schedule;
   if (type == "constant") {
     schedule = std::make_unique<ConstantSchedule>(base_lr, warmup_steps, warmup_start_factor);
   } else if (type == "step") {
-    const int64_t step_size = cfg.integer("step_size");
-    if (step_size < 1)
-      throw ConfigError(cfg.path_of("step_size"), "must be at least 1, got " + std::to_string(step_size));
+    const int64_t step_size = cfg.integer_in("step_size", 1, int64_t{1} << 50);
     const double gamma = cfg.number("gamma", 0.1);
-    if (!(gamma > 0.0))
-      throw ConfigError(cfg.path_of("gamma"), "must be positive, got " + detail::format_number(gamma));
+    if (!(gamma > 0.0 && gamma <= 1e6))
+      throw ConfigError(cfg.path_of("gamma"), "must be positive (and at most 1e6), got " + detail::format_number(gamma));
     schedule = std::make_unique<StepSchedule>(base_lr, warmup_steps, warmup_start_factor, step_size, gamma);
   } else if (type == "cosine") {
     const double min_lr = read_min_lr(cfg, type, base_lr, warmup_steps, total_steps);

@@ -64,8 +64,13 @@ void OptionChecks::fail(const std::string& key, const std::string& problem) cons
   throw ConfigError(where + "." + key, problem);
 }
 
+// Hyperparameters past a million are typos, and their products with gradients overflow fp32:
+// refused by name rather than met as a diverged loss.
+constexpr double kLargestHyperparameter = 1e6;
+
 void OptionChecks::learning_rate(double lr) const {
-  if (!(lr > 0.0)) fail("lr", "the learning rate must be positive, got " + format_number(lr));
+  if (!(lr > 0.0 && lr <= kLargestHyperparameter))
+    fail("lr", "the learning rate must be positive (and at most 1e6), got " + format_number(lr));
 }
 
 void OptionChecks::fraction(const char* key, double value) const {
@@ -73,7 +78,8 @@ void OptionChecks::fraction(const char* key, double value) const {
 }
 
 void OptionChecks::non_negative(const char* key, double value) const {
-  if (!(value >= 0.0)) fail(key, "must be non-negative, got " + format_number(value));
+  if (!(value >= 0.0 && value <= kLargestHyperparameter))
+    fail(key, "must be non-negative (and at most 1e6), got " + format_number(value));
 }
 
 void check_momentum_switch(bool bound, double momentum, double value, const std::string& where) {
