@@ -83,7 +83,7 @@ ModelResult read_model(ConfigObject cfg) {
   m.precision = *parse_element_type(cfg.choice("precision", {"fp32", "bf16", "fp16"}, "fp32"));
   m.supported = cfg.boolean("supported", true);
   m.why = cfg.string("why", "");
-  m.steps = cfg.integer("steps");
+  m.steps = cfg.integer_in("steps", 0, int64_t{1} << 40);
   m.step_seconds = non_negative(cfg, "step_seconds");
   if (m.supported && (m.steps < 1 || !(m.step_seconds > 0)))
     throw ConfigError(cfg.path_of("step_seconds"), "a supported model needs timed steps and a step time > 0");
@@ -128,8 +128,9 @@ BenchResult BenchResult::from_json(const nlohmann::json& j, const std::string& s
     throw ConfigError(cfg.path_of("kind"), "expected \"peak\", \"ops\" or \"model\", got \"" + r.kind + "\"");
   r.model = cfg.string("model");
   r.config = cfg.string("config");
-  r.batch = cfg.integer("batch");
-  r.size = cfg.integer("size");
+  // Bounded as the flags that set them are (bench --batch-size, --size).
+  r.batch = cfg.integer_in("batch", 0, int64_t{1} << 30);
+  r.size = cfg.integer_in("size", 0, int64_t{1} << 20);
   if (r.kind != "peak" && r.model.empty())
     throw ConfigError(cfg.path_of("model"), "an " + r.kind + " result names its model");
   r.machine = MachineDescription::from_json(cfg.object("machine"));

@@ -64,7 +64,7 @@ DevicePeak DevicePeak::from_json(ConfigObject cfg) {
   };
   d.fma_gflops = positive("fma_gflops");
   d.triad_gbs = positive("triad_gbs");
-  d.triad_bytes = cfg.integer("triad_bytes");
+  d.triad_bytes = cfg.integer_in("triad_bytes", 0, int64_t{1} << 50);
   cfg.finish();
   return d;
 }

@@ -76,9 +76,7 @@ std::string kokkos_version_string() {
 
 /// A count that must be present and at least 1.
 int64_t required_count(ConfigObject& cfg, const std::string& key) {
-  const int64_t v = cfg.integer(key);
-  if (v < 1) throw ConfigError(cfg.path_of(key), "expected a count of at least 1, got " + std::to_string(v));
-  return v;
+  return cfg.integer_in(key, 1, int64_t{1} << 30);
 }
 
 }  // namespace

@@ -326,7 +326,7 @@ nlohmann::json PeakFigures::to_json() const {
 PeakFigures PeakFigures::from_json(ConfigObject cfg) {
   PeakFigures p;
   p.fma_kernel = cfg.string("fma_kernel");
-  p.threads = cfg.integer("threads");
+  p.threads = cfg.integer_in("threads", 1, 1 << 20);
   auto positive = [&cfg](const std::string& key) {
     const double v = cfg.number(key);
     if (!(v > 0) || v > 1e12)
@@ -337,7 +337,7 @@ PeakFigures PeakFigures::from_json(ConfigObject cfg) {
   p.fma_gflops_all_cores = positive("fma_gflops_all_cores");
   p.triad_gbs_one_core = positive("triad_gbs_one_core");
   p.triad_gbs_all_cores = positive("triad_gbs_all_cores");
-  p.triad_bytes = cfg.integer("triad_bytes");
+  p.triad_bytes = cfg.integer_in("triad_bytes", 0, int64_t{1} << 50);
   // Only a CPU with bf16 dot products has these.
   if (cfg.has("bf16_gflops_one_core")) p.bf16_gflops_one_core = positive("bf16_gflops_one_core");
   if (cfg.has("bf16_gflops_all_cores")) p.bf16_gflops_all_cores = positive("bf16_gflops_all_cores");

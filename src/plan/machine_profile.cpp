@@ -182,10 +182,10 @@ MachineProfile MachineProfile::from_json(const nlohmann::json& json, const std::
   if (p.origin != "measured" && p.origin != "published")
     throw ConfigError(cfg.path_of("origin"), "expected \"measured\" or \"published\", got \"" + p.origin + "\"");
   p.backend = cfg.string("backend", "");
-  p.ranks_per_node = cfg.integer("ranks_per_node");
-  if (p.ranks_per_node < 1) throw ConfigError(cfg.path_of("ranks_per_node"), "expected at least 1");
-  p.threads_per_rank = cfg.integer("threads_per_rank");
-  if (p.threads_per_rank < 1) throw ConfigError(cfg.path_of("threads_per_rank"), "expected at least 1");
+  // Bounded as the flags that set them are (calibrate --ranks-max, --threads): their product
+  // with a node count stays far within 64 bits.
+  p.ranks_per_node = cfg.integer_in("ranks_per_node", 1, 1 << 20);
+  p.threads_per_rank = cfg.integer_in("threads_per_rank", 1, 1 << 20);
   p.memory_per_rank = figure(cfg, "memory_per_rank", true);
   p.process_baseline = figure(cfg, "process_baseline", false);
   p.peak_flops_per_rank = figure(cfg, "peak_flops_per_rank", true);

@@ -201,7 +201,7 @@ TEST_CASE("files that are not machine profiles are refused naming the file, key 
              Catch::Contains("$.origin: expected \"measured\" or \"published\""));
   CHECK_THAT(refusal(edited([](json& j) { j["conv_efficiency"] = 1.5; })), Catch::Contains("$.conv_efficiency"));
   CHECK_THAT(refusal(edited([](json& j) { j["ranks_per_node"] = 0; })),
-             Catch::Contains("$.ranks_per_node: expected at least 1"));
+             Catch::Contains("$.ranks_per_node: expected an integer from 1 to 1048576"));
 }
 
 TEST_CASE("a missing profile file is an error naming it", "[plan][machine_profile]") {
