@@ -19,7 +19,7 @@ inline CLI::Validator integer_in(IntegerBounds bounds) {
         int64_t v = 0;
         return read_integer(text, bounds, v);
       },
-      "INT in [" + std::to_string(bounds.min) + ", " + std::to_string(bounds.max) + "]");
+      "[" + std::to_string(bounds.min) + ", " + std::to_string(bounds.max) + "]");
 }
 
 inline CLI::Validator integer_in(int64_t min, int64_t max) { return integer_in(IntegerBounds{min, max}); }
@@ -31,7 +31,7 @@ inline CLI::Validator real_in(RealBounds bounds) {
         double v = 0;
         return read_real(text, bounds, v);
       },
-      "FLOAT: " + bounds.text());
+      bounds.interval());
 }
 
 /// [min, max], or (min, max] with `min_open`, or [min, max) with `max_open`.

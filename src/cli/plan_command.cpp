@@ -42,8 +42,9 @@ double parse_bytes(const std::string& text, const std::string& flag) {
   if (unit == "m" || unit == "mib" || unit == "mb") scale = k * k;
   if (unit == "g" || unit == "gib" || unit == "gb") scale = k * k * k;
   if (unit == "t" || unit == "tib" || unit == "tb") scale = k * k * k * k;
-  if (used == 0 || scale == 0 || !(value > 0) || !std::isfinite(value))
-    throw ConfigError(flag, "expected a positive size such as 16GiB or 512MiB, got \"" + text + "\"");
+  // At most an exbibyte: no rank has more, and byte counts derived from it stay within 64 bits.
+  if (used == 0 || scale == 0 || !(value > 0) || !(value * scale <= k * k * k * k * k * k))
+    throw ConfigError(flag, "expected a positive size of at most 1 EiB such as 16GiB or 512MiB, got \"" + text + "\"");
   return value * scale;
 }
 

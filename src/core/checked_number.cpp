@@ -61,6 +61,14 @@ std::string RealBounds::text() const {
          (max_open ? ")" : "]");
 }
 
+std::string RealBounds::interval() const {
+  const bool any_min = min == -kLargest && !min_open, any_max = max == kLargest && !max_open;
+  if (any_min && any_max) return "finite";
+  if (any_max) return (min_open ? "> " : ">= ") + shortest(min);
+  if (any_min) return (max_open ? "< " : "<= ") + shortest(max);
+  return std::string(min_open ? "(" : "[") + shortest(min) + ", " + shortest(max) + (max_open ? ")" : "]");
+}
+
 std::string integer_problem(int64_t value, const IntegerBounds& bounds) {
   if (bounds.contains(value)) return "";
   return "expected " + bounds.text() + ", got " + std::to_string(value);

@@ -199,7 +199,10 @@ double RunLog::elapsed_at(int64_t step) const {
   if (after == train.end()) return train.back().elapsed_s;
   if (after == train.begin()) return after->elapsed_s * static_cast<double>(step) / static_cast<double>(after->step);
   const auto before = after - 1;
-  const double f = static_cast<double>(step - before->step) / static_cast<double>(after->step - before->step);
+  // In double: the steps are the log's, and the difference of two (a negative one before a
+  // large one) can overflow int64. Steps too close for a double to tell apart take the earlier time.
+  const double span = static_cast<double>(after->step) - static_cast<double>(before->step);
+  const double f = span > 0 ? (static_cast<double>(step) - static_cast<double>(before->step)) / span : 0.0;
   return before->elapsed_s + f * (after->elapsed_s - before->elapsed_s);
 }
 

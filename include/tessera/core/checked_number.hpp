@@ -26,6 +26,8 @@ struct RealBounds {
   bool min_open = false, max_open = false;  // (min, ...] / [..., max)
   /// "a finite number in (0, 1]", "a finite number".
   std::string text() const;
+  /// The bounds alone, as --help shows them: "(0, 1]", ">= 0", "finite".
+  std::string interval() const;
   bool contains(double v) const;
 };
 
