@@ -155,3 +155,18 @@ TEST_CASE("a negative index or count is refused by name, not wrapped", "[cli][nu
     CHECK_THAT(o.message, Catch::Contains(": expected an integer from 0 to ") && Catch::EndsWith(words.back()));
   }
 }
+
+TEST_CASE("a refused value ends the command with status 2, help with 0", "[cli][numbers]") {
+  const auto status = [](std::vector<std::string> words) {
+    Commands commands;
+    auto app = tessera::cli::make_app(commands, words);
+    std::vector<char*> ours, kokkos{words[0].data()};
+    for (auto& w : words) ours.push_back(w.data());
+    return tessera::cli::parse(*app, ours, kokkos);
+  };
+  CHECK(status({"tessera", "train", kExistingFile, "--accumulate", "4611686018427387904"}) == 2);
+  CHECK(status({"tessera", "score", kExistingFile, "--threshold", "nan"}) == 2);
+  CHECK(status({"tessera", "train", kExistingFile, "--no-such-flag"}) == 2);
+  CHECK(status({"tessera", "train", "--help"}) == 0);
+  CHECK_FALSE(status({"tessera", "train", kExistingFile, "--accumulate", "4"}).has_value());
+}
