@@ -10,7 +10,7 @@
 # dependencies of scripts/install_deps.sh. Exits non-zero when the fuzzer found a crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(config checkpoint sample_list hdf5_sample)
+targets=(config checkpoint sample_list hdf5_sample cli metrics_log)
 
 if [[ ${1:-} == --list ]]; then
   printf '%s\n' "${targets[@]}"

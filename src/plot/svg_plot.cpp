@@ -23,7 +23,9 @@ std::vector<double> ticks(const Axis& a) {
   std::vector<double> t;
   if (a.log) {
     const bool fine = a.max / a.min < 100;
-    for (double decade = std::pow(10.0, std::floor(std::log10(a.min))); decade <= a.max * (1 + 1e-9); decade *= 10)
+    // At most the decades of a double; a minimum of 0 would start at decade 0, which never grows.
+    double decade = std::pow(10.0, std::floor(std::log10(a.min)));
+    for (int d = 0; d < 700 && decade > 0 && decade <= a.max * (1 + 1e-9); ++d, decade *= 10)
       for (double m : {1.0, 2.0, 5.0}) {
         const double v = decade * m;
         if ((m == 1.0 || fine) && v >= a.min * (1 - 1e-9) && v <= a.max * (1 + 1e-9)) t.push_back(v);
@@ -32,7 +34,15 @@ std::vector<double> ticks(const Axis& a) {
   }
   const double raw = (a.max - a.min) / 5.0, decade = std::pow(10.0, std::floor(std::log10(raw)));
   const double step = raw / decade < 1.5 ? decade : raw / decade < 3.5 ? 2 * decade : 5 * decade;
-  for (double v = std::ceil(a.min / step) * step; v <= a.max + 1e-9 * std::abs(a.max); v += step) t.push_back(v);
+  // Counted, not `v += step`: on a range a few ulps wide next to its values the sum does not
+  // move, and the loop never ended (found by the metrics-log fuzz target). About five ticks
+  // are wanted; a handful more is the most rounding can give.
+  const double first = std::ceil(a.min / step) * step;
+  for (int i = 0; i < 12; ++i) {
+    const double v = first + i * step;
+    if (!(v <= a.max + 1e-9 * std::abs(a.max))) break;
+    if (t.empty() || v > t.back()) t.push_back(v);
+  }
   return t;
 }
 

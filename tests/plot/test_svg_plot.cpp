@@ -101,3 +101,14 @@ TEST_CASE("The gradient runs from violet to yellow", "[plot]") {
   CHECK(SvgPlot::gradient(-3.0) == SvgPlot::gradient(0.0));
   CHECK(SvgPlot::gradient(0.5) != SvgPlot::gradient(0.25));
 }
+
+TEST_CASE("Axes a few ulps wide still end with a handful of ticks", "[plot]") {
+  // Found by the metrics-log fuzz target: `v += step` did not move on a range one ulp wide next
+  // to its values, and the tick list grew until memory ran out.
+  for (const Axis& axis : {Axis{"loss", 1.0, std::nextafter(1.0, 2.0)}, Axis{"step", 1e17, 1e17 + 16}}) {
+    SvgPlot svg("t", axis, {"y", 0, 1});
+    const std::string s = svg.str();
+    INFO(axis.label);
+    CHECK(count_of(s, "<text") < 40);
+  }
+}
