@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <optional>
+#include <memory>
 
 #include "commands.hpp"
 #include "number_checks.hpp"
@@ -82,6 +82,28 @@ ModelInput model_input_of(const nlohmann::json& config) {
   return {sample[3], {sample[0], sample[1], sample[2]}};
 }
 
+/// The trained model rebuilt for the input's size; where the input is the cause of an error
+/// (its channels, a size the model cannot take), the error names `input` first.
+std::unique_ptr<train::TrainedModel> model_for_input(const nlohmann::json& config, const PredictArgs& a,
+                                                     const Shape& in, const std::string& input) {
+  const ModelInput trained_on = model_input_of(config);
+  if (trained_on.channels != in[3])
+    throw ConfigError(input, format("holds %lld channel(s) per voxel; the model takes %lld ($.model.input.channels)",
+                                    static_cast<long long>(in[3]), static_cast<long long>(trained_on.channels)));
+  const std::array<int64_t, 3> size{in[0], in[1], in[2]};
+  try {
+    return std::make_unique<train::TrainedModel>(config, a.checkpoint, a.backend, size);
+  } catch (const Error& e) {
+    if (size == trained_on.size) throw;
+    throw ConfigError(
+        input, format("a volume of %lld x %lld x %lld voxels, where the model was trained on %lld x "
+                      "%lld x %lld ($.model.input.size), does not fit it: %s",
+                      static_cast<long long>(size[0]), static_cast<long long>(size[1]), static_cast<long long>(size[2]),
+                      static_cast<long long>(trained_on.size[0]), static_cast<long long>(trained_on.size[1]),
+                      static_cast<long long>(trained_on.size[2]), e.what()));
+  }
+}
+
 }  // namespace
 #endif
 
@@ -97,24 +119,7 @@ int run_predict(const PredictArgs& a) {
   const std::string input = "--input " + a.input + " (dataset 'inputs', sample " + std::to_string(a.sample) + ")";
   if (in.shape.rank() != 4)
     throw ConfigError(input, "a sample [D, H, W, C] was expected, the file holds " + in.shape.str());
-  const ModelInput trained_on = model_input_of(config);
-  if (trained_on.channels != in.shape[3])
-    throw ConfigError(input, format("holds %lld channel(s) per voxel; the model takes %lld ($.model.input.channels)",
-                                    static_cast<long long>(in.shape[3]), static_cast<long long>(trained_on.channels)));
-  const std::array<int64_t, 3> size{in.shape[0], in.shape[1], in.shape[2]};
-  std::optional<train::TrainedModel> loaded;
-  try {
-    loaded.emplace(config, a.checkpoint, a.backend, size);
-  } catch (const Error& e) {
-    // The model is rebuilt for the input's size: where that size is the cause, say so first.
-    if (size == trained_on.size) throw;
-    throw ConfigError(
-        input, format("a volume of %lld x %lld x %lld voxels, where the model was trained on %lld x "
-                      "%lld x %lld ($.model.input.size), does not fit it: %s",
-                      static_cast<long long>(size[0]), static_cast<long long>(size[1]), static_cast<long long>(size[2]),
-                      static_cast<long long>(trained_on.size[0]), static_cast<long long>(trained_on.size[1]),
-                      static_cast<long long>(trained_on.size[2]), e.what()));
-  }
+  const std::unique_ptr<train::TrainedModel> loaded = model_for_input(config, a, in.shape, input);
   train::TrainedModel& trained = *loaded;
   model::Model& m = trained.model();
   Tensor x(Shape{1, in.shape[0], in.shape[1], in.shape[2], in.shape[3]}, "tessera::predict_input");

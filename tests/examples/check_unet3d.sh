@@ -41,7 +41,7 @@ volume=runs/cells_tiny/validation/sample_000000.h5
 if "$tessera" score "$volume" --components prediction.h5 --channel 2 --kokkos-disable-warnings 2> channel.err; then
   echo "a channel the map lacks was accepted"; exit 1
 fi
-grep -q -- "--channel: the map has 2 channel(s); there is no channel 2" channel.err
+grep -q -- "--channel: prediction.h5:predictions has 2 channel(s), 0 to 1; there is no channel 2" channel.err
 /usr/bin/python3 - <<'PY'
 import json
 import h5py

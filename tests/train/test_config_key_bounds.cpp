@@ -4,6 +4,8 @@
 // bounds its reader checks. Integers past 64 bits, 2^63 − 1 and 30-digit numbers are refused.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -140,5 +142,28 @@ TEST_CASE("every numeric config key refuses what no reader may take, naming the 
     }
   }
   // The recorder found the keys: if it found few, this would be testing nothing.
+  CHECK(keys >= 40);
+}
+
+TEST_CASE("every numeric key the readers read is documented in docs/config.md", "[train][numbers][config][docs]") {
+  std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/docs/config.md");
+  std::stringstream docs;
+  docs << in.rdbuf();
+  REQUIRE(docs.str().size() > 10000);
+  int keys = 0;
+  for (const json& config : configs()) {
+    ConfigKeyRecorder recorder;
+    train::TrainingRun run(config, quiet());
+    for (const NumericKeyRead& key : recorder.reads()) {
+      // The key's own name: "$.model.layers[0].filters" -> "filters", "$.model.input.size[1]" -> "size".
+      std::string name = key.path.substr(0, key.path.back() == ']' ? key.path.rfind('[') : std::string::npos);
+      name = name.substr(name.rfind('.') + 1);
+      ++keys;
+      INFO(key.path);
+      // As a key of its table ("`filters`") or under its section ("`checkpoint.every_steps`").
+      CHECK((docs.str().find("`" + name + "`") != std::string::npos ||
+             docs.str().find("." + name + "`") != std::string::npos));
+    }
+  }
   CHECK(keys >= 40);
 }
