@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_app.hpp"
@@ -110,9 +111,17 @@ TEST_CASE("every numeric flag of every command refuses NaN, infinities and numbe
   const auto flags = numeric_flags();
   // The walk finds the commands' flags: if it found few, it would be testing nothing.
   REQUIRE(flags.size() >= 40);
-  const std::vector<std::string> always_refused{
-      "nan", "inf", "-inf", "9223372036854775807", "123456789012345678901234567890", "1e999", "12abc"};
-  const std::vector<std::string> maybe_accepted{"-1", "0"};
+  // Each value, and whether every flag must refuse it (the others: refused by name, or inside
+  // the flag's range).
+  const std::vector<std::pair<std::string, bool>> values{{"nan", true},
+                                                         {"inf", true},
+                                                         {"-inf", true},
+                                                         {"9223372036854775807", true},
+                                                         {"123456789012345678901234567890", true},
+                                                         {"1e999", true},
+                                                         {"12abc", true},
+                                                         {"-1", false},
+                                                         {"0", false}};
   for (const auto& f : flags) {
     Commands commands;
     auto app = tessera::cli::make_app(commands, {"tessera"});
@@ -122,21 +131,13 @@ TEST_CASE("every numeric flag of every command refuses NaN, infinities and numbe
     base.insert(base.end(), required.begin(), required.end());
     INFO(joined(base) + " " + f.flag);
     REQUIRE_FALSE(parse(base).refused);  // the command parses without the flag
-    for (const auto& value : always_refused) {
+    for (const auto& [value, must_refuse] : values) {
       auto words = base;
       words.push_back(f.flag);
       words.push_back(value);
       const Outcome o = parse(words);
       INFO("value " + value + ": " + o.message);
-      CHECK(o.refused);
-      CHECK_THAT(o.message, Catch::StartsWith(f.flag + ": expected "));
-    }
-    for (const auto& value : maybe_accepted) {
-      auto words = base;
-      words.push_back(f.flag);
-      words.push_back(value);
-      const Outcome o = parse(words);
-      INFO("value " + value + ": " + o.message);
+      if (must_refuse) CHECK(o.refused);
       if (o.refused) CHECK_THAT(o.message, Catch::StartsWith(f.flag + ": expected "));
     }
   }
