@@ -3,6 +3,7 @@
 #include "tessera/backends/kokkos/arithmetic_kernels.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
+#include "tessera/core/profiling.hpp"
 
 namespace tessera::train {
 namespace {
@@ -31,6 +32,8 @@ BatchDomainCheck::BatchDomainCheck(const model::Model& model, const layers::Loss
 
 void BatchDomainCheck::check(const Tensor& inputs, const Tensor& targets,
                              const std::function<std::string()>& batch) const {
+  // Its own region, so `--profile` shows what the check costs a step.
+  const ProfileRegion region("domain check");
   // Whatever the layers admit, a value that is not finite is a broken file, not data: refused
   // here by name rather than as a diverged loss that blames the learning rate.
   const int64_t bad_inputs = inputs.numel() > 0 ? kokkos_backend::count_nonfinite(inputs) : 0;
