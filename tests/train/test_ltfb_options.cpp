@@ -52,6 +52,8 @@ TEST_CASE("Bad ltfb sections are refused naming the key", "[train][ltfb]") {
   fails(R"({"perturb": true})", "names none");
   fails(R"({"hyperparameters": {"lr": {"min": 0.1, "max": 0.01}}})", "is empty: max must be at least min");
   fails(R"({"hyperparameters": {"lr": {"min": -0.1, "max": 0.01}}})", "$.training.ltfb.hyperparameters.lr.min");
+  fails(R"({"hyperparameters": {"lr": {"min": 0.1, "max": 1e300}}})",
+        "$.training.ltfb.hyperparameters.lr.max: must be at most 1e6");
   fails(R"({"hyperparameters": {"lr": {"min": 0, "max": 0.1, "scale": "log"}}})", "a log scale needs min > 0");
   fails(R"({"hyperparameters": {"lr": [0.1, 0.2]}})", "hyperparameters.lr: expected an object");
   fails(R"({"hyperparameters": {"lr": {"min": 0.1, "max": 0.2, "step": 1}}})", "step");

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 
 namespace tessera::train {
 namespace {
@@ -20,6 +21,9 @@ HyperparameterRange read_range(ConfigObject& cfg, const std::string& key) {
   if (!std::isfinite(r.max) || r.max < r.min)
     throw ConfigError(cfg.path(), "the range [" + std::to_string(r.min) + ", " + std::to_string(r.max) +
                                       "] is empty: max must be at least min");
+  // The optimizers refuse values above 1e6 (OptionChecks): a range past it would stop a run
+  // at the first tournament that draws one.
+  if (r.max > 1e6) throw ConfigError(cfg.path_of("max"), "must be at most 1e6, got " + format("%g", r.max));
   if (r.log_scale && r.min <= 0.0)
     throw ConfigError(cfg.path_of("scale"), "a log scale needs min > 0, got min " + std::to_string(r.min));
   return r;
