@@ -3,9 +3,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <sstream>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 
 namespace tessera {
 namespace {
@@ -20,20 +20,6 @@ std::string quoted(std::string_view text) {
   std::string s(text.substr(0, keep));
   if (text.size() > keep) s += "... (" + std::to_string(text.size()) + " characters)";
   return "'" + s + "'";
-}
-
-std::string shortest(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  // 17 digits show 0.1 as 0.10000000000000001; take the shortest form that reads back alike.
-  for (int digits = 1; digits < 17; ++digits) {
-    std::ostringstream t;
-    t.precision(digits);
-    t << v;
-    if (std::strtod(t.str().c_str(), nullptr) == v) return t.str();
-  }
-  return s.str();
 }
 
 }  // namespace
@@ -55,18 +41,17 @@ bool RealBounds::contains(double v) const {
 std::string RealBounds::text() const {
   const bool any_min = min == -kLargest && !min_open, any_max = max == kLargest && !max_open;
   if (any_min && any_max) return "a finite number";
-  if (any_max) return std::string("a finite number ") + (min_open ? "above " : "of at least ") + shortest(min);
-  if (any_min) return std::string("a finite number ") + (max_open ? "below " : "of at most ") + shortest(max);
-  return "a finite number in " + std::string(min_open ? "(" : "[") + shortest(min) + ", " + shortest(max) +
-         (max_open ? ")" : "]");
+  if (any_max) return std::string("a finite number ") + (min_open ? "above " : "of at least ") + format_number(min);
+  if (any_min) return std::string("a finite number ") + (max_open ? "below " : "of at most ") + format_number(max);
+  return "a finite number in " + interval();
 }
 
 std::string RealBounds::interval() const {
   const bool any_min = min == -kLargest && !min_open, any_max = max == kLargest && !max_open;
   if (any_min && any_max) return "finite";
-  if (any_max) return (min_open ? "> " : ">= ") + shortest(min);
-  if (any_min) return (max_open ? "< " : "<= ") + shortest(max);
-  return std::string(min_open ? "(" : "[") + shortest(min) + ", " + shortest(max) + (max_open ? ")" : "]");
+  if (any_max) return (min_open ? "> " : ">= ") + format_number(min);
+  if (any_min) return (max_open ? "< " : "<= ") + format_number(max);
+  return std::string(min_open ? "(" : "[") + format_number(min) + ", " + format_number(max) + (max_open ? ")" : "]");
 }
 
 std::string integer_problem(int64_t value, const IntegerBounds& bounds) {
@@ -77,7 +62,7 @@ std::string integer_problem(int64_t value, const IntegerBounds& bounds) {
 std::string real_problem(double value, const RealBounds& bounds) {
   if (bounds.contains(value)) return "";
   return "expected " + bounds.text() + ", got " +
-         (std::isfinite(value) ? shortest(value)
+         (std::isfinite(value) ? format_number(value)
           : std::isnan(value)  ? "nan"
           : value > 0          ? "inf"
                                : "-inf");
@@ -111,13 +96,12 @@ std::string read_real(std::string_view text, const RealBounds& bounds, double& v
   }
   if (!digit) return expected + quoted(text);
   const std::string s(text);
-  errno = 0;
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
   if (*end != '\0') return expected + quoted(text);
   // Overflow gives ±HUGE_VAL (not finite, refused below); underflow to 0 or a denormal is the
   // nearest double and passes as such.
-  if (!bounds.contains(v)) return expected + (std::isfinite(v) ? shortest(v) : quoted(text));
+  if (!bounds.contains(v)) return expected + (std::isfinite(v) ? format_number(v) : quoted(text));
   value = v;
   return "";
 }

@@ -2,6 +2,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace tessera {
@@ -24,5 +25,13 @@ std::string format(const char* fmt, ...) {
 }
 
 std::string fixed(double value, int digits) { return format("%.*f", digits, value); }
+
+std::string format_number(double value) {
+  for (int precision = 6; precision < 17; ++precision) {
+    const std::string s = format("%.*g", precision, value);
+    if (std::strtod(s.c_str(), nullptr) == value) return s;
+  }
+  return format("%.17g", value);
+}
 
 }  // namespace tessera

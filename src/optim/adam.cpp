@@ -94,9 +94,9 @@ void Adam::set_steps(int64_t steps) {
 }
 
 std::string Adam::str() const {
-  return "adam lr=" + detail::format_number(options_.lr) + " beta1=" + detail::format_number(options_.beta1) +
-         " beta2=" + detail::format_number(options_.beta2) + " epsilon=" + detail::format_number(options_.epsilon) +
-         " weight_decay=" + detail::format_number(options_.weight_decay) +
+  return "adam lr=" + format_number(options_.lr) + " beta1=" + format_number(options_.beta1) +
+         " beta2=" + format_number(options_.beta2) + " epsilon=" + format_number(options_.epsilon) +
+         " weight_decay=" + format_number(options_.weight_decay) +
          " decoupled_weight_decay=" + (options_.decoupled_weight_decay ? "true" : "false");
 }
 

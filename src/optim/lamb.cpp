@@ -109,9 +109,9 @@ void Lamb::set_steps(int64_t steps) {
 }
 
 std::string Lamb::str() const {
-  return "lamb lr=" + detail::format_number(options_.lr) + " beta1=" + detail::format_number(options_.beta1) +
-         " beta2=" + detail::format_number(options_.beta2) + " epsilon=" + detail::format_number(options_.epsilon) +
-         " weight_decay=" + detail::format_number(options_.weight_decay) +
+  return "lamb lr=" + format_number(options_.lr) + " beta1=" + format_number(options_.beta1) +
+         " beta2=" + format_number(options_.beta2) + " epsilon=" + format_number(options_.epsilon) +
+         " weight_decay=" + format_number(options_.weight_decay) +
          " exclude_bias_and_norm=" + (options_.exclude_bias_and_norm ? "true" : "false");
 }
 

@@ -15,7 +15,7 @@ void check_options(const LarsOptions& o, const std::string& where) {
   c.non_negative("weight_decay", o.weight_decay);
   if (!(o.trust_coefficient > 0.0 && o.trust_coefficient <= 1e6))
     c.fail("trust_coefficient", "the trust coefficient (eta) must be positive (and at most 1e6), got " +
-                                    detail::format_number(o.trust_coefficient));
+                                    format_number(o.trust_coefficient));
   c.non_negative("epsilon", o.epsilon);
 }
 
@@ -101,11 +101,11 @@ void Lars::set_steps(int64_t steps) {
 }
 
 std::string Lars::str() const {
-  return "lars lr=" + detail::format_number(options_.lr) + " momentum=" + detail::format_number(options_.momentum) +
+  return "lars lr=" + format_number(options_.lr) + " momentum=" + format_number(options_.momentum) +
          " nesterov=" + (options_.nesterov ? "true" : "false") +
-         " weight_decay=" + detail::format_number(options_.weight_decay) +
-         " trust_coefficient=" + detail::format_number(options_.trust_coefficient) +
-         " epsilon=" + detail::format_number(options_.epsilon) +
+         " weight_decay=" + format_number(options_.weight_decay) +
+         " trust_coefficient=" + format_number(options_.trust_coefficient) +
+         " epsilon=" + format_number(options_.epsilon) +
          " exclude_bias_and_norm=" + (options_.exclude_bias_and_norm ? "true" : "false");
 }
 

@@ -31,7 +31,7 @@ class StepSchedule final : public LrSchedule {
   double decayed(int64_t k) const override { return base_lr_ * std::pow(gamma_, static_cast<double>(k / step_size_)); }
   std::string name() const override { return "step"; }
   std::string parameters() const override {
-    return " step_size=" + std::to_string(step_size_) + " gamma=" + detail::format_number(gamma_);
+    return " step_size=" + std::to_string(step_size_) + " gamma=" + format_number(gamma_);
   }
 
  private:
@@ -54,7 +54,7 @@ class CosineSchedule final : public LrSchedule {
   }
   std::string name() const override { return "cosine"; }
   std::string parameters() const override {
-    return " min_lr=" + detail::format_number(min_lr_) + " total_steps=" + std::to_string(total_steps_);
+    return " min_lr=" + format_number(min_lr_) + " total_steps=" + std::to_string(total_steps_);
   }
 
  private:
@@ -82,7 +82,7 @@ class PolynomialSchedule final : public LrSchedule {
   }
   std::string name() const override { return "poly"; }
   std::string parameters() const override {
-    return " power=" + detail::format_number(power_) + " min_lr=" + detail::format_number(min_lr_) +
+    return " power=" + format_number(power_) + " min_lr=" + format_number(min_lr_) +
            " total_steps=" + std::to_string(total_steps_);
   }
 
@@ -96,8 +96,8 @@ double read_min_lr(ConfigObject& cfg, const std::string& type, double base_lr, i
                    int64_t total_steps) {
   const double min_lr = cfg.number("min_lr", 0.0);
   if (!(min_lr >= 0.0 && min_lr <= base_lr))
-    throw ConfigError(cfg.path_of("min_lr"), "must be in [0, base learning rate " + detail::format_number(base_lr) +
-                                                 "], got " + detail::format_number(min_lr));
+    throw ConfigError(cfg.path_of("min_lr"), "must be in [0, base learning rate " + format_number(base_lr) +
+                                                 "], got " + format_number(min_lr));
   // The decay spans the run after the warmup, so the run must outlast it.
   if (total_steps <= warmup_steps)
     throw ConfigError(cfg.path_of("warmup_steps"), "a " + type + " schedule needs more total steps (" +
@@ -109,7 +109,7 @@ double read_min_lr(ConfigObject& cfg, const std::string& type, double base_lr, i
 void check_base_lr(double base_lr) {
   if (!(base_lr > 0.0))
     throw Error("learning-rate schedule: the base learning rate must be positive, got " +
-                detail::format_number(base_lr));
+                format_number(base_lr));
 }
 
 }  // namespace
@@ -129,10 +129,10 @@ double LrSchedule::lr(int64_t step) const {
 }
 
 std::string LrSchedule::str() const {
-  std::string s = name() + " base_lr=" + detail::format_number(base_lr_);
+  std::string s = name() + " base_lr=" + format_number(base_lr_);
   if (warmup_steps_ > 0)
     s += " warmup_steps=" + std::to_string(warmup_steps_) +
-         " warmup_start_factor=" + detail::format_number(warmup_start_factor_);
+         " warmup_start_factor=" + format_number(warmup_start_factor_);
   return s + parameters();
 }
 
@@ -158,7 +158,7 @@ std::unique_ptr<LrSchedule> LrSchedule::from_json(ConfigObject& cfg, double base
     const int64_t step_size = cfg.integer_in("step_size", 1, int64_t{1} << 50);
     const double gamma = cfg.number("gamma", 0.1);
     if (!(gamma > 0.0 && gamma <= 1e6))
-      throw ConfigError(cfg.path_of("gamma"), "must be positive (and at most 1e6), got " + detail::format_number(gamma));
+      throw ConfigError(cfg.path_of("gamma"), "must be positive (and at most 1e6), got " + format_number(gamma));
     schedule = std::make_unique<StepSchedule>(base_lr, warmup_steps, warmup_start_factor, step_size, gamma);
   } else if (type == "cosine") {
     const double min_lr = read_min_lr(cfg, type, base_lr, warmup_steps, total_steps);
@@ -166,7 +166,7 @@ std::unique_ptr<LrSchedule> LrSchedule::from_json(ConfigObject& cfg, double base
   } else {
     const double min_lr = read_min_lr(cfg, type, base_lr, warmup_steps, total_steps);
     const double power = cfg.number_in("power", 0.0, 100.0, 2.0);
-    if (!(power > 0.0)) throw ConfigError(cfg.path_of("power"), "must be positive, got " + detail::format_number(power));
+    if (!(power > 0.0)) throw ConfigError(cfg.path_of("power"), "must be positive, got " + format_number(power));
     schedule =
         std::make_unique<PolynomialSchedule>(base_lr, warmup_steps, warmup_start_factor, min_lr, power, total_steps);
   }

@@ -1,7 +1,5 @@
 #include "tessera/optim/optimizer.hpp"
 
-#include <sstream>
-
 #include "tessera/core/error.hpp"
 #include "tessera/optim/adam.hpp"
 #include "tessera/optim/lamb.hpp"
@@ -46,19 +44,6 @@ int64_t check_bind(const std::string& optimizer, const Tensor& values, const Ten
 }
 
 Tensor make_state(int64_t numel, const std::string& label) { return Tensor(Shape{numel}, label); }
-
-std::string format_number(double value) {
-  for (int precision = 6; precision <= 17; ++precision) {
-    std::ostringstream s;
-    s.precision(precision);
-    s << value;
-    if (std::stod(s.str()) == value) return s.str();
-  }
-  std::ostringstream s;
-  s.precision(17);
-  s << value;
-  return s.str();
-}
 
 void OptionChecks::fail(const std::string& key, const std::string& problem) const {
   throw ConfigError(where + "." + key, problem);

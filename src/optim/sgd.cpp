@@ -10,12 +10,12 @@ void check_options(const SgdOptions& o, const std::string& where) {
   c.learning_rate(o.lr);
   c.fraction("momentum", o.momentum);
   if (!(o.dampening >= 0.0 && o.dampening <= 1.0))
-    c.fail("dampening", "must be in [0, 1], got " + detail::format_number(o.dampening));
+    c.fail("dampening", "must be in [0, 1], got " + format_number(o.dampening));
   c.non_negative("weight_decay", o.weight_decay);
   // As in torch.optim.SGD: Nesterov's look-ahead is defined for undamped momentum only.
   if (o.nesterov && o.momentum == 0.0) c.fail("nesterov", "Nesterov momentum needs momentum > 0");
   if (o.nesterov && o.dampening != 0.0)
-    c.fail("nesterov", "Nesterov momentum needs dampening 0, got " + detail::format_number(o.dampening));
+    c.fail("nesterov", "Nesterov momentum needs dampening 0, got " + format_number(o.dampening));
 }
 
 const detail::HyperparameterFields<SgdOptions> kSgdFields = {
@@ -83,11 +83,11 @@ void Sgd::set_steps(int64_t steps) {
 }
 
 std::string Sgd::str() const {
-  std::string s = "sgd lr=" + detail::format_number(options_.lr) +
-                  " momentum=" + detail::format_number(options_.momentum) +
+  std::string s = "sgd lr=" + format_number(options_.lr) +
+                  " momentum=" + format_number(options_.momentum) +
                   " nesterov=" + (options_.nesterov ? "true" : "false") +
-                  " weight_decay=" + detail::format_number(options_.weight_decay);
-  if (options_.dampening != 0.0) s += " dampening=" + detail::format_number(options_.dampening);
+                  " weight_decay=" + format_number(options_.weight_decay);
+  if (options_.dampening != 0.0) s += " dampening=" + format_number(options_.dampening);
   return s;
 }
 

@@ -16,4 +16,9 @@ std::string format(const char* fmt, ...)
 /// `value` with `digits` digits after the point: fixed(0.12345, 3) == "0.123".
 std::string fixed(double value, int digits);
 
+/// `value` in the shortest %g form of 6 to 17 significant digits that reads back as the same
+/// double: 0.1 as "0.1" (not 0.10000000000000001), 1e-06, 123456789. For hyperparameters
+/// and bounds in messages, where the value shown must be the value used.
+std::string format_number(double value);
+
 }  // namespace tessera

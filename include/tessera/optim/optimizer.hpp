@@ -8,6 +8,7 @@
 
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
 #include "tessera/core/tensor.hpp"
 #include "tessera/optim/parameter_tensors.hpp"
 
@@ -64,8 +65,6 @@ namespace detail {
 int64_t check_bind(const std::string& optimizer, const Tensor& values, const Tensor& grads);
 /// A zeroed state tensor of `numel` elements (a valid zero-length tensor when numel is 0).
 Tensor make_state(int64_t numel, const std::string& label);
-/// Formats a hyper-parameter for str(): shortest form that reads back the same double.
-std::string format_number(double value);
 
 /// The range checks of optimizer options: each throws ConfigError naming `where`.key.
 struct OptionChecks {
