@@ -22,6 +22,7 @@
 #include "tessera/core/log.hpp"
 #include "tessera/registry/backend_registry.hpp"
 #include "tessera/registry/cudnn_settings.hpp"
+#include "tessera/train/trainer.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -304,7 +305,8 @@ void add_model_flags(CLI::App* cmd, BenchArgs& a) {
       ->check(CLI::IsMember({"fp32", "bf16", "fp16", "tf32"}));
   cmd->add_option("--size", a.size, "Replace the sample size (model input and data, cubic)")
       ->check(integer_in(1, int64_t{1} << 20));
-  cmd->add_option("--batch-size", a.batch_size, "Replace the global batch")->check(integer_in(1, int64_t{1} << 30));
+  cmd->add_option("--batch-size", a.batch_size, "Replace the global batch")
+      ->check(integer_in(train::TrainingLimits::batch_size));
   cmd->add_option("--backend", a.backends, "Backend to measure (repeatable; default: every compiled backend)");
   cmd->add_option("--platform", a.platforms,
                   "BACKEND=LABEL: the platform name results carry for BACKEND (default BACKEND@<threads>t)");

@@ -36,12 +36,7 @@ inline CLI::Validator real_in(RealBounds bounds) {
 
 /// [min, max], or (min, max] with `min_open`, or [min, max) with `max_open`.
 inline CLI::Validator real_in(double min, double max, bool min_open = false, bool max_open = false) {
-  RealBounds b;
-  b.min = min;
-  b.max = max;
-  b.min_open = min_open;
-  b.max_open = max_open;
-  return real_in(b);
+  return real_in(RealBounds{min, max, min_open, max_open});
 }
 
 /// The largest count of samples, volumes or steps a flag takes: far beyond any run, and small

@@ -1,11 +1,9 @@
 #include "tessera/core/config.hpp"
 
-#include <fstream>
-#include <set>
-#include <sstream>
-
 #include <cmath>
+#include <fstream>
 #include <limits>
+#include <set>
 
 #include "tessera/core/checked_number.hpp"
 #include "tessera/core/config_key_recorder.hpp"
@@ -23,9 +21,12 @@ std::string type_of(const nlohmann::json& j) {
   return "null";
 }
 
-}  // namespace
+/// A JSON integer of 2^63 or more: nlohmann keeps those unsigned, and get<int64_t> would wrap
+/// them negative.
+bool past_int64(const nlohmann::json& j) {
+  return j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+}
 
-namespace {
 void note_read(const std::string& path, bool integer, bool bounded, IntegerBounds ints = {}, RealBounds reals = {}) {
   ConfigKeyRecorder::note({path, integer, bounded, ints, reals});
 }
@@ -69,9 +70,7 @@ std::string ConfigObject::choice(const std::string& key, const std::vector<std::
 int64_t ConfigObject::integer(const std::string& key) {
   const auto& j = get(key);
   if (!j.is_number_integer()) fail(key, "expected an integer, got " + type_of(j) + " " + json_excerpt(j));
-  // nlohmann keeps 2^63 to 2^64 - 1 unsigned; get<int64_t> would wrap them negative.
-  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    fail(key, "expected a 64-bit integer, got " + json_excerpt(j));
+  if (past_int64(j)) fail(key, "expected a 64-bit integer, got " + json_excerpt(j));
   note_read(path_of(key), true, false);
   return j.get<int64_t>();
 }
@@ -105,9 +104,7 @@ double ConfigObject::number(const std::string& key, double fallback) { return ha
 
 double ConfigObject::number_in(const std::string& key, double lo, double hi, double fallback) {
   const double v = number(key, fallback);
-  RealBounds bounds;
-  bounds.min = lo;
-  bounds.max = hi;
+  const RealBounds bounds{lo, hi};
   if (has(key)) note_read(path_of(key), false, true, {}, bounds);
   if (const std::string problem = real_problem(v, bounds); !problem.empty()) fail(key, problem);
   return v;
@@ -127,9 +124,7 @@ std::vector<int64_t> ConfigObject::integer_list(const std::string& key) {
   for (size_t i = 0; i < j.size(); ++i) {
     const std::string path = path_of(key) + "[" + std::to_string(i) + "]";
     if (!j[i].is_number_integer()) throw ConfigError(path, "expected an integer, got " + type_of(j[i]));
-    if (j[i].is_number_unsigned() &&
-        j[i].get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      throw ConfigError(path, "expected a 64-bit integer, got " + json_excerpt(j[i]));
+    if (past_int64(j[i])) throw ConfigError(path, "expected a 64-bit integer, got " + json_excerpt(j[i]));
     note_read(path, true, false);
     out.push_back(j[i].get<int64_t>());
   }
@@ -185,7 +180,8 @@ void ConfigObject::finish() const {
     if (used_.count(it.key())) continue;
     std::string known;
     for (const auto& k : used_) known += (known.empty() ? "" : ", ") + k;
-    throw ConfigError(path_of(it.key()), "unknown key" + (known.empty() ? std::string() : " (read here: " + known + ")"));
+    throw ConfigError(path_of(it.key()),
+                      "unknown key" + (known.empty() ? std::string() : " (read here: " + known + ")"));
   }
 }
 
