@@ -8,12 +8,18 @@
 namespace tessera::train {
 namespace {
 
-/// Why `x` is outside `domain` ("holds values from -0.5 to 3"), or "".
-std::string outside(const Tensor& x, const layers::ValueDomain& domain) {
-  if (x.numel() == 0) return "";
-  const kokkos_backend::ValueSpread s = kokkos_backend::value_spread(x);
-  if (s.nonfinite > 0)
-    return format("holds %lld value(s) that are NaN or infinite", static_cast<long long>(s.nonfinite));
+/// The spread of `x` where a domain is checked on it (one pass, which also counts the values
+/// that are not finite), else that count alone.
+kokkos_backend::ValueSpread spread_of(const Tensor& x, bool domain) {
+  if (x.numel() == 0) return {};
+  if (domain) return kokkos_backend::value_spread(x);
+  kokkos_backend::ValueSpread s;
+  s.nonfinite = kokkos_backend::count_nonfinite(x);
+  return s;
+}
+
+/// Why finite values spread as `s` lie outside `domain` ("holds values from -0.5 to 3"), or "".
+std::string outside(const kokkos_backend::ValueSpread& s, const layers::ValueDomain& domain) {
   if (domain.whole_numbers && s.fractional > 0)
     return format("holds %lld value(s) that are not whole numbers (values from %g to %g)",
                   static_cast<long long>(s.fractional), s.min, s.max);
@@ -36,14 +42,14 @@ void BatchDomainCheck::check(const Tensor& inputs, const Tensor& targets,
   const ProfileRegion region("domain check");
   // Whatever the layers admit, a value that is not finite is a broken file, not data: refused
   // here by name rather than as a diverged loss that blames the learning rate.
-  const int64_t bad_inputs = inputs.numel() > 0 ? kokkos_backend::count_nonfinite(inputs) : 0;
-  const int64_t bad_targets = targets.numel() > 0 ? kokkos_backend::count_nonfinite(targets) : 0;
-  if (bad_inputs > 0 || bad_targets > 0)
+  const kokkos_backend::ValueSpread in = spread_of(inputs, !inputs_.empty());
+  const kokkos_backend::ValueSpread out = spread_of(targets, targets_.has_value());
+  if (in.nonfinite > 0 || out.nonfinite > 0)
     throw ConfigError("$.data",
                       batch() + format(" holds %lld input and %lld target value(s) that are NaN or infinite",
-                                       static_cast<long long>(bad_inputs), static_cast<long long>(bad_targets)));
+                                       static_cast<long long>(in.nonfinite), static_cast<long long>(out.nonfinite)));
   for (const auto& layer : inputs_)
-    if (const std::string problem = outside(inputs, layer.domain); !problem.empty())
+    if (const std::string problem = inputs.numel() > 0 ? outside(in, layer.domain) : ""; !problem.empty())
       throw ConfigError(
           layer.path,
           "layer '" + layer.name + "' (" + layer.type + ") takes input " + layer.domain.text() + ", but " + batch() +
@@ -51,7 +57,7 @@ void BatchDomainCheck::check(const Tensor& inputs, const Tensor& targets,
               "; scale the data into that range (the data section's \"normalize\": {\"mean\": its least value, "
               "\"std\": its largest minus its least})");
   if (targets_)
-    if (const std::string problem = outside(targets, *targets_); !problem.empty())
+    if (const std::string problem = targets.numel() > 0 ? outside(out, *targets_) : ""; !problem.empty())
       throw ConfigError(
           loss_key_, loss_type_ + " takes targets that are " + targets_->text() + ", but " + batch() + " " + problem);
 }
