@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Installs everything Tessera needs to build and test on Debian 12:
-#  * Debian packages (compilers, MPI, HDF5, oneDNN, Catch2, JSON, CLI11, ...);
+# Installs what Tessera needs on Debian 12, and with options what its tests, example apps and
+# benchmarks need besides:
+#  * Debian packages: by default only those that building and running `tessera` needs
+#    (compilers, MPI, HDF5, oneDNN, OpenBLAS, hwloc, JSON, CLI11);
 #  * Kokkos + Kokkos Kernels 3.4.1 (Serial + OpenMP, or CUDA with --cuda), built from Debian's
-#    Trilinos 13.2 *source* package
-#    into a fixed prefix outside the repository (default /opt/tessera-deps/<variant>);
-#  * with --for-tests, what only the tests use (Chromium, which renders `tessera report` pages);
-#  * with --onednn3, oneDNN 3.x built from the next Debian release's (trixie's) onednn *source*
+#    Trilinos 13.2 *source* package into a fixed prefix outside the repository (default
+#    /opt/tessera-deps/<variant>);
+#  * --for-tests: what only the tests use (Catch2, h5diff, flake8, ip/tc for the emulated
+#    cluster, patchelf for the bundles, Fashion-MNIST, Chromium to render `tessera report` pages);
+#  * --for-examples: what the example apps read besides their generated data (Fashion-MNIST);
+#  * --for-perf: the PyTorch peer the benchmarks in perf/ time Tessera against (python3-torch);
+#  * --onednn3: oneDNN 3.x built from the next Debian release's (trixie's) onednn *source*
 #    package, only the primitives Tessera uses, into /opt/tessera-deps/onednn3 (--prefix DIR:
-#    DIR/onednn3): the second oneDNN API
-#    the backend is built and tested against (the onednn3 preset; Debian 12 ships 2.6).
+#    DIR/onednn3): the second oneDNN API the backend is built and tested against (the onednn3
+#    preset; Debian 12 ships 2.6).
 # Idempotent: a second run finds the stamp files and returns in seconds.
 #
-# Usage: scripts/install_deps.sh [--cuda] [--for-tests] [--onednn3] [--prefix DIR] [--jobs N] [--no-apt]
+# Usage: scripts/install_deps.sh [--cuda] [--for-tests] [--for-examples] [--for-perf] [--onednn3]
+#                                [--prefix DIR] [--jobs N] [--no-apt]
 set -euo pipefail
 
 variant=openmp
@@ -19,6 +25,8 @@ prefix_root=${TESSERA_DEPS_ROOT:-/opt/tessera-deps}
 jobs=$(nproc)
 do_apt=1
 for_tests=0
+for_examples=0
+for_perf=0
 onednn3=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -27,8 +35,10 @@ while [[ $# -gt 0 ]]; do
     --jobs) jobs=$2; shift ;;
     --no-apt) do_apt=0 ;;
     --for-tests) for_tests=1 ;;
+    --for-examples) for_examples=1 ;;
+    --for-perf) for_perf=1 ;;
     --onednn3) onednn3=1 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install_deps.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -41,21 +51,32 @@ up_to_date() { [[ -f $1 ]] && [[ "$(cat "$1")" == "$2" ]]; }
 log() { printf '[install_deps %(%H:%M:%S)T] %s\n' -1 "$*"; }
 sudo_if_needed() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
+# What building and running `tessera` needs, and nothing else: the quick start installs these.
 apt_packages=(
-  build-essential cmake ninja-build ccache pkg-config dpkg-dev git patchelf xz-utils util-linux
-  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
+  build-essential cmake ninja-build ccache pkg-config
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
   libdnnl-dev ocl-icd-opencl-dev libopenblas-dev libhwloc-dev
-  catch2 nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
-  python3-numpy python3-h5py python3-torch flake8
-  zlib1g-dev
+  nlohmann-json3-dev libcli11-dev zlib1g-dev
+)
+test_packages=(
+  catch2 python3
+  # h5diff compares the files datagen writes on 1 and 3 ranks
+  hdf5-tools
+  # scripts/check_spack_recipe.py checks package.py with Spack's own style settings
+  flake8
   # ip and tc, with which scripts/cluster.sh makes the emulated nodes of the cluster tests
   iproute2
-  # the images of examples/resnet, imported by `tessera datagen fashion-mnist`
+  # the relocatable bundles (scripts/gpu_bundle.sh): rpaths rewritten, the pack compressed
+  patchelf xz-utils
+  # headless Chromium renders `tessera report` pages in the report tests (about 20 s to install)
+  chromium fonts-dejavu-core
+  # the real images the Fashion-MNIST reader and the ResNet/BCPNN example tests read
   dataset-fashion-mnist
 )
-# Headless Chromium renders `tessera report` pages in the report tests (about 20 s to install);
-# the quick start does not need it.
-test_packages=(chromium fonts-dejavu-core)
+# the images of examples/resnet and examples/bcpnn, imported by `tessera datagen fashion-mnist`
+example_packages=(dataset-fashion-mnist)
+# the PyTorch peer of perf/ (perf/common.sh); hundreds of MB, so never installed by default
+perf_packages=(python3-torch python3-numpy)
 
 # deb-src entries mirror the machine's own apt sources (deb822 *.sources and one-line
 # sources.list), so no host is ever written down here.
@@ -84,6 +105,9 @@ write_deb_src() {
 if [[ $do_apt -eq 1 ]]; then
   missing=()
   [[ $for_tests -eq 1 ]] && apt_packages+=("${test_packages[@]}")
+  [[ $for_examples -eq 1 ]] && apt_packages+=("${example_packages[@]}")
+  [[ $for_perf -eq 1 ]] && apt_packages+=("${perf_packages[@]}")
+  [[ $onednn3 -eq 1 ]] && apt_packages+=(xz-utils)  # trixie's onednn source is a .tar.xz
   for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done

@@ -7,8 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
-# Only the program the example runs: the tests are the test command's (scripts/test.sh).
-scripts/build.sh default tessera_cli
+# Only the program the example runs: the tests are the test command's (scripts/test.sh), and
+# so are their dependencies.
+scripts/build.sh --without-tests default tessera_cli
 mkdir -p runs
 build/default/tessera datagen cosmoflow --output runs/cosmoflow_tiny_data --size 16 --samples 1024 \
   --validation-samples 128 --no-progress

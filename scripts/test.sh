@@ -1,19 +1,34 @@
 #!/usr/bin/env bash
-# Installs the dependencies, builds Tessera, runs the whole test suite, checks the Spack recipe,
-# then installs Tessera and builds and runs examples/cpp against it with
-# find_package(Tessera), and packs the CPU build as a relocatable bundle and runs it with this
-# machine's libraries hidden (docs/gpu.md), and builds Tessera against oneDNN 3.x too (Debian 12
-# ships 2.6) and runs the unit tests on that build. Where the CUDA toolkit is installed it also builds
-# the CUDA configuration (Kokkos CUDA for Ampere80: the library, tessera and the GPU test
-# subset, docs/gpu.md), checks its bundle the same way and, if a GPU is visible, runs those
-# tests there too.
-# With TESSERA_TEST_SANITIZE=1 it also runs the tests of the input readers under ASan+UBSan
-# (scripts/sanitize.sh).
-# Extra arguments go to ctest (e.g. -L unit, -R conv).
+# The test command. With no option, what a newcomer needs to trust the build just made: it
+# installs the dependencies (with those of the tests), builds Tessera and its tests, runs the
+# whole CPU suite, checks the Spack recipe, then installs Tessera and builds and runs
+# examples/cpp against it with find_package(Tessera) (README: about 15 minutes cold on 2 cores).
+#
+# With --all (what CI runs, .ci/run), it goes on to the builds a release needs besides: it packs
+# the CPU build as a relocatable bundle and runs it with this machine's libraries hidden
+# (docs/gpu.md), builds Tessera against oneDNN 3.x too (Debian 12 ships 2.6) and runs the suite
+# on that build, and, where the CUDA toolkit is installed, builds the CUDA configuration (Kokkos
+# CUDA for Ampere80: the library, tessera and the GPU test subset, docs/gpu.md), checks its
+# bundle the same way and, if a GPU is visible, runs those tests there too.
+# With TESSERA_TEST_SANITIZE=1 (and --all) it also runs the tests of the input readers under
+# ASan+UBSan (scripts/sanitize.sh).
+# Other arguments go to ctest (e.g. -L unit, -R conv).
 # At the end of every run, passed or not, it lists each test that was skipped and why
 # (scripts/report_skips.py over the JUnit files the ctest runs write).
+#
+# Usage: scripts/test.sh [--all] [ctest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+all=0
+ctest_args=()
+for arg in "$@"; do
+  case "$arg" in
+    --all) all=1 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) ctest_args+=("$arg") ;;
+  esac
+done
+set -- "${ctest_args[@]}"
 suites=()
 report_skips() { ((${#suites[@]})) && python3 scripts/report_skips.py "${suites[@]}" || true; }
 trap report_skips EXIT
@@ -38,6 +53,11 @@ suite default "$@"
 # that a missing flake8 fails CI instead of being skipped.
 python3 scripts/check_spack_recipe.py
 scripts/check_install.sh
+if [[ $all -eq 0 ]]; then
+  echo "The CPU build passed. scripts/test.sh --all (what CI runs) adds the bundles, the oneDNN 3.x"
+  echo "build and the CUDA build."
+  exit 0
+fi
 # The relocatable bundle a GPU machine gets (docs/gpu.md), shown to run with this machine's
 # libraries hidden.
 scripts/gpu_bundle.sh --variant cpu --no-build --no-pack
