@@ -5,6 +5,7 @@ arguments, once as Spack 1.x sees it and once as Spack 0.23 does, and what it de
 compared with the options and languages of the CMake project.
 
 Usage: scripts/check_spack_recipe.py [--recipe PATH] [--cmake PATH] [--onednn-cmake PATH]
+                                     [--spack-readme PATH]
 Prints one line per check (PASS/FAIL, its name, what was found), then `N passed, N failed`;
 exits 1 if any check failed. Python standard library only; the style check runs flake8.
 """
@@ -123,6 +124,12 @@ def make_spack_modules(recorder):
                  "can_splice", "redistribute", "filter_compiler_wrappers"):
         names[name] = recorder.directive(name)
     names["when"] = recorder.when
+
+    def generator(*values, default=None):
+        names["variant"]("generator", default=default or values[0], values=values,
+                         description="CMake generator")
+
+    names["generator"] = generator
     names["default_args"] = recorder.default_args
 
     def any_combination_of(*values):
@@ -159,7 +166,15 @@ def make_spack_modules(recorder):
     cuda_directives = recorder.target
     CudaPackage = type("CudaPackage", (PackageBase,), {
         "cuda_arch_values": CUDA_ARCH_VALUES, "_directives": cuda_directives})
-    CMakePackage._directives = []
+    # What Spack 1.x's CMakePackage itself declares (spack_repo.builtin.build_systems.cmake):
+    # a generator variant, make by default, and the build tools it implies. These are
+    # dependencies of every CMake recipe that a guide declaring externals must cover.
+    recorder.target = []
+    variant("generator", default="make", values=("make", "ninja"), description="CMake generator")
+    names["depends_on"]("cmake", type="build")
+    names["depends_on"]("gmake", type="build", when="generator=make")
+    names["depends_on"]("ninja", type="build", when="generator=ninja")
+    CMakePackage._directives = recorder.target
     recorder.target = []
 
     names["PackageBase"] = PackageBase
@@ -713,6 +728,61 @@ def check_standalone_tests(ctx):
     return ", ".join(sorted(tests))
 
 
+#: Virtual packages a recipe may depend on, and the providers a guide may declare for them.
+VIRTUAL_PROVIDERS = {
+    "mpi": ("openmpi", "mpich", "mvapich2", "intel-oneapi-mpi", "cray-mpich"),
+    "blas": ("openblas", "intel-oneapi-mkl", "blis", "netlib-lapack"),
+    "zlib-api": ("zlib", "zlib-ng"),
+    "pkgconfig": ("pkgconf", "pkg-config"),
+}
+#: Language virtuals: provided by the compilers `spack compiler find` registers.
+LANGUAGES = set(SPACK_LANGUAGE.values())
+
+
+def offline_guide_packages(path):
+    """The package names of the packages.yaml in the README's offline section: name -> its
+    text, for every entry that is an external, a requirement, or not buildable."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    section = re.search(r"^## Offline[^\n]*\n(.*?)(?=^## )", text, re.S | re.M)
+    if not section:
+        raise CheckError(f"{os.path.relpath(path, ROOT)} has no '## Offline' section")
+    block = re.search(r"```yaml\n(.*?)```", section.group(1), re.S)
+    if not block:
+        raise CheckError("the offline section has no ```yaml block")
+    entries = {}
+    current = None
+    for line in block.group(1).splitlines():
+        m = re.match(r"^  ([A-Za-z0-9_.-]+):(.*)$", line)
+        if m:
+            current = m.group(1)
+            entries[current] = m.group(2)
+        elif current and line.startswith("    "):
+            entries[current] += " " + line.strip()
+    return {name: body for name, body in entries.items()
+            if "externals" in body or "require" in body or "buildable: false" in body}
+
+
+def check_offline_externals(ctx):
+    """spack/README.md's offline packages.yaml declares every dependency of a default install"""
+    # The CMake build system's own (cmake, and gmake for its default generator) included: a
+    # guide without gmake had Spack 1.1 download make offline, and stop.
+    recipe = ctx["recipe"]
+    declared = offline_guide_packages(ctx["spack_readme"])
+    spec = default_spec(recipe, "x86_64", {})
+    missing = []
+    needed = sorted({dep_name(d) for d in active(recipe, "depends_on", spec)} - LANGUAGES)
+    for name in needed:
+        candidates = (name,) + VIRTUAL_PROVIDERS.get(name, ())
+        if not any(c in declared for c in candidates):
+            missing.append(name if name not in VIRTUAL_PROVIDERS
+                           else f"{name} (a provider: {', '.join(VIRTUAL_PROVIDERS[name])})")
+    if missing:
+        raise CheckError("the offline packages.yaml declares no external for " + ", ".join(missing)
+                         + ": Spack would download and build it")
+    return f"{len(needed)} dependencies of the default x86_64 spec declared: " + ", ".join(needed)
+
+
 CHECKS = [
     ("load", check_loads),
     ("options", check_options),
@@ -726,6 +796,7 @@ CHECKS = [
     ("environment", check_no_environment),
     ("license", check_license),
     ("tests", check_standalone_tests),
+    ("offline_externals", check_offline_externals),
 ]
 
 
@@ -736,10 +807,12 @@ def main(argv=None):
     parser.add_argument("--cmake", default=os.path.join(ROOT, "CMakeLists.txt"))
     parser.add_argument("--onednn-cmake",
                         default=os.path.join(ROOT, "backends", "onednn", "CMakeLists.txt"))
+    parser.add_argument("--spack-readme", default=os.path.join(ROOT, "spack", "README.md"))
     args = parser.parse_args(argv)
 
     ctx = {"recipe_path": args.recipe, "cmake": args.cmake, "onednn_cmake": args.onednn_cmake,
            "source_root": os.path.dirname(os.path.abspath(args.cmake)),
+           "spack_readme": args.spack_readme,
            "cuda_arch_values": CUDA_ARCH_VALUES}
     passed = failed = 0
     try:

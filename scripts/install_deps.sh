@@ -182,7 +182,10 @@ build_kokkos_kernels() {
     -DKokkosKernels_INST_LAYOUTRIGHT=OFF -DKokkosKernels_INST_LAYOUTLEFT=OFF
     -DKokkosKernels_INST_ORDINAL_INT=OFF -DKokkosKernels_INST_ORDINAL_INT64_T=OFF
     -DKokkosKernels_INST_OFFSET_INT=OFF -DKokkosKernels_INST_OFFSET_SIZE_T=OFF
-    -DKokkosKernels_ENABLE_TESTS=OFF -DKokkosKernels_ENABLE_EXAMPLES=OFF -DKokkosKernels_ENABLE_TPL_BLAS=ON)
+    -DKokkosKernels_ENABLE_TESTS=OFF -DKokkosKernels_ENABLE_EXAMPLES=OFF -DKokkosKernels_ENABLE_TPL_BLAS=ON
+    # The BLAS symbols' Fortran names as GCC and OpenBLAS spell them (sgemm_). Given, Kokkos
+    # Kernels need not enable Fortran to find out, so no Fortran compiler is installed.
+    "-DF77_BLAS_MANGLE=(name,NAME) name ## _")
   if [[ $variant == cuda ]]; then
     opts+=(-DKokkosKernels_ENABLE_TPL_CUBLAS=ON)
     export NVCC_WRAPPER_DEFAULT_COMPILER=${CXX:-g++}
