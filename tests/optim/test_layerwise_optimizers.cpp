@@ -1,5 +1,5 @@
 // LARS and LAMB against their update rules written out here in double (the formulas of You et
-// al. 2017 and 2019 as timm's Lars and Lamb implement them), per parameter tensor: a weight
+// al. 2017 and 2019 as docs/config.md states them), per parameter tensor: a weight
 // matrix, a bias-like vector and a second matrix laid end to end in one buffer; and on a
 // small case worked by hand.
 #include <catch2/catch.hpp>

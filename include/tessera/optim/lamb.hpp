@@ -3,7 +3,8 @@
 
 namespace tessera::optim {
 
-/// Hyper-parameters of LAMB, with the defaults of You et al. (2019) and timm's Lamb.
+/// Hyper-parameters of LAMB, with the defaults of You et al. (2019). The differences from
+/// timm's Lamb (which clips the global gradient norm, for one) are listed in docs/config.md.
 struct LambOptions {
   double lr = 1e-3;                   // > 0
   double beta1 = 0.9;                 // [0, 1)

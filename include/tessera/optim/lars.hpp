@@ -3,8 +3,8 @@
 
 namespace tessera::optim {
 
-/// Hyper-parameters of LARS. The defaults are those of You et al. and of the common
-/// PyTorch implementations (timm's Lars, trust_clip off); lr has none.
+/// Hyper-parameters of LARS, with the defaults of You et al. (2017); lr has none. The
+/// differences from timm's Lars are listed in docs/config.md.
 struct LarsOptions {
   double lr = 0.0;                  // > 0
   double momentum = 0.9;            // [0, 1)
