@@ -9,6 +9,8 @@ script ran (--dump-dom); the measurements are read back from it and checked:
   * the page loads and has the sections asked for (--sections);
   * there are at least --min-plots plots, each with a visible frame, tick labels, non-empty
     axis labels and at least one series whose box is not empty and lies inside the frame;
+  * every legend label lies inside its picture (none cut at the edge), and every plot is as
+    wide as the page gives it (at least 90% of its container);
   * with --series NAME (repeatable), some plot has a series of that name.
 
 With --screenshot FILE it also writes a PNG of the whole page. Exit status 0 when every check
@@ -39,7 +41,13 @@ MEASURE = r"""
       title: text('text.title'), width: rect.width, height: rect.height,
       frame: fb ? {x: fb.x, y: fb.y, width: fb.width, height: fb.height} : null,
       x_label: text('text.x-label'), y_label: text('text.y-label'),
-      ticks: axes ? axes.querySelectorAll('text').length - 2 : 0, series: []};
+      ticks: axes ? axes.querySelectorAll('text').length - 2 : 0, series: [], legend: [],
+      view_width: svg.viewBox && svg.viewBox.baseVal ? svg.viewBox.baseVal.width : 0,
+      room: svg.parentElement ? svg.parentElement.clientWidth : 0};
+    for (const t of svg.querySelectorAll('g.legend text')) {
+      const b = t.getBBox();
+      plot.legend.push({text: t.textContent, x: b.x, width: b.width});
+    }
     for (const g of svg.querySelectorAll('g.series')) {
       const b = g.getBBox();
       plot.series.push({name: g.getAttribute('data-name'), x: b.x, y: b.y, width: b.width, height: b.height});
@@ -85,7 +93,8 @@ def measure(browser, page, work):
     probe = os.path.join(work, "probe.html")
     with open(probe, "w", encoding="utf-8") as f:
         f.write(text.replace("</body>", MEASURE + "</body>", 1))
-    dom = render(browser, probe, work, ["--dump-dom"])
+    # A desktop window, as wide as the screenshots: the page's plots are checked to fill it.
+    dom = render(browser, probe, work, ["--window-size=1280,2000", "--dump-dom"])
     found = re.search(r'<pre id="tessera-check">(.*?)</pre>', dom, re.S)
     if not found:
         raise RuntimeError("the page's measurements are missing from the DOM Chromium printed: did it load?")
@@ -111,6 +120,19 @@ def series_problems(plot, tolerance=8.0):
     return problems
 
 
+def layout_problems(plot, tolerance=1.0):
+    """Legend labels cut at the picture's edge, and a plot narrower than the page holds."""
+    problems = []
+    edge = plot["view_width"] or plot["width"]
+    for entry in plot["legend"]:
+        if entry["x"] + entry["width"] > edge + tolerance:
+            problems.append(f"legend label '{entry['text']}' is cut at the right edge"
+                            f" ({entry['x'] + entry['width']:.0f} of {edge:.0f})")
+    if plot["room"] > 0 and plot["width"] < 0.9 * plot["room"]:
+        problems.append(f"{plot['width']:.0f} px wide where the page has {plot['room']:.0f}")
+    return problems
+
+
 def check(facts, args):
     failures = []
     for section in filter(None, args.sections.split(",")):
@@ -128,6 +150,7 @@ def check(facts, args):
         if not plot["x_label"].strip() or not plot["y_label"].strip():
             failures.append(f"{name}: an axis without its label")
         failures += [f"{name}: {p}" for p in series_problems(plot)]
+        failures += [f"{name}: {p}" for p in layout_problems(plot)]
     names = {s["name"] for p in facts["plots"] for s in p["series"]}
     for wanted in args.series:
         if wanted not in names:

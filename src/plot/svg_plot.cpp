@@ -15,6 +15,33 @@ constexpr double kLeft = 70, kRight = 270, kTop = 40, kBottom = 60;  // margins;
 
 std::string num(double v) { return fixed(v, 1); }
 
+// A legend label's room: from its mark to the right edge, in characters of the 11 px legend
+// font. 6.4 px a character is DejaVu Sans' average at 11 px, a little generous, so that a line
+// measured by it fits in the browser (scripts/check_report_page.py checks the legend's boxes).
+constexpr double kLegendTextX = 42, kLegendCharPx = 6.4;
+
+/// `label` in lines of at most `width` characters, broken at spaces where it can be and inside
+/// a word only where the word alone is longer than a line, so no legend label is ever cut.
+std::vector<std::string> wrap(const std::string& label, size_t width) {
+  std::vector<std::string> lines;
+  std::string line, word;
+  std::istringstream words(label);
+  while (words >> word) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    if (line.empty()) {
+      for (; word.size() > width; word.erase(0, width)) lines.push_back(word.substr(0, width));
+      line = word;
+    } else {
+      line += " " + word;
+    }
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(line);
+  return lines;
+}
+
 std::string tick_label(double v) { return format("%g", std::abs(v) < 1e-12 ? 0.0 : v); }
 
 /// Tick positions: decades on a log axis (with 2 and 5 between when it spans under two
@@ -179,7 +206,9 @@ std::string SvgPlot::axes() const {
 std::string SvgPlot::legend_svg() const {
   std::ostringstream s;
   const double x1 = width_ - kRight;
+  const auto chars = static_cast<size_t>(std::max(8.0, (kRight - kLegendTextX - 6) / kLegendCharPx));
   double ly = kTop + 10;
+  s << "<g class=\"legend\">\n";
   for (const auto& e : legend_) {
     switch (e.mark) {
       case LegendMark::line:
@@ -190,17 +219,24 @@ std::string SvgPlot::legend_svg() const {
       case LegendMark::dot:
       case LegendMark::ring: s << circle(x1 + 24, ly, e.color, {5, e.mark == LegendMark::ring}) << "/>"; break;
     }
-    s << "<text x=\"" << x1 + 42 << "\" y=\"" << ly + 4 << "\" font-size=\"11\">" << xml_escape(e.label)
-      << "</text>\n";
-    ly += 18;
+    const auto lines = wrap(e.label, chars);
+    s << "<text x=\"" << x1 + kLegendTextX << "\" y=\"" << ly + 4 << "\" font-size=\"11\">";
+    for (size_t i = 0; i < lines.size(); ++i)
+      s << "<tspan x=\"" << x1 + kLegendTextX << "\"" << (i ? " dy=\"13\"" : "") << ">" << xml_escape(lines[i])
+        << "</tspan>";
+    s << "</text>\n";
+    ly += 18 + 13.0 * static_cast<double>(lines.size() - 1);
   }
+  s << "</g>\n";
   return s.str();
 }
 
 std::string SvgPlot::str() const {
   std::ostringstream s;
+  // The viewBox lets a page scale the picture to its width (the run report does); on its own it
+  // shows at width x height.
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" width=\"" << width_ << "\" height=\"" << height_
-    << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+    << "\" viewBox=\"0 0 " << width_ << " " << height_ << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   s << "<text class=\"title\" x=\"" << width_ / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">"
     << xml_escape(title_) << "</text>\n";

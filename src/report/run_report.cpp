@@ -13,7 +13,7 @@ const char* const kStyle = R"(body{font-family:sans-serif;margin:24px;color:#222
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}h3{font-size:15px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.bar{display:inline-block;height:10px;background:#1f77b4}.plots svg{display:block;margin:12px 0}
+.bar{display:inline-block;height:10px;background:#1f77b4}.plots svg{display:block;margin:12px 0;width:100%;height:auto}
 .note{color:#666;font-size:13px})";
 
 std::string section(const std::string& id, const std::string& heading, const std::string& body) {

@@ -30,6 +30,10 @@ example=$root/examples/cosmoflow_tiny.json
 "$tessera" report seed42.jsonl seed7.jsonl -o seeds.html
 $check seeds.html --sections runs,loss,metrics,speed,profile,layout,placement,setup --min-plots 5 \
   --series seed42 --series seed7 --series "seed42 validation" --screenshot seeds.png
+# A run with a long name: its legend labels wrap instead of running off the picture.
+cp seed7.jsonl cosmoflow_tiny_learning_rate_sweep_lr0.002_seed7_second_attempt.jsonl
+"$tessera" report seed42.jsonl cosmoflow_tiny_learning_rate_sweep_lr0.002_seed7_second_attempt.jsonl -o long.html
+$check long.html --min-plots 5 --series "cosmoflow_tiny_learning_rate_sweep_lr0.002_seed7_second_attempt validation"
 "$tessera" report population.jsonl
 $check population.html --sections runs,loss,metrics,layout,placement,population --min-plots 4 \
   --series "population trainer 0" --series "population trainer 1" --screenshot population.png
@@ -42,4 +46,18 @@ if $check no_series.html --min-plots 5 >no_series.out; then
   exit 1
 fi
 grep -q "no series shows" no_series.out
+# ... and a legend label cut at the edge (the wrapped lines joined into one), and plots drawn
+# at their own size in a wider page.
+sed -E 's#</tspan><tspan x="[0-9.]+" dy="13">#_#g' long.html >cut_legend.html
+if $check cut_legend.html --min-plots 5 >cut_legend.out; then
+  echo "FAIL: a page with a legend label past the picture's edge passed the check"
+  exit 1
+fi
+grep -q "is cut at the right edge" cut_legend.out
+sed 's#width:100%;height:auto##' seeds.html >narrow.html
+if $check narrow.html --min-plots 5 >narrow.out; then
+  echo "FAIL: a page whose plots keep their own width passed the check"
+  exit 1
+fi
+grep -q "px wide where the page has" narrow.out
 echo "report pages render with their sections, axes and series"
