@@ -8,7 +8,7 @@ shopt -s inherit_errexit
 build_perf() {
   local dir=$1
   shift
-  export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
+  source scripts/ccache_env.sh
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/tessera-deps/openmp \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DTESSERA_ENABLE_ONEDNN=ON -DTESSERA_ENABLE_HDF5=ON \
     -DTESSERA_ENABLE_PERF=ON -DTESSERA_ENABLE_TESTS=OFF >/dev/null

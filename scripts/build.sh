@@ -16,8 +16,7 @@ fi
 preset=${1:-default}
 targets=("${@:2}")
 jobs=${TESSERA_BUILD_JOBS:-$(nproc)}
-export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
-export CCACHE_BASEDIR=$PWD
+source scripts/ccache_env.sh
 cmake --preset "$preset" "${configure_args[@]}" >/dev/null
 if [[ ${#targets[@]} -gt 0 ]]; then
   cmake --build --preset "$preset" -j "$jobs" --target "${targets[@]}"

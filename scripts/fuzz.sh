@@ -25,8 +25,7 @@ seconds=$2
 shift 2
 
 build=build/fuzz
-export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
-export CCACHE_BASEDIR=$PWD
+source scripts/ccache_env.sh
 cxx=${TESSERA_FUZZ_CXX:-clang++}
 cc=${TESSERA_FUZZ_CC:-clang}
 prefix=${TESSERA_FUZZ_PREFIX:-/opt/tessera-deps/openmp}

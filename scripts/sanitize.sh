@@ -33,8 +33,7 @@ tsan_tests='^(io:|train:|cli:|parallel:|mpi: (gradient_reducer_check|[124]-rank 
 tsan_excluded='^cli: short run writes metrics'
 
 jobs=${TESSERA_BUILD_JOBS:-$(nproc)}
-export CCACHE_DIR=${CCACHE_DIR:-/opt/tessera-deps/ccache}
-export CCACHE_BASEDIR=$PWD
+source scripts/ccache_env.sh
 cmake --preset "$sanitizer" >/dev/null
 if [[ -n ${TESSERA_SANITIZE_TARGETS:-} ]]; then
   # shellcheck disable=SC2086 # a list of target names
