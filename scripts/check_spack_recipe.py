@@ -740,8 +740,8 @@ LANGUAGES = set(SPACK_LANGUAGE.values())
 
 
 def offline_guide_packages(path):
-    """The package names of the packages.yaml in the README's offline section: name -> its
-    text, for every entry that is an external, a requirement, or not buildable."""
+    """The packages the packages.yaml of the README's offline section declares as externals:
+    name -> its entry's text. (A `require:` alone does not count: it names what to build.)"""
     with open(path, encoding="utf-8") as f:
         text = f.read()
     section = re.search(r"^## Offline[^\n]*\n(.*?)(?=^## )", text, re.S | re.M)
@@ -759,8 +759,7 @@ def offline_guide_packages(path):
             entries[current] = m.group(2)
         elif current and line.startswith("    "):
             entries[current] += " " + line.strip()
-    return {name: body for name, body in entries.items()
-            if "externals" in body or "require" in body or "buildable: false" in body}
+    return {name: body for name, body in entries.items() if "externals" in body}
 
 
 def check_offline_externals(ctx):

@@ -14,8 +14,10 @@ CHECKER = os.path.join(ROOT, "scripts", "check_spack_recipe.py")
 RECIPE = os.path.join(ROOT, "spack", "packages", "tessera", "package.py")
 CMAKE = os.path.join(ROOT, "CMakeLists.txt")
 ONEDNN_CMAKE = os.path.join(ROOT, "backends", "onednn", "CMakeLists.txt")
+SPACK_README = os.path.join(ROOT, "spack", "README.md")
 ALL_CHECKS = {"load", "options", "languages", "cuda_arch", "onednn_default", "gpu_spec",
-              "onednn_range", "flake8", "catch2", "environment", "license", "tests"}
+              "onednn_range", "flake8", "catch2", "environment", "license", "tests",
+              "offline_externals"}
 
 #: name: (the check that must fail alone, the file broken, [(text, its replacement), ...]).
 #: Each text must occur in the real file, so a breakage cannot silently stop applying.
@@ -83,13 +85,27 @@ BROKEN = {
         ("def test_info(", "def check_info("),
         ("def test_train_tiny(", "def check_train_tiny("),
     ]),
+    # The offline guide as Spack 1.1 found it: no gmake, which CMakePackage depends on.
+    "guide_without_gmake": ("offline_externals", SPACK_README, [
+        ("  gmake:           {buildable: false, externals: [{spec: gmake@4.3, prefix: /usr}]}"
+         "             # make\n", ""),
+    ]),
+    # A virtual with a requirement but no external that provides it.
+    "guide_without_mpi_provider": ("offline_externals", SPACK_README, [
+        ("  openmpi:         {buildable: false, externals: [{spec: openmpi@4.1.4, prefix: /usr}]}", ""),
+    ]),
+    "recipe_dependency_not_in_guide": ("offline_externals", RECIPE, [
+        ('    depends_on("cli11@2:")\n', '    depends_on("cli11@2:")\n    depends_on("fftw")\n'),
+    ]),
 }
 
 
-def run_checker(recipe=RECIPE, cmake=CMAKE, onednn_cmake=ONEDNN_CMAKE):
+def run_checker(recipe=RECIPE, cmake=CMAKE, onednn_cmake=ONEDNN_CMAKE,
+                spack_readme=SPACK_README):
     """(exit status, {check: passed}, output) of the checker on these files."""
     result = subprocess.run([sys.executable, CHECKER, "--recipe", recipe, "--cmake", cmake,
-                             "--onednn-cmake", onednn_cmake], capture_output=True, text=True)
+                             "--onednn-cmake", onednn_cmake, "--spack-readme", spack_readme],
+                            capture_output=True, text=True)
     output = result.stdout + result.stderr
     results = {m.group(2): m.group(1) == "PASS"
                for m in re.finditer(r"^(PASS|FAIL) (\w+):", result.stdout, re.M)}
@@ -118,13 +134,14 @@ class CheckSpackRecipeTest(unittest.TestCase):
         # and flake8, so a few at a time take the wall time of one.
         cls.tmp = tempfile.TemporaryDirectory()
         cls.copies = {}
-        jobs = {"real": (RECIPE, CMAKE, ONEDNN_CMAKE)}
+        jobs = {"real": (RECIPE, CMAKE, ONEDNN_CMAKE, SPACK_README)}
         for name, (_check, path, replacements) in BROKEN.items():
             copy = broken_copy(os.path.join(cls.tmp.name, name), path, replacements)
             cls.copies[name] = copy
             if copy:
-                files = {RECIPE: RECIPE, CMAKE: CMAKE, ONEDNN_CMAKE: ONEDNN_CMAKE, path: copy}
-                jobs[name] = (files[RECIPE], files[CMAKE], files[ONEDNN_CMAKE])
+                files = {RECIPE: RECIPE, CMAKE: CMAKE, ONEDNN_CMAKE: ONEDNN_CMAKE,
+                         SPACK_README: SPACK_README, path: copy}
+                jobs[name] = (files[RECIPE], files[CMAKE], files[ONEDNN_CMAKE], files[SPACK_README])
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             futures = {name: pool.submit(run_checker, *files) for name, files in jobs.items()}
             cls.runs = {name: future.result() for name, future in futures.items()}
