@@ -10,13 +10,15 @@
 #   scripts/fresh_debian.sh run DIR COMMAND...  copy DIR/pristine to DIR/root, clone HEAD into
 #                                               DIR/root/tessera, run COMMAND there, print the
 #                                               wall time; the root is kept for a look afterwards
+#   scripts/fresh_debian.sh exec DIR COMMAND...  run COMMAND in DIR/root as the last run left it
+#                                               (packages installed, build made), timed
 #
 # Needs root, debootstrap (Debian: apt-get install debootstrap) and the network to Debian's
 # mirror (the one this machine's apt uses). Nothing is shared with the host but the kernel, the
 # network and /dev: no /opt/tessera-deps, no ccache, no packages.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 [[ $# -ge 2 ]] || { usage >&2; exit 2; }
 action=$1 dir=$(realpath -m "$2"); shift 2
 [[ $(id -u) -eq 0 ]] || { echo "fresh_debian.sh: needs root (chroot, mounts)" >&2; exit 1; }
@@ -28,12 +30,33 @@ mirror() {
   echo "${uri:-http://deb.debian.org/debian}"
 }
 
+# Ends what still runs inside the root (a test's stray process) and unmounts everything under
+# it, deepest first: ours and any a command made there (ip netns mounts its run/netns).
 unmount_all() {
-  local root=$1 m
-  for m in dev/shm dev/pts dev sys proc; do
-    mountpoint -q "$root/$m" && umount -l "$root/$m"
+  local root=$1 p m
+  for p in /proc/[0-9]*; do
+    [[ $(readlink "$p/root" 2>/dev/null) == "$root" ]] && kill -9 "${p#/proc/}" 2>/dev/null
+  done
+  awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do
+    umount -l "$m" || true
   done
   return 0
+}
+
+# Enters the root with a clean environment and runs "$@" in /tessera.
+enter() {
+  local root=$1; shift
+  chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    TERM=dumb LANG=C.UTF-8 bash -c 'cd /tessera && "$@"' fresh "$@"
+}
+
+mount_all() {
+  local root=$1
+  mount -t proc proc "$root/proc"
+  mount --rbind /sys "$root/sys"
+  mount --bind /dev "$root/dev"
+  mount -t devpts devpts "$root/dev/pts" 2>/dev/null || true
+  mount -t tmpfs tmpfs "$root/dev/shm"
 }
 
 case "$action" in
@@ -55,21 +78,32 @@ case "$action" in
     fi
     rm -rf "$root"
     cp -a "$dir/pristine" "$root"
-    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    # The network files a machine has from its installer: name service, and its own name
+    # (MPI looks it up; without it every lookup waits for DNS to time out).
+    cp /etc/resolv.conf /etc/hosts /etc/hostname "$root/etc/"
     git clone -q "$here" "$root/tessera"
-    mount -t proc proc "$root/proc"
-    mount --rbind /sys "$root/sys"
-    mount --bind /dev "$root/dev"
-    mount -t devpts devpts "$root/dev/pts" 2>/dev/null || true
-    mount -t tmpfs tmpfs "$root/dev/shm"
+    mount_all "$root"
     trap 'unmount_all "$root"' EXIT
     start=$(date +%s)
     status=0
-    chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-      TERM=dumb LANG=C.UTF-8 bash -c 'cd /tessera && "$@"' fresh "$@" || status=$?
+    enter "$root" "$@" || status=$?
     end=$(date +%s)
     printf 'fresh_debian: %s exited %d after %d min %02d s on %d cores\n' "$*" "$status" \
       $(((end - start) / 60)) $(((end - start) % 60)) "$(nproc)"
+    exit "$status"
+    ;;
+  exec)
+    [[ $# -ge 1 ]] || { usage >&2; exit 2; }
+    root=$dir/root
+    [[ -d $root/tessera ]] || { echo "fresh_debian.sh: no $root/tessera (run: fresh_debian.sh run $dir ...)" >&2; exit 1; }
+    mount_all "$root"
+    trap 'unmount_all "$root"' EXIT
+    start=$(date +%s)
+    status=0
+    enter "$root" "$@" || status=$?
+    end=$(date +%s)
+    printf 'fresh_debian: %s exited %d after %d min %02d s on %d cores (in the root as the last run left it)\n' \
+      "$*" "$status" $(((end - start) / 60)) $(((end - start) % 60)) "$(nproc)"
     exit "$status"
     ;;
   *) usage >&2; exit 2 ;;
