@@ -235,7 +235,7 @@ def run_app(app, work, tessera, log):
         while words and re.match(r"^[A-Z_]+=", words[0]):
             key, value = words.pop(0).split("=", 1)
             env[key] = value
-        words = [os.path.expandvars(w).replace("$PWD", ROOT) for w in words]
+        words = [os.path.expandvars(w.replace("$PWD", ROOT)) for w in words]
         if words[0] in ("tessera", "build/default/tessera"):
             words[0] = tessera
         words += [w.format(work=work) for w in app.get("extra", {}).get(i, [])]

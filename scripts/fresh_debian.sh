@@ -37,7 +37,7 @@ unmount_all() {
   for p in /proc/[0-9]*; do
     [[ $(readlink "$p/root" 2>/dev/null) == "$root" ]] && kill -9 "${p#/proc/}" 2>/dev/null
   done
-  awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do
+  awk -v r="$root" '$2 == r || index($2, r "/") == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do
     umount -l "$m" || true
   done
   return 0
@@ -52,6 +52,9 @@ enter() {
 
 mount_all() {
   local root=$1
+  # The root is a mount point, as / is on a machine: `ip netns exec` (the cluster tests) makes
+  # "/" a slave mount, which fails on a plain directory.
+  mountpoint -q "$root" || mount --bind "$root" "$root"
   mount -t proc proc "$root/proc"
   mount --rbind /sys "$root/sys"
   mount --bind /dev "$root/dev"
@@ -73,7 +76,7 @@ case "$action" in
     root=$dir/root
     [[ -d $root ]] && unmount_all "$root"
     # Never delete through a mount that is still there (its /dev would be the host's).
-    if grep -q " $root/" /proc/mounts; then
+    if grep -q " $root[/ ]" /proc/mounts; then
       echo "fresh_debian.sh: $root still has mounts; not removing it" >&2; exit 1
     fi
     rm -rf "$root"

@@ -60,6 +60,8 @@ apt_packages=(
 )
 test_packages=(
   catch2 python3
+  # the U-Net example test reads the files `tessera predict` writes
+  python3-h5py
   # h5diff compares the files datagen writes on 1 and 3 ranks
   hdf5-tools
   # scripts/check_spack_recipe.py checks package.py with Spack's own style settings
