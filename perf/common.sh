@@ -22,7 +22,7 @@ build_perf() {
 peer_and_tessera() {
   peer_python=${TESSERA_PEER_PYTHON:-/usr/bin/python3}
   "$peer_python" -c 'import torch' 2>/dev/null ||
-    { echo "$1: $peer_python cannot import torch (set TESSERA_PEER_PYTHON)" >&2; exit 1; }
+    { echo "$1: $peer_python cannot import torch (scripts/install_deps.sh --for-perf installs Debian's python3-torch; or set TESSERA_PEER_PYTHON)" >&2; exit 1; }
   if [[ -z $tessera ]]; then
     build_perf "$build" tessera_cli
     tessera=$build/tessera

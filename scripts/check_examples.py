@@ -129,7 +129,7 @@ APPS = [
         "result": ffn_result, "claim": "vi",
         "row": lambda f, tol: (f"VI {f['vi']:.2f} ± {tol} bits (mean of 4 held-out 48³ volumes) after "
                                f"{minutes(f['train_s'])} of training (1 rank); the U-Net-components "
-                               "baseline's 1.26 at its best threshold is not yet beaten"),
+                               "baseline's 1.26 at its best threshold (`perf/ffn.sh`, not re-run here) is not yet beaten"),
     },
     {
         "name": "resnet", "readme": "examples/resnet/README.md", "title": "ResNet on Fashion-MNIST",
@@ -143,7 +143,7 @@ APPS = [
         "result": accuracy_result("runs/resnet8.jsonl"), "claim": "accuracy",
         "row": lambda f, tol: (f"{f['accuracy']:.2f} % ± {tol} test accuracy (top-5 {f['top5']:.2f} %) "
                                f"in {minutes(f['train_s'])} (1 rank); ResNet-50 1.31× the PyTorch peer's "
-                               "samples/s (`perf/resnet50.sh`)"),
+                               "samples/s (`perf/resnet50.sh`, not re-run here)"),
     },
     {
         "name": "cosmoflow", "readme": "examples/cosmoflow/README.md", "title": "CosmoFlow (MLPerf HPC)",
@@ -169,7 +169,7 @@ APPS = [
         "result": accuracy_result("runs/bcpnn.jsonl"), "claim": "accuracy",
         "row": lambda f, tol: (f"{f['accuracy']:.2f} % ± {tol} test accuracy in "
                                f"{minutes(f['train_s'])} (1 rank), against 84.71 % for the same "
-                               "read-out on raw pixels (`perf/bcpnn.sh`); 2 ranks equal 1"),
+                               "read-out on raw pixels (`perf/bcpnn.sh`, not re-run here); 2 ranks equal 1"),
     },
     {
         "name": "cpp", "readme": "examples/cpp/README.md", "title": "C++ API",

@@ -1,5 +1,5 @@
 // The Fashion-MNIST importer against the files of Debian's dataset-fashion-mnist (installed by
-// scripts/install_deps.sh): record counts, labels, and known images read back through Tessera's
+// scripts/install_deps.sh --for-tests): record counts, labels, and known images read back through Tessera's
 // HDF5 reader; and the IDX reader's errors on damaged files.
 #include <catch2/catch.hpp>
 
@@ -85,7 +85,7 @@ void write_bytes(const std::string& path, const std::vector<unsigned char>& byte
 }  // namespace
 
 TEST_CASE("fashion-mnist import: counts, labels and known images of the package's files", "[io][hdf5]") {
-  INFO("needs Debian's dataset-fashion-mnist (scripts/install_deps.sh installs it)");
+  INFO("needs Debian's dataset-fashion-mnist (scripts/install_deps.sh --for-tests installs it)");
   REQUIRE(std::filesystem::exists(kPackageFolder + "/train-images-idx3-ubyte.gz"));
   tessera::testing::ScratchFolder out("tessera_fashion_mnist");
   const io::FashionMnistImport r = io::FashionMnistImport::run(kPackageFolder, out.path(), false);

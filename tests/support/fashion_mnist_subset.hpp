@@ -1,6 +1,6 @@
 #pragma once
 // The first images of Debian's Fashion-MNIST (dataset-fashion-mnist, which
-// scripts/install_deps.sh installs) imported as the examples' READMEs say, into a scratch
+// scripts/install_deps.sh --for-tests installs) imported as the examples' READMEs say, into a scratch
 // folder removed at scope exit: what the example tests train on.
 #include <stdlib.h>
 
@@ -21,7 +21,7 @@ class FashionMnistSubset {
     const std::string package = "/usr/share/datasets/fashion-mnist";
     if (!std::filesystem::exists(package + "/train-images-idx3-ubyte.gz"))
       throw std::runtime_error("needs Debian's dataset-fashion-mnist in " + package +
-                               " (scripts/install_deps.sh installs it)");
+                               " (scripts/install_deps.sh --for-tests installs it)");
     imported_ = io::FashionMnistImport::run(package, folder_.path(), false, train, test);
   }
   FashionMnistSubset(const FashionMnistSubset&) = delete;
