@@ -129,7 +129,8 @@ APPS = [
         "result": ffn_result, "claim": "vi",
         "row": lambda f, tol: (f"VI {f['vi']:.2f} ± {tol} bits (mean of 4 held-out 48³ volumes) after "
                                f"{minutes(f['train_s'])} of training (1 rank); the U-Net-components "
-                               "baseline's 1.26 at its best threshold (`perf/ffn.sh`, not re-run here) is not yet beaten"),
+                               "baseline's 1.26 at its best threshold (`perf/ffn.sh`, not re-run here) "
+                               "is not yet beaten"),
     },
     {
         "name": "resnet", "readme": "examples/resnet/README.md", "title": "ResNet on Fashion-MNIST",
@@ -169,7 +170,8 @@ APPS = [
         "result": accuracy_result("runs/bcpnn.jsonl"), "claim": "accuracy",
         "row": lambda f, tol: (f"{f['accuracy']:.2f} % ± {tol} test accuracy in "
                                f"{minutes(f['train_s'])} (1 rank), against 84.71 % for the same "
-                               "read-out on raw pixels (`perf/bcpnn.sh`, not re-run here); 2 ranks equal 1"),
+                               "read-out on raw pixels (`perf/bcpnn.sh`, not re-run here); "
+                               "2 ranks equal 1"),
     },
     {
         "name": "cpp", "readme": "examples/cpp/README.md", "title": "C++ API",

@@ -62,6 +62,21 @@ mount_all() {
   mount -t tmpfs tmpfs "$root/dev/shm"
 }
 
+# timed_run ROOT NOTE COMMAND...: mounts, runs COMMAND in ROOT, prints its wall time, exits
+# with its status; unmounts on the way out.
+timed_run() {
+  local root=$1 note=$2 start end status=0
+  shift 2
+  mount_all "$root"
+  trap "unmount_all '$root'" EXIT
+  start=$(date +%s)
+  enter "$root" "$@" || status=$?
+  end=$(date +%s)
+  printf 'fresh_debian: %s exited %d after %d min %02d s on %d cores%s\n' "$*" "$status" \
+    $(((end - start) / 60)) $(((end - start) % 60)) "$(nproc)" "$note"
+  exit "$status"
+}
+
 case "$action" in
   make)
     command -v debootstrap >/dev/null || { echo "fresh_debian.sh: no debootstrap (apt-get install debootstrap)" >&2; exit 1; }
@@ -85,29 +100,13 @@ case "$action" in
     # (MPI looks it up; without it every lookup waits for DNS to time out).
     cp /etc/resolv.conf /etc/hosts /etc/hostname "$root/etc/"
     git clone -q "$here" "$root/tessera"
-    mount_all "$root"
-    trap 'unmount_all "$root"' EXIT
-    start=$(date +%s)
-    status=0
-    enter "$root" "$@" || status=$?
-    end=$(date +%s)
-    printf 'fresh_debian: %s exited %d after %d min %02d s on %d cores\n' "$*" "$status" \
-      $(((end - start) / 60)) $(((end - start) % 60)) "$(nproc)"
-    exit "$status"
+    timed_run "$root" "" "$@"
     ;;
   exec)
     [[ $# -ge 1 ]] || { usage >&2; exit 2; }
     root=$dir/root
     [[ -d $root/tessera ]] || { echo "fresh_debian.sh: no $root/tessera (run: fresh_debian.sh run $dir ...)" >&2; exit 1; }
-    mount_all "$root"
-    trap 'unmount_all "$root"' EXIT
-    start=$(date +%s)
-    status=0
-    enter "$root" "$@" || status=$?
-    end=$(date +%s)
-    printf 'fresh_debian: %s exited %d after %d min %02d s on %d cores (in the root as the last run left it)\n' \
-      "$*" "$status" $(((end - start) / 60)) $(((end - start) % 60)) "$(nproc)"
-    exit "$status"
+    timed_run "$root" " (in the root as the last run left it)" "$@"
     ;;
   *) usage >&2; exit 2 ;;
 esac
