@@ -62,8 +62,13 @@ can_emulate() {
   if ! ip netns add "$probe" 2>/dev/null; then echo "cannot make a network namespace (ip netns add)"; return 1; fi
   local ok=0
   nsenter --net="/run/netns/$probe" unshare --uts true 2>/dev/null || ok=1
+  # `ip -n` (how the nodes' links are set up) switches namespace with a mount namespace of its
+  # own, which fails where / is not a mount point (a plain chroot).
+  local switch_ok=0
+  ((ok == 0)) && { ip -n "$probe" link set lo up 2>/dev/null || switch_ok=1; }
   ip netns del "$probe" 2>/dev/null || true
   if ((ok != 0)); then echo "cannot make a UTS namespace inside a network namespace (unshare --uts)"; return 1; fi
+  if ((switch_ok != 0)); then echo "ip -n cannot enter a network namespace (is / a mount point?)"; return 1; fi
   if ! ip link add "tsprb$$" type bridge 2>/dev/null; then echo "cannot make a bridge (ip link add type bridge)"; return 1; fi
   ok=0
   tc qdisc add dev "tsprb$$" root tbf rate 1gbit burst 128kb latency 50ms 2>/dev/null || ok=1

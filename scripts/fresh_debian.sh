@@ -52,7 +52,7 @@ enter() {
 
 mount_all() {
   local root=$1
-  # The root is a mount point, as / is on a machine: `ip netns exec` (the cluster tests) makes
+  # The root is a mount point, as / is on a machine: `ip -n` (cluster.sh's node links) makes
   # "/" a slave mount, which fails on a plain directory.
   mountpoint -q "$root" || mount --bind "$root" "$root"
   mount -t proc proc "$root/proc"
