@@ -31,18 +31,19 @@ class AppFailed(Exception):
     """An app's command failed, or its result was missing."""
 
 
-def read_jsonl(path, event):
-    records = []
+def last_records(path, *events):
+    """The last record of each of `events` in a metrics log, read once."""
+    last = {}
     with open(path, encoding="utf-8") as f:
         for line in f:
             line = line.strip()
             if line:
                 record = json.loads(line)
-                if record.get("event") == event:
-                    records.append(record)
-    if not records:
-        raise AppFailed(f"{path} holds no '{event}' record")
-    return records
+                last[record.get("event")] = record
+    missing = [e for e in events if e not in last]
+    if missing:
+        raise AppFailed(f"{path} holds no '{missing[0]}' record")
+    return [last[e] for e in events]
 
 
 def minutes(seconds):
@@ -55,41 +56,37 @@ def minutes(seconds):
 # standing for the program), and a function reading the result into named figures. `claim` names
 # the figure the README's table states with a tolerance; `row` writes the table's result cell.
 
-def unet3d_result(work, _runs):
-    last = read_jsonl(os.path.join(work, "runs", "unet3d.jsonl"), "validation")[-1]
-    end = read_jsonl(os.path.join(work, "runs", "unet3d.jsonl"), "end")[-1]
-    return {"iou": last["foreground_iou"], "train_s": end.get("elapsed_s", float("nan"))}
+def unet3d_result(work):
+    last, end = last_records(os.path.join(work, "runs", "unet3d.jsonl"), "validation", "end")
+    return {"iou": last["foreground_iou"], "train_s": end["elapsed_s"]}
 
 
-def ffn_result(work, runs):
+def ffn_result(work):
     vis = []
     for i in range(4):
         with open(os.path.join(work, f"ffn_segment_{i}.json"), encoding="utf-8") as f:
             vis.append(json.load(f)["vi"])
-    end = read_jsonl(os.path.join(work, "runs", "ffn.jsonl"), "end")[-1]
-    return {"vi": statistics.mean(vis), "train_s": end.get("elapsed_s", float("nan"))}
+    (end,) = last_records(os.path.join(work, "runs", "ffn.jsonl"), "end")
+    return {"vi": statistics.mean(vis), "train_s": end["elapsed_s"]}
 
 
 def accuracy_result(log):
-    def read(work, _runs):
-        last = read_jsonl(os.path.join(work, log), "validation")[-1]
-        end = read_jsonl(os.path.join(work, log), "end")[-1]
-        figures = {"accuracy": 100 * last["accuracy"], "train_s": end.get("elapsed_s", float("nan"))}
+    def read(work):
+        last, end = last_records(os.path.join(work, log), "validation", "end")
+        figures = {"accuracy": 100 * last["accuracy"], "train_s": end["elapsed_s"]}
         if "top5" in last:
             figures["top5"] = 100 * last["top5"]
         return figures
     return read
 
 
-def cosmoflow_result(work, _runs):
-    last = read_jsonl(os.path.join(work, "cosmoflow32.jsonl"), "validation")[-1]
-    end = read_jsonl(os.path.join(work, "cosmoflow32.jsonl"), "end")[-1]
-    return {"mae": last["mae"], "baseline_mae": last["baseline_mae"],
-            "train_s": end.get("elapsed_s", float("nan"))}
+def cosmoflow_result(work):
+    last, end = last_records(os.path.join(work, "cosmoflow32.jsonl"), "validation", "end")
+    return {"mae": last["mae"], "baseline_mae": last["baseline_mae"], "train_s": end["elapsed_s"]}
 
 
-def cpp_result(work, _runs):
-    last = read_jsonl(os.path.join(work, "cpp_example.jsonl"), "validation")[-1]
+def cpp_result(work):
+    (last,) = last_records(os.path.join(work, "cpp_example.jsonl"), "validation")
     return {"mse": last["loss"], "baseline_mse": last["baseline_loss"]}
 
 
@@ -220,6 +217,13 @@ def stated_claim(app, rows):
     return float(m.group(1)), m.group(2)
 
 
+def documented_claim(app, rows, root=ROOT):
+    """What the README states for `app` (figure, tolerance), once its commands are checked to be
+    those of its README: the docs side of the check, shared by --check-docs and a run."""
+    check_verbatim(app, root)
+    return stated_claim(app, rows)
+
+
 def check_verbatim(app, root=ROOT):
     """Each command this script runs for `app` appears in its README as written there."""
     with open(os.path.join(root, app["readme"]), encoding="utf-8") as f:
@@ -285,8 +289,7 @@ def main():
         problems = []
         for app in apps:
             try:
-                check_verbatim(app, args.docs_root)
-                stated, tolerance = stated_claim(app, rows)
+                stated, tolerance = documented_claim(app, rows, args.docs_root)
                 print(f"{app['name']}: {len(app['commands'])} commands in {app['readme']}; "
                       f"the README states {app['claim']} {stated} ± {tolerance}")
             except AppFailed as e:
@@ -307,11 +310,10 @@ def main():
         started = time.monotonic()
         with open(os.path.join(work, "log.txt"), "w", encoding="utf-8") as log:
             try:
-                check_verbatim(app)
-                stated, tolerance = stated_claim(app, rows)
+                stated, tolerance = documented_claim(app, rows)
                 print(f"== {app['title']}: {app['readme']} (log: {log.name})", flush=True)
                 run_app(app, work, tessera, log)
-                figures = app["result"](work, None)
+                figures = app["result"](work)
                 got = figures[app["claim"]]
                 wall = time.monotonic() - started
                 verdict = abs(got - stated) <= float(tolerance) + 1e-12
