@@ -9,6 +9,7 @@
 #include "tessera/core/log.hpp"
 #include "tessera/core/stop_request.hpp"
 #include "tessera/ffn/ffn_run.hpp"
+#include "tessera/parallel/batch_job.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/parallel/placement_check.hpp"
 #include "tessera/parallel/rank_placement.hpp"
@@ -96,10 +97,16 @@ std::string summary_line(const train::TrainingReport& report) {
   return summary + format(", peak RSS %.0f MiB (largest rank)", report.peak_rss_mb_max_rank);
 }
 
-/// Rank 0 prints each rank's CPUs and NUMA domains (unless quiet); each node's first rank
-/// warns about bindings that cost speed. Collective over the job.
+/// Rank 0 prints the batch job the run is part of and each rank's CPUs and NUMA domains (unless
+/// quiet); each node's first rank warns about bindings that cost speed, rank 0 about a thread
+/// count other than the CPUs the job gave each task. Collective over the job.
 void report_placement(bool quiet) {
   const auto world = parallel::Communicator::world();
+  if (const auto job = parallel::BatchJob::from_environment()) {
+    if (!quiet) log::info(job->describe());
+    const std::string warning = parallel::thread_count_warning(*job, Kokkos::DefaultHostExecutionSpace().concurrency());
+    if (!warning.empty()) log::warn(warning);
+  }
   const auto ranks = parallel::gather_rank_placements(world);
   if (!quiet) log::info(parallel::placement_table(ranks));
   parallel::warn_about_rank_bindings(ranks, world.rank());
@@ -186,7 +193,12 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
                   "Checkpoint file, written atomically at the end (and every --checkpoint-every steps)");
   cmd->add_option("--checkpoint-every", a.checkpoint_every, "Steps between checkpoints (0: only at the end)")
       ->check(integer_in(L::checkpoint_every));
-  cmd->add_option("--resume", a.overrides.resume_file, "Resume from this checkpoint")->check(CLI::ExistingFile);
+  cmd->add_option("--resume", a.overrides.resume_file,
+                  "Resume from this checkpoint, or auto: from the newest complete one of --checkpoint (the one "
+                  "before it, CHECKPOINT.previous, if the newest is damaged), starting fresh when there is none: "
+                  "a batch job's script then works unchanged when it is requeued (docs/slurm.md)")
+      ->check(CLI::Validator(
+          [](std::string& v) { return v == "auto" ? std::string() : CLI::ExistingFile(v); }, "FILE|auto", ""));
   cmd->add_option("--trainers", a.trainers,
                   "Train a population of this many trainers that meet in tournaments (LTFB; training.ltfb in the "
                   "config, see docs/ltfb.md); it must divide the number of ranks")

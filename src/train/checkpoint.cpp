@@ -255,6 +255,32 @@ std::vector<std::vector<float>> read_payload(std::ifstream& in, const nlohmann::
 
 }  // namespace
 
+TrainingProgress verify_checkpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path + ": cannot open the checkpoint for reading");
+  const nlohmann::json header = read_header(in, path);
+  TrainingProgress progress;
+  progress.step = header_count(header, "step", path);
+  progress.seed = header_field<uint64_t>(header, "seed", path);
+  const auto checksum_written = header_field<uint64_t>(header, "checksum", path);
+  const auto it = header.find("tensors");
+  if (it == header.end() || !it->is_array()) throw IoError(path + ": corrupt checkpoint header: no tensor list");
+  uint64_t checksum = 0xcbf29ce484222325ull;
+  std::vector<float> data;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const auto [name, shape] = header_tensor((*it)[i], i, path);
+    data.resize(static_cast<size_t>(shape.numel()));
+    if (!in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float))))
+      throw IoError(path + ": truncated checkpoint (payload of '" + name + "' is incomplete)");
+    checksum = fnv1a(data, checksum);
+    for (const float v : data)
+      if (!std::isfinite(v)) throw IoError(path + ": tensor '" + name + "' holds NaN or infinite values");
+  }
+  if (in.peek() != std::char_traits<char>::eof()) throw IoError(path + ": trailing bytes after the checkpoint payload");
+  if (checksum != checksum_written) throw IoError(path + ": checksum mismatch: the checkpoint payload is corrupt");
+  return progress;
+}
+
 TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore& params, optim::Optimizer& optimizer) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(path + ": cannot open the checkpoint for reading");

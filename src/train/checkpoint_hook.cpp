@@ -1,5 +1,6 @@
 #include "tessera/train/checkpoint_hook.hpp"
 
+#include "tessera/train/checkpoint_rotation.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::train {
@@ -12,6 +13,8 @@ bool writes(Trainer& trainer) {
 }
 
 void save(Trainer& trainer, int64_t steps) {
+  if (trainer.options().keep_previous_checkpoint && trainer.group().rank() == 0)
+    keep_previous_checkpoint(trainer.options().checkpoint_file);
   save_checkpoint(trainer.options().checkpoint_file, trainer.model().parameters(), trainer.optimizer(),
                   trainer.progress_at(steps), trainer.group().rank() == 0);
 }

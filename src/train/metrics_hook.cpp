@@ -1,6 +1,7 @@
 #include "tessera/train/metrics_hook.hpp"
 
 #include "tessera/core/stop_request.hpp"
+#include "tessera/parallel/batch_job.hpp"
 #include "tessera/parallel/rank_placement.hpp"
 #include "tessera/parallel/traffic_counter.hpp"
 #include "tessera/train/trainer.hpp"
@@ -57,7 +58,7 @@ nlohmann::json placement_record(const parallel::Communicator& group) {
 /// The log's first record: what the run trains on and how, its layers and where its ranks run.
 /// Collective over the trainer's ranks (the placement).
 nlohmann::json start_record(Trainer& trainer, const RunStart& start) {
-  return {{"event", "start"},
+  nlohmann::json record = {{"event", "start"},
           {"dataset", trainer.data().train->describe()},
           {"batch_size", trainer.options().batch_size},
           {"accumulate", trainer.options().accumulate},
@@ -73,6 +74,8 @@ nlohmann::json start_record(Trainer& trainer, const RunStart& start) {
           {"ranks", trainer.group().size()},
           {"layers", layers_record(trainer.model())},
           {"placement", placement_record(trainer.group())}};
+  if (const auto job = parallel::BatchJob::from_environment()) record["job"] = job->to_json();
+  return record;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "tessera/optim/optimizer_section.hpp"
 #include "tessera/registry/cudnn_settings.hpp"
 #include "tessera/train/auto_layout.hpp"
+#include "tessera/train/checkpoint_rotation.hpp"
 #include "tessera/train/layout_plan_hook.hpp"
 
 namespace tessera::train {
@@ -29,6 +30,27 @@ int64_t local_learning_epochs(ConfigObject& root) {
   const int64_t epochs = local.integer_in("epochs", 0, 1 << 30);
   local.finish();
   return epochs;
+}
+
+/// --resume auto, a batch job's way to go on after a requeue without editing its script: from
+/// the newest complete checkpoint of the run's own checkpoint file, or from the start when there
+/// is none yet. A resumed run writes its metrics beside the first part's (".from-step-N"), as
+/// the resume command a stopped run prints does, so no part's log is overwritten.
+void resume_from_newest_checkpoint(TrainingOptions& options, const RunOverrides& o) {
+  if (options.checkpoint_file.empty())
+    throw ConfigError("--resume", "auto resumes from the run's own checkpoints: add --checkpoint FILE (or "
+                                  "training.checkpoint.path)");
+  options.keep_previous_checkpoint = true;
+  const auto point = agree_on_resume_point(options.checkpoint_file, o.group);
+  if (!point) {
+    log::info("--resume auto: no checkpoint at " + options.checkpoint_file + " yet: starting from step 0");
+    return;
+  }
+  options.resume_file = point->file;
+  if (!options.metrics_file.empty() && point->step > 0) {
+    options.metrics_file = log_beside(options.metrics_file, ".from-step-" + std::to_string(point->step));
+    log::info("--resume auto: metrics of this part go to " + options.metrics_file);
+  }
 }
 
 }  // namespace
@@ -169,7 +191,10 @@ TrainingOptions TrainingRun::training_options(ConfigObject& training, const RunO
     require_writable_location(options.checkpoint_file, o.checkpoint_file.empty()
                                                            ? "$.training.checkpoint.path (checkpoints)"
                                                            : "--checkpoint (checkpoints)");
-  options.resume_file = o.resume_file;
+  if (o.resume_file == "auto")
+    resume_from_newest_checkpoint(options, o);
+  else
+    options.resume_file = o.resume_file;
   options.progress = o.progress;
   options.profile = o.profile;
   if (o.checkpoint_every && *o.checkpoint_every > 0 && options.checkpoint_file.empty())

@@ -36,4 +36,9 @@ void save_checkpoint(const std::string& path, const model::ParameterStore& param
 /// parameter, so a checkpoint resumes under any layout of the same model.
 TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore& params, optim::Optimizer& optimizer);
 
+/// Reads the whole checkpoint at `path` and checks it as load_checkpoint does (magic, header,
+/// payload length and checksum, finite values) without a model to load it into; returns where
+/// it stands. Throws IoError naming the file and what is wrong with it.
+TrainingProgress verify_checkpoint(const std::string& path);
+
 }  // namespace tessera::train

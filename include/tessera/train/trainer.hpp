@@ -63,6 +63,8 @@ struct TrainingOptions {
   std::optional<LossScalingOptions> loss_scaling;
   bool check_replicas = check_replicas_by_default();  // compare replicas after every step
   std::string resume_file;                            // checkpoint to start from, empty: fresh start
+  /// Keep the checkpoint before the newest as CHECKPOINT.previous (--resume auto's fallback).
+  bool keep_previous_checkpoint = false;
   bool progress = true;
   bool profile = false;
   /// The type activations are computed in (docs/precision.md); parameters stay fp32.

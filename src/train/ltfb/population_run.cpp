@@ -82,6 +82,9 @@ PopulationRun::PopulationRun(nlohmann::json config, const RunOverrides& override
   RunOverrides mine = trainer_overrides(overrides, *layout_, options_, seed_);
   std::vector<std::string> resumed_files;
   PopulationManifest manifest;
+  if (overrides.resume_file == "auto")
+    throw ConfigError("--resume", "auto is not available for a population (--trainers) yet: give the population's "
+                                  "manifest, the --checkpoint file the stopped run wrote");
   if (!overrides.resume_file.empty()) {
     manifest = resumed_population(overrides.resume_file, options_.trainers);
     for (const auto& f : manifest.files) resumed_files.push_back(PopulationManifest::beside(overrides.resume_file, f));
