@@ -7,7 +7,8 @@
 #    Trilinos 13.2 *source* package into a fixed prefix outside the repository (default
 #    /opt/tessera-deps/<variant>);
 #  * --for-tests: what only the tests use (Catch2, h5diff, flake8, ip/tc for the emulated
-#    cluster, patchelf for the bundles, Fashion-MNIST, Chromium to render `tessera report` pages);
+#    cluster, Slurm and munge for the batch-job tests, patchelf for the bundles, Fashion-MNIST,
+#    Chromium to render `tessera report` pages);
 #  * --for-examples: what the example apps read besides their generated data (Fashion-MNIST);
 #  * --for-perf: the PyTorch peer the benchmarks in perf/ time Tessera against (python3-torch);
 #  * --onednn3: oneDNN 3.x built from the next Debian release's (trixie's) onednn *source*
@@ -68,6 +69,10 @@ test_packages=(
   flake8
   # ip and tc, with which scripts/cluster.sh makes the emulated nodes of the cluster tests
   iproute2
+  # a real Slurm on those nodes (scripts/slurm_cluster.sh, the slurm tests): its daemons are
+  # started by that script with configs of its own; the services the packages install on a
+  # systemd machine find no /etc/slurm/slurm.conf and stay down
+  slurmctld slurmd slurm-client munge
   # the relocatable bundles (scripts/gpu_bundle.sh): rpaths rewritten, the pack compressed
   patchelf xz-utils
   # headless Chromium renders `tessera report` pages in the report tests (about 20 s to install)

@@ -48,6 +48,9 @@ require=hwloc,host-build,chromium
 # Whether the multi-node tests (ctest -L cluster) can make their emulated nodes here; where they
 # cannot, they skip with this reason (docs/cluster.md).
 scripts/cluster.sh check || true
+# The batch-job tests (ctest -L slurm) run a real Slurm on those nodes: required wherever it can
+# start, so that a green run there means they ran; skipped with the reason elsewhere.
+if scripts/slurm_cluster.sh check; then require+=,slurm; fi
 suite default "$@"
 # The Spack recipe against CMakeLists.txt (no Spack needed); here rather than only in ctest so
 # that a missing flake8 fails CI instead of being skipped.

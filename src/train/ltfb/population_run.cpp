@@ -1,10 +1,12 @@
 #include "tessera/train/ltfb/population_run.hpp"
 
 #include <cmath>
+#include <fstream>
 
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
+#include "tessera/core/log.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/io/dataset_slice.hpp"
 #include "tessera/train/ltfb/population_checkpoint.hpp"
@@ -25,6 +27,7 @@ RunOverrides trainer_overrides(const RunOverrides& overrides, const PopulationLa
   mine.seed = seed + static_cast<uint64_t>(t);
   mine.checkpoint_file.clear();
   mine.checkpoint_every.reset();
+  mine.resume_file.clear();  // set from the population's manifest when it resumes
   mine.held_out_samples = options.trainers * options.tournament_samples;
   mine.held_out_key = "$.training.ltfb.tournament_samples";
   mine.progress = overrides.progress && layout.job().rank() == 0;
@@ -46,6 +49,23 @@ PopulationManifest resumed_population(const std::string& resume_file, int64_t tr
   return manifest;
 }
 
+/// The manifest a population resumes from: --resume's file, or with --resume auto the
+/// population's own checkpoint manifest when one was written (a requeued job), else none. Its
+/// manifest is written atomically after every trainer's file, so an existing one is complete;
+/// unlike a single run's, the population keeps no previous checkpoint to fall back to.
+std::string population_resume_file(const std::string& resume, const std::string& checkpoint) {
+  if (resume != "auto") return resume;
+  if (checkpoint.empty())
+    throw ConfigError("--resume", "auto resumes from the population's own checkpoint: add --checkpoint FILE (or "
+                                  "training.checkpoint.path)");
+  if (std::ifstream(checkpoint).good()) {
+    log::info("--resume auto: resuming the population from " + checkpoint);
+    return checkpoint;
+  }
+  log::info("--resume auto: no population checkpoint at " + checkpoint + " yet: starting from step 0");
+  return "";
+}
+
 }  // namespace
 
 bool PopulationRun::requested(const nlohmann::json& config, int64_t trainers_flag) {
@@ -62,7 +82,10 @@ PopulationRun::PopulationRun(nlohmann::json config, const RunOverrides& override
   const nlohmann::json ltfb = training.contains("ltfb") ? training["ltfb"] : nlohmann::json::object();
   training.erase("ltfb");
   ConfigObject training_cfg(training, "$.training");
-  const TrainingOptions opts = TrainingRun::training_options(training_cfg, overrides);
+  // The population resumes from its manifest (below), not from one trainer's checkpoint.
+  RunOverrides shared = overrides;
+  shared.resume_file.clear();
+  const TrainingOptions opts = TrainingRun::training_options(training_cfg, shared);
   if (!ltfb.is_object()) throw ConfigError("$.training.ltfb", "expected an object");
   ConfigObject ltfb_cfg(ltfb, "$.training.ltfb");
   options_ = LtfbOptions::from_json(ltfb_cfg, opts.batch_size, trainers_flag);
@@ -82,18 +105,16 @@ PopulationRun::PopulationRun(nlohmann::json config, const RunOverrides& override
   RunOverrides mine = trainer_overrides(overrides, *layout_, options_, seed_);
   std::vector<std::string> resumed_files;
   PopulationManifest manifest;
-  if (overrides.resume_file == "auto")
-    throw ConfigError("--resume", "auto is not available for a population (--trainers) yet: give the population's "
-                                  "manifest, the --checkpoint file the stopped run wrote");
-  if (!overrides.resume_file.empty()) {
-    manifest = resumed_population(overrides.resume_file, options_.trainers);
-    for (const auto& f : manifest.files) resumed_files.push_back(PopulationManifest::beside(overrides.resume_file, f));
+  const std::string resume_file = population_resume_file(overrides.resume_file, checkpoint_path_);
+  if (!resume_file.empty()) {
+    manifest = resumed_population(resume_file, options_.trainers);
+    for (const auto& f : manifest.files) resumed_files.push_back(PopulationManifest::beside(resume_file, f));
     mine.resume_file = resumed_files[static_cast<size_t>(t)];
   }
   run_ = std::make_unique<TrainingRun>(config, mine);
   Trainer& trainer = run_->trainer();
   trainer.set_stop_group(layout_->job());
-  if (overrides.resume_file.empty())
+  if (resume_file.empty())
     draw_hyperparameters(seed_);
   else
     restore_hyperparameters(manifest.hyperparameter_keys, manifest.hyperparameters[static_cast<size_t>(t)]);
