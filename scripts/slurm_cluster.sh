@@ -144,29 +144,34 @@ start_slurmd() {
     "$dir/spool/$node" "$dir/spool/node" "$dir/tmp/$node" "$dir/slurm.conf" "$node"
 }
 
+# Reads lose's and revive's arguments, [--name NAME] K, into `name` and `node`.
+read_node_arguments() {
+  local what=$1
+  shift
+  name=""
+  while [[ ${1:-} == --name ]]; do name=${2:?--name needs a value}; shift 2; done
+  node=${1:?$what: give a node number}
+  [[ -n $name ]] || name=$(only_cluster)
+  [[ $node =~ ^[0-9]+$ && -e /run/netns/ts$name-n$node ]] || die "$what: there is no node '$node' in cluster '$name'"
+}
+
 # A lost node: everything on node K (its slurmd, job steps and ranks) is killed at once, as
 # when a node crashes; Slurm notices it after SlurmdTimeout (10 s) and marks it down.
 cmd_lose() {
-  local name="" k
-  while [[ ${1:-} == --name ]]; do name=${2:?--name needs a value}; shift 2; done
-  k=${1:?lose: give a node number}
-  [[ -n $name ]] || name=$(only_cluster)
-  [[ $k =~ ^[0-9]+$ && -e /run/netns/ts$name-n$k ]] || die "lose: there is no node '$k' in cluster '$name'"
-  ((k != 0)) || die "lose: node 0 holds the controller; lose another node"
-  ip netns pids "ts$name-n$k" | xargs -r kill -9
-  echo "node $k of '$name' lost: its processes were killed"
+  local name node
+  read_node_arguments lose "$@"
+  ((node != 0)) || die "lose: node 0 holds the controller; lose another node"
+  ip netns pids "ts$name-n$node" | xargs -r kill -9
+  echo "node $node of '$name' lost: its processes were killed"
 }
 
 # Brings a lost node back: its slurmd starts again and, with ReturnToService=2, the node
 # returns to service when it registers.
 cmd_revive() {
-  local name="" k
-  while [[ ${1:-} == --name ]]; do name=${2:?--name needs a value}; shift 2; done
-  k=${1:?revive: give a node number}
-  [[ -n $name ]] || name=$(only_cluster)
-  [[ $k =~ ^[0-9]+$ && -e /run/netns/ts$name-n$k ]] || die "revive: there is no node '$k' in cluster '$name'"
-  start_slurmd "$name" "$k"
-  echo "node $k of '$name': slurmd started again"
+  local name node
+  read_node_arguments revive "$@"
+  start_slurmd "$name" "$node"
+  echo "node $node of '$name': slurmd started again"
 }
 
 wait_for_nodes() {
@@ -242,12 +247,8 @@ stop_pid_files() {
 
 cmd_down() {
   local name=""
-  while (($#)); do
-    case $1 in
-      --name) name=${2:?--name needs a value}; shift 2 ;;
-      *) die "down: unknown option '$1'" ;;
-    esac
-  done
+  while [[ ${1:-} == --name ]]; do name=${2:?--name needs a value}; shift 2; done
+  (($# == 0)) || die "down: unknown argument '$1'"
   [[ -n $name ]] || name=$(only_cluster)
   local dir
   dir=$(slurm_dir "$name")
