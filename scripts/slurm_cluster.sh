@@ -17,9 +17,9 @@
 # TESSERA_SLURM_LOGS names a folder. Containment: each node's jobs run inside the node's
 # cpuset (cluster.sh), so a job's tasks get that node's CPUs; Slurm's own cgroup plugins are
 # not used, because every slurmd of the cluster would share one cgroup tree and Debian builds
-# Slurm without --enable-multiple-slurmd, which names those trees per node. Task binding inside
-# a node is task/affinity's. Needs root, the packages slurmctld, slurmd, slurm-client and munge
-# (scripts/install_deps.sh --for-tests), and what cluster.sh needs.
+# Slurm without --enable-multiple-slurmd, which names those trees per node. Tasks are not bound
+# inside a node (task/none; see write_config). Needs root, the packages slurmctld, slurmd,
+# slurm-client and munge (scripts/install_deps.sh --for-tests), and what cluster.sh needs.
 set -euo pipefail
 
 readonly self=$(readlink -f "$0")
