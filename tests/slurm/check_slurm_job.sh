@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Usage: check_slurm_job.sh MODE TESSERA WORKDIR — batch jobs on a real Slurm over emulated nodes
 # (scripts/slurm_cluster.sh), submitted with the scripts of examples/slurm as a user would:
-#   same-as-mpirun  a 2-node sbatch job ends with the weights an mpirun run of the layout gives
+#   same-as-mpirun  a 2-node sbatch job ends with the weights an mpirun run of the layout gives;
+#                   a task with more threads than SLURM_CPUS_PER_TASK is warned about
 #   preempt         the job is signalled mid-run (scancel --signal=TERM, as a pre-emption or a
 #                   time limit's --signal does), checkpoints, requeues itself, resumes, and ends
 #                   bit-identical to an uninterrupted run
@@ -104,7 +105,12 @@ job = start["job"]
 assert job["scheduler"] == "slurm" and job["job_id"] == sys.argv[2] and job["node_count"] == 2, job
 PY
     cmp "$work/reference.ckpt" "$work/runs/cosmoflow-dp-$id.ckpt" || fail "sbatch and mpirun weights differ"
-    echo "sbatch job $id on 2 nodes: weights identical to mpirun's"
+    # More threads than the CPUs the job gave each task: a warning naming both.
+    sx srun -N 1 -n 1 --cpus-per-task=1 --mpi=pmix --chdir="$work" env OMP_NUM_THREADS=2 "$tessera" train "$config" \
+      --max-steps 1 --quiet >"$work/threads.out" 2>&1 || fail "the 1-step srun failed: $(tail -3 "$work/threads.out")"
+    grep -q "Slurm gave each task 1 CPU(s) (SLURM_CPUS_PER_TASK) but this run uses 2 thread(s)" "$work/threads.out" ||
+      fail "no warning about 2 threads on 1 CPU per task"
+    echo "sbatch job $id on 2 nodes: weights identical to mpirun's; a thread count above SLURM_CPUS_PER_TASK is warned about"
     ;;
   preempt)
     TRAIN_ARGS="--max-steps 600 --epochs 10"
