@@ -235,7 +235,7 @@ cmd_up() {
   echo "slurm '$name' up: $nodes node(s) of $cpus CPU(s), partition 'cluster', controller on $(node_name "$name" 0); submit with: $0 exec --name $name -- sbatch ..."
 }
 
-# Stops the daemons of the pid files in DIR matching GLOB, then whatever is left of them.
+# Sends SIGTERM to the daemon of each pid file given (what ignores it, cluster.sh down kills).
 stop_pid_files() {
   local pid_file pid
   for pid_file in "$@"; do

@@ -1,5 +1,6 @@
 #include "tessera/train/checkpoint.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -219,37 +220,41 @@ nlohmann::json read_header(std::ifstream& in, const std::string& path) {
   return header;
 }
 
-/// The tensors after the header, one per block in the same order and shapes, their checksum
-/// the header's and every value finite.
+/// The tensors after the header, their checksum the header's and every value finite. With
+/// `blocks`, one per block in the same order and shapes, and returned; without (a check of the
+/// file alone, verify_checkpoint), each is read, checked and dropped.
 std::vector<std::vector<float>> read_payload(std::ifstream& in, const nlohmann::json& header,
-                                             const std::vector<Block>& blocks, const std::string& path) {
+                                             const std::vector<Block>* blocks, const std::string& path) {
   const auto checksum_written = header_field<uint64_t>(header, "checksum", path);
   const auto it = header.find("tensors");
   if (it == header.end() || !it->is_array()) throw IoError(path + ": corrupt checkpoint header: no tensor list");
   const auto& tensors = *it;
-  if (tensors.size() != blocks.size())
+  if (blocks && tensors.size() != blocks->size())
     throw Error(path + ": checkpoint holds " + std::to_string(tensors.size()) +
-                " tensors, this model and optimizer have " + std::to_string(blocks.size()) + " (a different model?)");
+                " tensors, this model and optimizer have " + std::to_string(blocks->size()) + " (a different model?)");
   std::vector<std::vector<float>> host;
+  std::vector<float> data;
+  std::string first_not_finite;  // reported after the checksum, which names a damaged file first
   uint64_t checksum = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < blocks.size(); ++i) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
     const auto [name, shape] = header_tensor(tensors[i], i, path);
-    if (name != blocks[i].name || shape != blocks[i].whole)
+    if (blocks && (name != (*blocks)[i].name || shape != (*blocks)[i].whole))
       throw Error(path + ": checkpoint tensor " + std::to_string(i) + " is '" + name + "' " + shape.str() +
-                  ", the model expects '" + blocks[i].name + "' " + blocks[i].whole.str());
-    std::vector<float> data(static_cast<size_t>(shape.numel()));
+                  ", the model expects '" + (*blocks)[i].name + "' " + (*blocks)[i].whole.str());
+    data.resize(static_cast<size_t>(shape.numel()));
     if (!in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float))))
       throw IoError(path + ": truncated checkpoint (payload of '" + name + "' is incomplete)");
     checksum = fnv1a(data, checksum);
-    host.push_back(std::move(data));
+    // Training never writes a diverged state (it stops first), so a NaN or infinity here means
+    // a damaged or foreign file, which would otherwise train on as NaN without a word.
+    if (first_not_finite.empty() && !std::all_of(data.begin(), data.end(), [](float v) { return std::isfinite(v); }))
+      first_not_finite = name;
+    if (blocks) host.push_back(std::move(data));
   }
   if (in.peek() != std::char_traits<char>::eof()) throw IoError(path + ": trailing bytes after the checkpoint payload");
   if (checksum != checksum_written) throw IoError(path + ": checksum mismatch: the checkpoint payload is corrupt");
-  // Training never writes a diverged state (it stops first), so a NaN or infinity here means
-  // a damaged or foreign file, which would otherwise train on as NaN without a word.
-  for (size_t i = 0; i < blocks.size(); ++i)
-    for (const float v : host[i])
-      if (!std::isfinite(v)) throw IoError(path + ": tensor '" + blocks[i].name + "' holds NaN or infinite values");
+  if (!first_not_finite.empty())
+    throw IoError(path + ": tensor '" + first_not_finite + "' holds NaN or infinite values");
   return host;
 }
 
@@ -262,22 +267,7 @@ TrainingProgress verify_checkpoint(const std::string& path) {
   TrainingProgress progress;
   progress.step = header_count(header, "step", path);
   progress.seed = header_field<uint64_t>(header, "seed", path);
-  const auto checksum_written = header_field<uint64_t>(header, "checksum", path);
-  const auto it = header.find("tensors");
-  if (it == header.end() || !it->is_array()) throw IoError(path + ": corrupt checkpoint header: no tensor list");
-  uint64_t checksum = 0xcbf29ce484222325ull;
-  std::vector<float> data;
-  for (size_t i = 0; i < it->size(); ++i) {
-    const auto [name, shape] = header_tensor((*it)[i], i, path);
-    data.resize(static_cast<size_t>(shape.numel()));
-    if (!in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float))))
-      throw IoError(path + ": truncated checkpoint (payload of '" + name + "' is incomplete)");
-    checksum = fnv1a(data, checksum);
-    for (const float v : data)
-      if (!std::isfinite(v)) throw IoError(path + ": tensor '" + name + "' holds NaN or infinite values");
-  }
-  if (in.peek() != std::char_traits<char>::eof()) throw IoError(path + ": trailing bytes after the checkpoint payload");
-  if (checksum != checksum_written) throw IoError(path + ": checksum mismatch: the checkpoint payload is corrupt");
+  read_payload(in, header, nullptr, path);
   return progress;
 }
 
@@ -298,7 +288,7 @@ TrainingProgress load_checkpoint(const std::string& path, model::ParameterStore&
   }
   const int64_t optimizer_steps = header_count(header, "optimizer_steps", path);
   const auto blocks = blocks_of(params, optimizer);
-  const auto host = read_payload(in, header, blocks, path);
+  const auto host = read_payload(in, header, &blocks, path);
   // Only now, with everything read and verified, overwrite the live tensors.
   for (size_t i = 0; i < blocks.size(); ++i) {
     Tensor t = blocks[i].tensor;
