@@ -74,7 +74,10 @@ write_config() {
     echo "SlurmctldHost=$(node_name "$name" 0)($prefix.1)"
     echo "AuthType=auth/munge"
     echo "CredType=cred/munge"
-    echo "AuthInfo=socket=$dir/munge.socket"
+    # cred_expire: how long a job's credentials stay valid, and so how long a requeued job is held
+    # before it may start again (Slurm's default 120 s; released sooner, its launch is refused
+    # with "Job credential revoked"). 10 s keeps requeue tests short.
+    echo "AuthInfo=socket=$dir/munge.socket,cred_expire=10"
     echo "SlurmUser=root"
     echo "SlurmdUser=root"
     echo "StateSaveLocation=$dir/state"
