@@ -155,38 +155,47 @@ double TrainingRun::optimizer_state_per_parameter(const nlohmann::json& config) 
   return state;
 }
 
+std::string RunOverrides::flag_name(const std::string& flag) const {
+  if (!keyword_names || flag.rfind("--", 0) != 0) return flag;
+  std::string keyword = flag.substr(2);
+  std::replace(keyword.begin(), keyword.end(), '-', '_');
+  return keyword;
+}
+
 TrainingOptions TrainingRun::training_options(ConfigObject& training, const RunOverrides& o) {
   TrainingOptions options = TrainingOptions::from_json(training);
-  // Each override is checked against the bounds of the key it replaces, naming the flag.
+  // Each override is checked against the bounds of the key it replaces, naming the flag (or,
+  // from Python, the keyword argument).
   using L = TrainingLimits;
-  auto take = [](std::optional<int64_t> flag, const IntegerBounds& bounds, const char* name, int64_t& value,
+  const auto flag = [&o](const std::string& name) { return o.flag_name(name); };
+  auto take = [](std::optional<int64_t> flag, const IntegerBounds& bounds, const std::string& name, int64_t& value,
                  std::string* source) {
     if (!flag) return;
     check_integer(*flag, bounds, name);
     value = *flag;
     if (source != nullptr) *source = name;
   };
-  take(o.epochs, L::epochs, "--epochs", options.epochs, &options.sources.epochs);
-  take(o.batch_size, L::batch_size, "--batch-size", options.batch_size, &options.sources.batch_size);
-  take(o.accumulate, L::accumulate, "--accumulate", options.accumulate, &options.sources.accumulate);
-  take(o.max_steps, L::max_steps, "--max-steps", options.max_steps, &options.sources.max_steps);
-  take(o.checkpoint_every, L::checkpoint_every, "--checkpoint-every", options.checkpoint_every, nullptr);
+  take(o.epochs, L::epochs, flag("--epochs"), options.epochs, &options.sources.epochs);
+  take(o.batch_size, L::batch_size, flag("--batch-size"), options.batch_size, &options.sources.batch_size);
+  take(o.accumulate, L::accumulate, flag("--accumulate"), options.accumulate, &options.sources.accumulate);
+  take(o.max_steps, L::max_steps, flag("--max-steps"), options.max_steps, &options.sources.max_steps);
+  take(o.checkpoint_every, L::checkpoint_every, flag("--checkpoint-every"), options.checkpoint_every, nullptr);
   if (o.seed) {
     if (*o.seed > static_cast<uint64_t>(L::seed.max))
-      throw ConfigError("--seed", "expected " + L::seed.text() + ", got " + std::to_string(*o.seed));
+      throw ConfigError(flag("--seed"), "expected " + L::seed.text() + ", got " + std::to_string(*o.seed));
     options.seed = *o.seed;
   }
   if (!o.checkpoint_file.empty()) options.checkpoint_file = o.checkpoint_file;
   if (o.precision) {
-    const model::RunPrecision p = model::parse_run_precision(*o.precision, "--precision");
+    const model::RunPrecision p = model::parse_run_precision(*o.precision, flag("--precision"));
     options.tf32 = p.tf32;
     options.precision = p.type;
-    options.precision_key = "--precision";
+    options.precision_key = flag("--precision");
   }
   if (o.balance) options.balance = BalanceOptions::from_flag(*o.balance);
   options.metrics_file = o.metrics_file;
   // Before anything is built or read: a run refused at its end for a path loses its work.
-  if (!o.metrics_file.empty()) require_writable_location(o.metrics_file, "--metrics (the metrics log)");
+  if (!o.metrics_file.empty()) require_writable_location(o.metrics_file, flag("--metrics") + " (the metrics log)");
   if (!options.checkpoint_file.empty())
     require_writable_location(options.checkpoint_file, o.checkpoint_file.empty()
                                                            ? "$.training.checkpoint.path (checkpoints)"

@@ -26,6 +26,8 @@ class TrainedModel {
                const std::optional<std::array<int64_t, 3>>& input_size = std::nullopt);
   ~TrainedModel();
   model::Model& model() { return *model_; }
+  /// The optimizer the config names, holding the checkpoint's state (for saving it again).
+  optim::Optimizer& optimizer() { return *optimizer_; }
   /// Steps the checkpoint's run had trained.
   int64_t trained_steps() const { return steps_; }
 

@@ -37,6 +37,10 @@ struct RunOverrides {
   /// What a kind of run adds (its config section, datasets and training source); null: a
   /// standard run.
   std::shared_ptr<RunExtension> extension;
+  /// Errors name an override by its flag ("--batch-size"), or with `keyword_names` (the Python
+  /// module) by its keyword argument ("batch_size").
+  bool keyword_names = false;
+  std::string flag_name(const std::string& flag) const;
 };
 
 /// A training run assembled from a run config:
