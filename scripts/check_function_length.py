@@ -8,7 +8,7 @@ needs no compiler; a brace opens a function when the text before it (back to the
 `{` or `}`) holds a parameter list and the brace sits at namespace or class scope.
 
 Usage: scripts/check_function_length.py [--limit N] [--top K] [PATH ...]
-  PATH: files or folders (default: src and backends/*/src of the repository)
+  PATH: files or folders (default: src, python/src and backends/*/src of the repository)
 """
 import argparse
 import pathlib
@@ -128,7 +128,8 @@ def main():
     parser.add_argument("--top", type=int, default=0, help="also list the K longest functions")
     parser.add_argument("paths", nargs="*")
     args = parser.parse_args()
-    roots = [pathlib.Path(p) for p in args.paths] or [ROOT / "src", *sorted((ROOT / "backends").glob("*/src"))]
+    roots = [pathlib.Path(p) for p in args.paths] or [ROOT / "src", ROOT / "python" / "src",
+                                                  *sorted((ROOT / "backends").glob("*/src"))]
     files = []
     for r in roots:
         files += sorted(r.rglob("*.cpp")) + sorted(r.rglob("*.hpp")) if r.is_dir() else [r]

@@ -8,7 +8,8 @@
 #    /opt/tessera-deps/<variant>);
 #  * --for-tests: what only the tests use (Catch2, h5diff, flake8, ip/tc for the emulated
 #    cluster, Slurm and munge for the batch-job tests, patchelf for the bundles, Fashion-MNIST,
-#    Chromium to render `tessera report` pages);
+#    Chromium to render `tessera report` pages, Python headers, pybind11, pytest, mpi4py and
+#    PyTorch for the Python module and its tests);
 #  * --for-examples: what the example apps read besides their generated data (Fashion-MNIST);
 #  * --for-perf: the PyTorch peer the benchmarks in perf/ time Tessera against (python3-torch);
 #  * --onednn3: oneDNN 3.x built from the next Debian release's (trixie's) onednn *source*
@@ -79,6 +80,9 @@ test_packages=(
   chromium fonts-dejavu-core
   # the real images the Fashion-MNIST reader and the ResNet/BCPNN example tests read
   dataset-fashion-mnist
+  # the Python module (python/) and its tests: headers, pybind11, pytest, mpi4py for the
+  # multi-rank cases, and PyTorch for the export tests (the perf peer's package)
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-mpi4py python3-torch
 )
 # the images of examples/resnet and examples/bcpnn, imported by `tessera datagen fashion-mnist`
 example_packages=(dataset-fashion-mnist)

@@ -1,0 +1,31 @@
+"""Trains CosmoFlow-tiny (synchronised batch norm) on numpy arrays under the distribution given
+as JSON in argv[2], on however many ranks mpirun started, and writes rank 0's losses and
+trained weights to argv[1] (.npz). With argv[3] == "mpi4py", mpi4py starts MPI first, as in a
+user's script; otherwise tessera does."""
+
+import json
+import sys
+
+if len(sys.argv) > 3 and sys.argv[3] == "mpi4py":
+    from mpi4py import MPI  # noqa: F401  (initialises MPI before tessera is imported)
+
+import numpy  # noqa: E402
+
+import tessera  # noqa: E402
+from conftest import regression_arrays, tiny_regression_config  # noqa: E402
+
+config = tiny_regression_config()
+for layer in config["model"]["layers"]:
+    if layer["type"] == "batch_norm":
+        layer["sync"] = True
+config["model"]["distribution"] = json.loads(sys.argv[2])
+# Plain SGD: Adam would scale the rounding noise of gradients that are zero in exact arithmetic
+# (a convolution's bias before a batch norm) up to whole steps, and the ranks round differently.
+config["optimizer"] = {"type": "sgd", "lr": 0.01}
+x, y = regression_arrays(32, seed=11)
+result = tessera.train(config, data=(x, y), validation=(x[:8], y[:8]), epochs=2, progress=True)
+if tessera.rank() == 0:
+    state = result.model.state_dict(copy=True)
+    numpy.savez(sys.argv[1], losses=numpy.array(result.step_losses), validation=result.validation_loss,
+                predictions=result.model.predict(x[:8]),
+                ranks=tessera.ranks(), **{"w:" + k: v for k, v in state.items()})
