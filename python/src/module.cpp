@@ -39,5 +39,6 @@ PYBIND11_MODULE(_tessera, m) {
       .def("layers", &InferenceModel::layers);
 
   m.def("train", &tessera::python::train_run, py::arg("config_json"), py::arg("x"), py::arg("y"), py::arg("x_val"),
-        py::arg("y_val"), py::arg("options"), py::arg("initial_state"), py::arg("on_step"), py::arg("on_epoch"));
+        py::arg("y_val"), py::arg("stream"), py::arg("options"), py::arg("initial_state"), py::arg("on_step"),
+        py::arg("on_epoch"));
 }

@@ -7,6 +7,7 @@
 
 #include "array_dataset.hpp"
 #include "arrays.hpp"
+#include "batch_stream.hpp"
 #include "callback_hook.hpp"
 #include "errors.hpp"
 #include "inference_model.hpp"
@@ -88,17 +89,22 @@ void add_state(py::dict& result, const model::ParameterStore& params) {
 }  // namespace
 
 py::dict train_run(const std::string& config_json, const py::object& x, const py::object& y, const py::object& x_val,
-                   const py::object& y_val, const py::dict& options, const py::object& initial_state,
-                   const py::object& on_step, const py::object& on_epoch) {
+                   const py::object& y_val, const py::object& stream, const py::dict& options,
+                   const py::object& initial_state, const py::object& on_step, const py::object& on_epoch) {
   require_runtime();
   const nlohmann::json config = nlohmann::json::parse(config_json);
   train::RunOverrides o = overrides_of(options);
   o.keyword_names = true;
+  std::unique_ptr<ArrayDataset> validation;
+  if (!x_val.is_none()) validation = std::make_unique<ArrayDataset>(x_val, y_val, "validation x", "validation y");
   if (!x.is_none()) {
-    auto training = std::make_unique<ArrayDataset>(x, y, "x", "y");
-    std::unique_ptr<ArrayDataset> validation;
-    if (!x_val.is_none()) validation = std::make_unique<ArrayDataset>(x_val, y_val, "validation x", "validation y");
-    o.extension = std::make_shared<ArrayData>(std::move(training), std::move(validation));
+    o.extension = std::make_shared<ArrayData>(std::make_unique<ArrayDataset>(x, y, "x", "y"), std::move(validation));
+  } else if (!stream.is_none()) {
+    const auto parts = stream.cast<py::tuple>();
+    StreamSpec spec{parts[0], parts[1], parts[2], parts[3].cast<int64_t>()};
+    if (spec.steps_per_epoch < 1)
+      throw ConfigError("steps_per_epoch", "expected an integer ≥ 1, got " + std::to_string(spec.steps_per_epoch));
+    o.extension = std::make_shared<BatchStream>(std::move(spec), std::move(validation));
   }
   const StopSignalHandlers signals(StopMode::after_step);
   clear_stop_request();

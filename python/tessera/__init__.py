@@ -13,10 +13,12 @@ the config's distributions say, and only rank 0 prints. docs/python.md has the w
 """
 
 import atexit as _atexit
+import itertools as _itertools
 import json as _json
 import os as _os
 
 from . import _tessera
+from .builder import ModelBuilder  # noqa: F401
 from .errors import (ArrayError, ConfigError, DistError, Error, IoError, ShapeError,  # noqa: F401
                      TrainingStopped)
 from .metrics import MetricsLog, read_metrics  # noqa: F401
@@ -190,12 +192,40 @@ class TrainingResult:
         return "TrainingResult(" + ", ".join(parts) + ")"
 
 
+def _is_array_pair(data):
+    import numpy
+    return (isinstance(data, (tuple, list)) and len(data) == 2
+            and all(isinstance(a, numpy.ndarray) for a in data))
+
+
 def _pair(data, argument):
     if data is None:
         return None, None
-    if not isinstance(data, (tuple, list)) or len(data) != 2:
+    if not _is_array_pair(data):
         raise ArrayError(f"{argument}: expected a pair (inputs, targets) of numpy arrays, got {type(data).__name__}")
     return data[0], data[1]
+
+
+def _stream(data, steps_per_epoch, accumulate):
+    """(iterable, first x, first y, steps per epoch) of an iterable of batches."""
+    try:
+        iterator = iter(data)
+    except TypeError:
+        raise ArrayError(f"data: expected a pair (x, y) of numpy arrays or an iterable of such pairs, "
+                         f"got {type(data).__name__}") from None
+    try:
+        first = next(iterator)
+    except StopIteration:
+        raise ArrayError("data: the iterable of batches is empty") from None
+    if not _is_array_pair(first):
+        raise ArrayError(f"data: batch 1: expected a pair (x, y) of numpy arrays, got {type(first).__name__}")
+    if iterator is data:  # an iterator: what was read to learn the shapes is trained on too
+        data = _itertools.chain([first], iterator)
+    if steps_per_epoch is None:
+        if not hasattr(data, "__len__"):
+            raise ConfigError("steps_per_epoch: an iterable of batches without a length needs steps_per_epoch=")
+        steps_per_epoch = len(data) // (accumulate or 1)
+    return (data, first[0], first[1], steps_per_epoch)
 
 
 def _check_finite(array, argument):
@@ -208,11 +238,18 @@ def _check_finite(array, argument):
 
 def train(config, data=None, validation=None, *, init=None, epochs=None, batch_size=None, accumulate=None,
           max_steps=None, seed=None, precision=None, backend="auto", checkpoint=None, checkpoint_every=None,
-          resume=None, metrics=None, progress=True, profile=False, on_step=None, on_epoch=None):
+          resume=None, metrics=None, progress=True, profile=False, on_step=None, on_epoch=None,
+          steps_per_epoch=None):
     """Trains the model of `config` (a dict or a JSON file) as ``tessera train`` does.
 
-    data, validation: (inputs, targets) numpy arrays to train and validate on; then the
-        config has no "data" section. Without them the config's "data" section is read.
+    data: (inputs, targets) numpy arrays to train on, shuffled every epoch as a data set is; or
+        an iterable of (x, y) batches of the global batch size, trained on in the order given
+        (every rank iterates its own and takes its part of each batch; the iterable is
+        started again every epoch, so a generator gives one epoch). Then the config has no
+        "data" section; without `data` that section is read.
+    validation: (inputs, targets) numpy arrays to validate on after every epoch.
+    steps_per_epoch: optimizer steps in an epoch of an iterable of batches; default
+        ``len(data) // accumulate``.
     init: a :class:`Model` or a state dict whose parameters training starts from (for example
         weights imported from PyTorch); by default the config's seed initialises them.
     epochs ... profile: as the command's flags of those names (``--epochs`` ...); `progress`
@@ -228,13 +265,19 @@ def train(config, data=None, validation=None, *, init=None, epochs=None, batch_s
     `stopped_by` and `exit_status` set for the script to exit with.
     """
     config = _config_dict(config)
+    stream = None
+    if data is not None and not _is_array_pair(data):
+        stream = _stream(data, steps_per_epoch, accumulate or config.get("training", {}).get("accumulate", 1))
+        data = None
+    elif steps_per_epoch is not None:
+        raise ConfigError("steps_per_epoch: only an iterable of batches takes it (arrays have their own length)")
     x, y = _pair(data, "data")
     x_val, y_val = _pair(validation, "validation")
-    if x is None and x_val is not None:
-        raise ArrayError("validation: arrays to validate on need arrays to train on (data=)")
-    if x is not None:
+    if x is None and stream is None and x_val is not None:
+        raise ArrayError("validation: arrays to validate on need data= to train on")
+    if x is not None or stream is not None:
         if "data" in config:
-            raise ConfigError("$.data: the config has a data section and data= gives arrays; drop one")
+            raise ConfigError("$.data: the config has a data section and data= gives the data; drop one")
         config = dict(config, data={})
         _check_finite(x, "x")
         _check_finite(x_val, "validation x")
@@ -249,7 +292,7 @@ def train(config, data=None, validation=None, *, init=None, epochs=None, batch_s
     for key in ("checkpoint", "resume", "metrics"):
         if options[key] is not None:
             options[key] = _os.fspath(options[key])
-    report = _tessera.train(_to_json(config), x, y, x_val, y_val, options, initial_state, on_step, on_epoch)
+    report = _tessera.train(_to_json(config), x, y, x_val, y_val, stream, options, initial_state, on_step, on_epoch)
     # The model a later .model builds has the trained run's seed: the seed= override included.
     trained_config = config if seed is None else dict(config, training=dict(config.get("training", {}), seed=seed))
     result = TrainingResult(report, trained_config)

@@ -1,7 +1,8 @@
 """Trains CosmoFlow-tiny (synchronised batch norm) on numpy arrays under the distribution given
 as JSON in argv[2], on however many ranks mpirun started, and writes rank 0's losses and
 trained weights to argv[1] (.npz). With argv[3] == "mpi4py", mpi4py starts MPI first, as in a
-user's script; otherwise tessera does."""
+user's script; otherwise tessera does. With argv[4] == "stream" the data is a list of batches
+instead of arrays."""
 
 import json
 import sys
@@ -23,7 +24,10 @@ config["model"]["distribution"] = json.loads(sys.argv[2])
 # (a convolution's bias before a batch norm) up to whole steps, and the ranks round differently.
 config["optimizer"] = {"type": "sgd", "lr": 0.01}
 x, y = regression_arrays(32, seed=11)
-result = tessera.train(config, data=(x, y), validation=(x[:8], y[:8]), epochs=2, progress=True)
+data = (x, y)
+if len(sys.argv) > 4 and sys.argv[4] == "stream":
+    data = [(x[i:i + 8], y[i:i + 8]) for i in range(0, len(x), 8)]
+result = tessera.train(config, data=data, validation=(x[:8], y[:8]), epochs=2, progress=True)
 if tessera.rank() == 0:
     state = result.model.state_dict(copy=True)
     numpy.savez(sys.argv[1], losses=numpy.array(result.step_losses), validation=result.validation_loss,

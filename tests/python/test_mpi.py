@@ -12,9 +12,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MPIEXEC = os.environ.get("TESSERA_MPIEXEC", "mpirun")
 
 
-def run(ranks, distribution, out, starter="tessera"):
+def run(ranks, distribution, out, starter="tessera", data="arrays"):
     command = [MPIEXEC, "-np", str(ranks), sys.executable, os.path.join(HERE, "mpi_train_check.py"), str(out),
-               distribution, starter]
+               distribution, starter, data]
     done = subprocess.run(command, cwd=HERE, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     return numpy.load(out), done.stdout + done.stderr
@@ -23,6 +23,12 @@ def run(ranks, distribution, out, starter="tessera"):
 @pytest.fixture(scope="module")
 def one_rank(tmp_path_factory):
     result, _ = run(1, '{"sample": 1}', tmp_path_factory.mktemp("one") / "one.npz")
+    return result
+
+
+@pytest.fixture(scope="module")
+def one_rank_stream(tmp_path_factory):
+    result, _ = run(1, '{"sample": 1}', tmp_path_factory.mktemp("one") / "stream.npz", data="stream")
     return result
 
 
@@ -49,3 +55,9 @@ def test_two_ranks_train_as_one(one_rank, tmp_path, distribution, starter):
     # The run's description and every validation line are printed once, by rank 0.
     assert output.count("total trainable parameters") == 1
     assert output.count("epoch 2: validation loss") == 1
+
+
+@pytest.mark.parametrize("distribution", ['{"sample": 2}', '{"depth": 2}'])
+def test_two_ranks_take_their_part_of_each_batch_of_an_iterable(one_rank_stream, tmp_path, distribution):
+    many, _ = run(2, distribution, tmp_path / "two.npz", data="stream")
+    assert_same_training(many, one_rank_stream)

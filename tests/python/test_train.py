@@ -76,3 +76,40 @@ def test_checkpoint_resume_and_metrics_log(tiny_config, tmp_path):
     steps, losses = log.series("train", "loss")
     assert steps and steps[-1] == 3 and all(numpy.isfinite(losses))
     assert log.end is not None
+
+
+def test_an_iterable_of_batches_trains_as_arrays_do(tiny_config):
+    x, y = regression_arrays(8, seed=9)  # one batch: an epoch of arrays is that batch, shuffled
+    from_arrays = tessera.train(tiny_config, data=(x, y), epochs=3, progress=False)
+    from_list = tessera.train(tiny_config, data=[(x, y)], epochs=3, progress=False)
+    assert from_list.steps == from_arrays.steps == 3
+    numpy.testing.assert_allclose(from_list.step_losses, from_arrays.step_losses, rtol=1e-5)
+
+
+def test_a_generator_gives_one_epoch_of_batches(tiny_config):
+    x, y = regression_arrays(32, seed=2)
+    batches = ((x[i:i + 8], y[i:i + 8]) for i in range(0, 32, 8))
+    result = tessera.train(tiny_config, data=batches, steps_per_epoch=4, progress=False)
+    assert result.steps == 4
+    again = ((x[i:i + 8], y[i:i + 8]) for i in range(0, 32, 8))
+    with pytest.raises(tessera.Error, match="ended after 0 batches of epoch 2; an epoch takes 4"):
+        tessera.train(tiny_config, data=again, steps_per_epoch=4, epochs=2, progress=False)
+    with pytest.raises(tessera.ConfigError, match="needs steps_per_epoch="):
+        tessera.train(tiny_config, data=iter([(x[:8], y[:8])]), progress=False)
+    with pytest.raises(tessera.ArrayError, match="batch 1 x: holds 4 samples; the run's batch_size is 8"):
+        tessera.train(tiny_config, data=[(x[:4], y[:4])], progress=False)
+
+
+def test_the_builder_writes_the_config_a_file_holds(tiny_config):
+    b = tessera.ModelBuilder(channels=4, size=[16, 16, 16])
+    for i, filters in enumerate((16, 32, 64), 1):
+        b.conv3d(filters, name=f"conv{i}", kernel=3, padding=1).batch_norm(name=f"bn{i}")
+        b.leaky_relu(name=f"act{i}", alpha=0.01).max_pool3d(name=f"pool{i}", kernel=2)
+    b.flatten(name="flatten").dense(64, name="fc1").leaky_relu(name="act4", alpha=0.01).dense(4, name="out")
+    assert b.last == "out"
+    assert b.model() == tiny_config["model"]
+    built = b.config(loss=tiny_config["loss"], optimizer=tiny_config["optimizer"], training=tiny_config["training"])
+    x, _ = regression_arrays(2)
+    numpy.testing.assert_array_equal(tessera.Model(built).predict(x), tessera.Model(tiny_config).predict(x))
+    with pytest.raises(tessera.ConfigError, match=r"\$\.model\.layers\[0\]"):
+        tessera.Model(tessera.ModelBuilder(4, [16, 16, 16]).conv3d(8, kernal=3).dense(1).config({"type": "mse"}, {}))
