@@ -4,14 +4,15 @@
 shopt -s inherit_errexit
 
 # build_perf DIR TARGET...: the benchmark build (Release, oneDNN, HDF5, perf programs, no
-# tests) in DIR, the same for every script so they share one build directory.
+# tests; the Python module for $TESSERA_PYTHON, default Debian's /usr/bin/python3) in DIR, the
+# same for every script so they share one build directory.
 build_perf() {
   local dir=$1
   shift
   source scripts/ccache_env.sh
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/tessera-deps/openmp \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DTESSERA_ENABLE_ONEDNN=ON -DTESSERA_ENABLE_HDF5=ON \
-    -DTESSERA_ENABLE_PERF=ON -DTESSERA_ENABLE_TESTS=OFF >/dev/null
+    -DTESSERA_ENABLE_PERF=ON -DTESSERA_ENABLE_TESTS=OFF -DPython3_EXECUTABLE="${TESSERA_PYTHON:-/usr/bin/python3}" >/dev/null
   cmake --build "$dir" -j "$(nproc)" --target "$@" >/dev/null
 }
 

@@ -416,10 +416,12 @@ DEVELOPER_OPTIONS = {"TESSERA_ENABLE_FUZZERS"}
 
 
 def cmake_options(cmake_path):
+    """The TESSERA_ENABLE_* options: option() calls, and cache strings set(NAME value CACHE
+    STRING ...) such as TESSERA_ENABLE_PYTHON (AUTO, ON or OFF; a variant sets ON or OFF)."""
     with open(cmake_path, encoding="utf-8") as f:
         return [args[0] for name, args in cmake_commands(f.read())
-                if name == "option" and args and args[0].startswith("TESSERA_ENABLE_")
-                and args[0] not in DEVELOPER_OPTIONS]
+                if (name == "option" or (name == "set" and "CACHE" in args)) and args
+                and args[0].startswith("TESSERA_ENABLE_") and args[0] not in DEVELOPER_OPTIONS]
 
 
 def spack_condition(conditions, option_to_variant):

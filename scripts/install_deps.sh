@@ -12,13 +12,15 @@
 #    PyTorch for the Python module and its tests);
 #  * --for-examples: what the example apps read besides their generated data (Fashion-MNIST);
 #  * --for-perf: the PyTorch peer the benchmarks in perf/ time Tessera against (python3-torch);
+#  * --for-python: what the Python module needs to build (Python headers, pybind11) and run
+#    (numpy); mpi4py and PyTorch are optional for it (docs/python.md);
 #  * --onednn3: oneDNN 3.x built from the next Debian release's (trixie's) onednn *source*
 #    package, only the primitives Tessera uses, into /opt/tessera-deps/onednn3 (--prefix DIR:
 #    DIR/onednn3): the second oneDNN API the backend is built and tested against (the onednn3
 #    preset; Debian 12 ships 2.6).
 # Idempotent: a second run finds the stamp files and returns in seconds.
 #
-# Usage: scripts/install_deps.sh [--cuda] [--for-tests] [--for-examples] [--for-perf] [--onednn3]
+# Usage: scripts/install_deps.sh [--cuda] [--for-tests] [--for-examples] [--for-perf] [--for-python] [--onednn3]
 #                                [--prefix DIR] [--jobs N] [--no-apt]
 set -euo pipefail
 
@@ -29,6 +31,7 @@ do_apt=1
 for_tests=0
 for_examples=0
 for_perf=0
+for_python=0
 onednn3=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -39,8 +42,9 @@ while [[ $# -gt 0 ]]; do
     --for-tests) for_tests=1 ;;
     --for-examples) for_examples=1 ;;
     --for-perf) for_perf=1 ;;
+    --for-python) for_python=1 ;;
     --onednn3) onednn3=1 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install_deps.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -88,6 +92,8 @@ test_packages=(
 example_packages=(dataset-fashion-mnist)
 # the PyTorch peer of perf/ (perf/common.sh); hundreds of MB, so never installed by default
 perf_packages=(python3-torch python3-numpy)
+# the Python module (python/): built where these are found, imported with numpy
+python_packages=(python3-dev pybind11-dev python3-numpy)
 
 # deb-src entries mirror the machine's own apt sources (deb822 *.sources and one-line
 # sources.list), so no host is ever written down here.
@@ -118,6 +124,7 @@ if [[ $do_apt -eq 1 ]]; then
   [[ $for_tests -eq 1 ]] && apt_packages+=("${test_packages[@]}")
   [[ $for_examples -eq 1 ]] && apt_packages+=("${example_packages[@]}")
   [[ $for_perf -eq 1 ]] && apt_packages+=("${perf_packages[@]}")
+  [[ $for_python -eq 1 ]] && apt_packages+=("${python_packages[@]}")
   [[ $onednn3 -eq 1 ]] && apt_packages+=(xz-utils)  # trixie's onednn source is a .tar.xz
   for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -84,6 +84,7 @@ BROKEN = {
     "no_test_methods": ("tests", RECIPE, [
         ("def test_info(", "def check_info("),
         ("def test_train_tiny(", "def check_train_tiny("),
+        ("def test_python_import(", "def check_python_import("),
     ]),
     # The offline guide as Spack 1.1 found it: no gmake, which CMakePackage depends on.
     "guide_without_gmake": ("offline_externals", SPACK_README, [

@@ -51,6 +51,7 @@ class Tessera(CMakePackage, CudaPackage):
         default=True,
         description="node topology for placement checks and info --topology: TESSERA_ENABLE_HWLOC",
     )
+    variant("python", default=False, description="Python module tessera: TESSERA_ENABLE_PYTHON")
     variant("tests", default=False, description="Catch2 test suite: TESSERA_ENABLE_TESTS")
     variant("perf", default=False, description="Benchmarks in perf/: TESSERA_ENABLE_PERF")
 
@@ -114,6 +115,14 @@ class Tessera(CMakePackage, CudaPackage):
     depends_on("cudnn@9:", when="+cudnn")  # the backend is written to the cuDNN 9 API
     conflicts("+cudnn", when="~cuda", msg="the cuDNN backend needs +cuda cuda_arch=...")
 
+    # The module is a pybind11 extension (headers only, at build time) that hands numpy arrays
+    # in and out; it installs into the prefix's lib/pythonX.Y/site-packages, which extends()
+    # puts on the Python path of environments and `spack load`.
+    extends("python", when="+python")
+    depends_on("python@3.8:", type=("build", "run"), when="+python")
+    depends_on("py-pybind11@2.6:", type="build", when="+python")
+    depends_on("py-numpy", type=("build", "run"), when="+python")
+
     # Catch2 v2 is header-only, so nothing of it is linked: the tests include
     # <catch2/catch.hpp>, the header's path since 2.3.
     depends_on("catch2@2.3:2", type=("build", "test"), when="+tests")
@@ -124,6 +133,7 @@ class Tessera(CMakePackage, CudaPackage):
             self.define_from_variant("TESSERA_ENABLE_CUDNN", "cudnn"),
             self.define_from_variant("TESSERA_ENABLE_HDF5", "hdf5"),
             self.define_from_variant("TESSERA_ENABLE_HWLOC", "hwloc"),
+            self.define_from_variant("TESSERA_ENABLE_PYTHON", "python"),
             self.define_from_variant("TESSERA_ENABLE_TESTS", "tests"),
             self.define_from_variant("TESSERA_ENABLE_PERF", "perf"),
             # Spack's compiler wrappers pass the flags of the spec's target (target=zen4 ...):
@@ -133,6 +143,9 @@ class Tessera(CMakePackage, CudaPackage):
         if self.spec.satisfies("+cuda"):
             # Kokkos' CUDA build compiles every translation unit through nvcc_wrapper.
             args.append(self.define("CMAKE_CXX_COMPILER", self._kokkos_cxx()))
+        if self.spec.satisfies("+python"):
+            # The interpreter of the spec, not whichever python3 comes first on the PATH.
+            args.append(self.define("Python3_EXECUTABLE", self.spec["python"].command.path))
         if self.spec.satisfies("+cudnn"):
             # Spack's cudnn lives in a prefix of its own, not beside the CUDA toolkit.
             args.append(self.define("CUDNN_ROOT", self.spec["cudnn"].prefix))
@@ -162,3 +175,16 @@ class Tessera(CMakePackage, CudaPackage):
             output=str, error=str,
         )
         assert "done: 2 steps" in out, f"`tessera train` did not finish 2 steps:\n{out}"
+
+    def test_python_import(self):
+        """the Python module imports and predicts with the installed example's model"""
+        if not self.spec.satisfies("+python"):
+            raise SkipTest("built without +python")
+        python = Executable(self.spec["python"].command.path)
+        config = join_path(self.prefix.share, "tessera", "examples", "cosmoflow_tiny.json")
+        script = (
+            "import sys, numpy, tessera; m = tessera.Model(sys.argv[1]); "
+            "print(m.predict(numpy.zeros((1,) + m.sample_shape, numpy.float32)).shape)"
+        )
+        out = python("-c", script, config, output=str, error=str)
+        assert "(1, 4)" in out, f"the Python module did not predict:\n{out}"
