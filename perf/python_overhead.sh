@@ -5,11 +5,13 @@
 # callback after every step, alternating, --runs times each, in one build.
 # Usage: perf/python_overhead.sh [--runs N] [--epochs N] [--threads N] [--build DIR]
 # Per run: the trainer's own samples/s (training steps only, no start-up) and the process's
-# wall seconds. Last line (medians over the runs):
+# wall seconds. Last line:
 #   python_step_ratio=R callback_step_ratio=C python_wall_ratio=W command_samples_per_s=S
-#   (R, C: Python's samples/s over the command's, without and with the per-step callback;
-#    1.0 means no overhead, the issue's target is >= 0.98; W: Python's wall time over the
-#    command's, start-up and import included)
+#   python_best_ratio=RB callback_best_ratio=CB
+#   (R, C: the median over the runs of Python's samples/s over the command's in the same run
+#    (paired, so that the machine's drift between runs cancels), without and with the per-step
+#    callback; 1.0 means no overhead, the target is >= 0.98; W: the same for wall time, start-up
+#    and import included; RB, CB: the best run of each over the command's best.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source perf/common.sh
@@ -20,7 +22,7 @@ while [[ $# -gt 0 ]]; do
     --epochs) epochs=$2; shift ;;
     --threads) threads=$2; shift ;;
     --build) build=$2; shift ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "python_overhead.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -58,7 +60,19 @@ for ((i = 1; i <= runs; ++i)); do
        "(${python_walls[-1]} s), python with a per-step callback ${callback_rates[-1]} samples/s"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-c=$(median "${command_rates[@]}") p=$(median "${python_rates[@]}") b=$(median "${callback_rates[@]}")
-cw=$(median "${command_walls[@]}") pw=$(median "${python_walls[@]}")
-awk -v c="$c" -v p="$p" -v b="$b" -v cw="$cw" -v pw="$pw" 'BEGIN {
-  printf "python_step_ratio=%.3f callback_step_ratio=%.3f python_wall_ratio=%.3f command_samples_per_s=%.1f\n", p / c, b / c, pw / cw, c }'
+ratios() {  # ratios NUMERATORS... -- DENOMINATORS...: per run
+  local -a num=() den=()
+  while [[ $1 != -- ]]; do num+=("$1"); shift; done
+  shift
+  den=("$@")
+  for ((k = 0; k < ${#num[@]}; ++k)); do awk -v a="${num[k]}" -v b="${den[k]}" 'BEGIN {printf "%.4f\n", a / b}'; done
+}
+p=$(median $(ratios "${python_rates[@]}" -- "${command_rates[@]}"))
+b=$(median $(ratios "${callback_rates[@]}" -- "${command_rates[@]}"))
+w=$(median $(ratios "${python_walls[@]}" -- "${command_walls[@]}"))
+c=$(median "${command_rates[@]}")
+best() { printf '%s\n' "$@" | sort -g | tail -1; }
+cb=$(best "${command_rates[@]}") pb=$(best "${python_rates[@]}") bb=$(best "${callback_rates[@]}")
+awk -v c="$c" -v p="$p" -v b="$b" -v w="$w" -v cb="$cb" -v pb="$pb" -v bb="$bb" 'BEGIN {
+  printf "python_step_ratio=%.3f callback_step_ratio=%.3f python_wall_ratio=%.3f command_samples_per_s=%.1f ", p, b, w, c
+  printf "python_best_ratio=%.3f callback_best_ratio=%.3f\n", pb / cb, bb / cb }'

@@ -17,11 +17,35 @@ import itertools as _itertools
 import json as _json
 import os as _os
 
-from . import _tessera
-from .builder import ModelBuilder  # noqa: F401
-from .errors import (ArrayError, ConfigError, DistError, Error, IoError, ShapeError,  # noqa: F401
+
+def _default_openmp_binding():
+    """Threads that stay on their CPUs keep the pages they first touched local, so the `tessera`
+    command runs with OMP_PROC_BIND=spread and OMP_PLACES=threads where the user set neither and
+    the process has its CPUs to itself (bound to a subset by a launcher, or the only rank of its
+    node). The OpenMP runtime reads them when it is loaded, which is when the compiled module
+    is imported below, unless something (torch) loaded it before; TESSERA_OMP_DEFAULTS=0 turns
+    this off."""
+    env = _os.environ
+    if "OMP_PROC_BIND" in env or "OMP_PLACES" in env or env.get("TESSERA_OMP_DEFAULTS") == "0":
+        return
+    owns_cpus = len(_os.sched_getaffinity(0)) < (_os.cpu_count() or 1) if hasattr(_os, "sched_getaffinity") else False
+    if not owns_cpus:
+        local = env.get("OMPI_COMM_WORLD_LOCAL_SIZE", env.get("MPI_LOCALNRANKS"))
+        if local is not None:
+            owns_cpus = local == "1"
+        else:
+            owns_cpus = not any(v in env for v in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_STEP_ID"))
+    if owns_cpus:
+        env["OMP_PROC_BIND"] = "spread"
+        env["OMP_PLACES"] = "threads"
+
+
+_default_openmp_binding()
+from . import _tessera  # noqa: E402  (after the binding defaults, which its OpenMP runtime reads)
+from .builder import ModelBuilder  # noqa: F401,E402
+from .errors import (ArrayError, ConfigError, DistError, Error, IoError, ShapeError,  # noqa: F401,E402
                      TrainingStopped)
-from .metrics import MetricsLog, read_metrics  # noqa: F401
+from .metrics import MetricsLog, read_metrics  # noqa: F401,E402
 
 __version__ = _tessera.version
 _atexit.register(_tessera._shutdown)

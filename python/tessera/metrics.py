@@ -2,8 +2,8 @@
 
 Each line is one record with an "event": "start" (the run: model, layers, data, ranks),
 "train" (a logging window: step, loss, lr, samples_per_s, ...), "validation" (step, loss and
-the chosen metrics), "layout_plan", "profile" and "end" (totals, traffic). docs/metrics.md
-lists every key.
+the chosen metrics), "plan", "profile", "tournament", "population" and "end"; docs/report.md
+("The metrics log it reads") describes them.
 """
 
 import json

@@ -32,6 +32,8 @@ def test_ctrl_c_stops_cleanly_with_a_checkpoint(tiny_config, tmp_path):
     assert signal.getsignal(signal.SIGINT) is handler  # Python's own handler is back
     resumed = tessera.train(tiny_config, data=(x, y), epochs=2, resume=checkpoint, progress=False)
     assert resumed.steps == 16 and len(resumed.step_losses) == 12
+    whole = tessera.train(tiny_config, data=(x, y), epochs=2, progress=False)
+    assert stopped.value.result.step_losses + resumed.step_losses == whole.step_losses
 
 
 def test_sigterm_returns_the_result_and_exit_status(tiny_config):
