@@ -52,11 +52,8 @@ py::array_t<float> InferenceModel::predict(const py::handle& x_object, int64_t b
   int64_t per_row = 0;
   for (int64_t first = 0; first < n; first += batch_size) {
     const int64_t rows = std::min(batch_size, n - first);
-    Tensor output;
-    {
-      py::gil_scoped_release unlocked;
-      output = m.forward(rows_as_tensor(x, first, rows), {layers::Mode::inference, 0, rows});
-    }
+    // With the GIL held: it is what keeps two Python threads out of one model's buffers.
+    const Tensor& output = m.forward(rows_as_tensor(x, first, rows), {layers::Mode::inference, 0, rows});
     if (first == 0) {
       std::vector<py::ssize_t> dims{static_cast<py::ssize_t>(n)};
       for (int a = 1; a < output.shape().rank(); ++a) dims.push_back(output.shape()[a]);
@@ -88,7 +85,6 @@ py::dict InferenceModel::evaluate(const py::handle& x_object, const py::handle& 
   layers::LossSums sums;
   for (int64_t first = 0; first < n; first += batch_size) {
     const int64_t rows = std::min(batch_size, n - first);
-    py::gil_scoped_release unlocked;
     const Tensor& output = m.forward(rows_as_tensor(x, first, rows), {layers::Mode::inference, 0, rows});
     const Shape target_shape = loss_->target_shape(output.shape());
     if (target_shape.numel() != rows * y_per_row)
@@ -138,13 +134,11 @@ void load_parameters(model::ParameterStore& store, const py::dict& values, bool 
       continue;
     }
     const std::string argument = "state_dict['" + p->name + "']";
-    if (p->shard.split())
-      throw Error("parameter " + p->name +
-                  " is split over the ranks (a channel or filter split, or sharded "
-                  "weights): the Python module sets whole parameters only");
     const py::array_t<float> array = float32_array(values[py::str(p->name)], argument);
-    if (!(shape_of(array) == p->value.shape()))
-      throw ArrayError(argument, "shape " + shape_of(array).str() + ", the parameter is " + p->value.shape().str());
+    // A parameter split over the ranks (ParameterShard) is given whole, as checkpoints hold it.
+    const Shape& whole = p->shard.split() ? p->shard.whole : p->value.shape();
+    if (!(shape_of(array) == whole))
+      throw ArrayError(argument, "shape " + shape_of(array).str() + ", the parameter is " + whole.str());
   }
   std::string unexpected;
   for (const auto& item : values) {
@@ -163,7 +157,12 @@ void load_parameters(model::ParameterStore& store, const py::dict& values, bool 
   for (const auto& p : params) {
     if (missing.count(p->name)) continue;
     const py::array_t<float> array = float32_array(values[py::str(p->name)], p->name);
-    copy_into(p->value, 0, array.data(), p->value.numel());
+    if (p->shard.split()) {
+      const std::vector<float> part = p->shard.slice_of(std::vector<float>(array.data(), array.data() + array.size()));
+      copy_into(p->value, 0, part.data(), static_cast<int64_t>(part.size()));
+    } else {
+      copy_into(p->value, 0, array.data(), p->value.numel());
+    }
   }
 }
 
@@ -201,22 +200,6 @@ py::list InferenceModel::layers() {
     rows.append(layer);
   }
   return rows;
-}
-
-void copy_parameters(const model::ParameterStore& from, model::ParameterStore& to) {
-  for (const auto& p : to.all()) {
-    const layers::Parameter* source = from.find(p->name);
-    if (!source) throw Error("the trained model has no parameter " + p->name);
-    if (source->shard.split())
-      throw Error("parameter " + p->name +
-                  " is split over the ranks (a channel or filter split, or sharded weights): "
-                  "the Python module does not gather it yet; write a checkpoint (checkpoint=) and load it with "
-                  "tessera.Model(config, checkpoint=...)");
-    if (!(source->value.shape() == p->value.shape()))
-      throw ShapeError("parameter " + p->name + ": " + source->value.shape().str() + " trained, " +
-                       p->value.shape().str() + " in the model");
-    Kokkos::deep_copy(p->value.view(), source->value.view());
-  }
 }
 
 }  // namespace tessera::python

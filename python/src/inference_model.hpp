@@ -15,6 +15,7 @@ namespace tessera::python {
 /// What tessera.Model is in C++: a run config's model on this process alone (its
 /// distributions dropped, as `tessera predict` runs it), with the parameters the config's seed
 /// initialises or a checkpoint holds, for inference, evaluation and moving weights in and out.
+/// Its calls keep the GIL, so Python threads that share a model take turns.
 class InferenceModel final : public RuntimeResource {
  public:
   InferenceModel(const std::string& config_json, const std::string& checkpoint, const std::string& backend);
@@ -49,11 +50,8 @@ class InferenceModel final : public RuntimeResource {
 };
 
 /// Sets the parameters and buffers of `store` from `values` (name → float32 array of the
-/// parameter's shape); with `strict`, every parameter must be given and nothing else. Checks
-/// everything before it copies anything.
+/// parameter's whole shape; a rank holding a part of it takes its part); with `strict`, every
+/// parameter must be given and nothing else. Checks everything before it copies anything.
 void load_parameters(model::ParameterStore& store, const pybind11::dict& values, bool strict);
-
-/// Copies every parameter and buffer of `from` into `to` by name (shapes must match).
-void copy_parameters(const model::ParameterStore& from, model::ParameterStore& to);
 
 }  // namespace tessera::python

@@ -69,19 +69,21 @@ train::RunOverrides overrides_of(const py::dict& options) {
   return o;
 }
 
-/// The trained parameters and buffers as numpy copies, or None and why.
+/// The trained parameters and buffers, whole, as numpy copies. A parameter split over the
+/// ranks (a channel or filter split, sharded weights) is gathered, as a checkpoint gathers it:
+/// a collective, in the same order on every rank.
 void add_state(py::dict& result, const model::ParameterStore& params) {
   py::dict state;
   for (const auto& p : params.all()) {
-    if (p->shard.split()) {
-      result["state"] = py::none();
-      result["state_error"] = "parameter " + p->name +
-                              " is split over the ranks (a channel or filter split, or sharded weights), and the "
-                              "Python module does not gather split parameters yet; train with checkpoint= and load "
-                              "the checkpoint with tessera.Model(config, checkpoint=...)";
-      return;
+    if (!p->shard.split()) {
+      state[py::str(p->name)] = to_numpy(p->value);
+      continue;
     }
-    state[py::str(p->name)] = to_numpy(p->value);
+    const std::vector<float> whole = p->shard.gather_whole(p->value.to_host());
+    const std::vector<int64_t> dims = p->shard.whole.dims();
+    py::array_t<float> array(std::vector<py::ssize_t>(dims.begin(), dims.end()));
+    std::copy(whole.begin(), whole.end(), array.mutable_data());
+    state[py::str(p->name)] = array;
   }
   result["state"] = state;
 }

@@ -13,7 +13,7 @@ namespace tessera::python {
 /// parameters from `initial_state` where that is not None, and the callbacks called after
 /// each step and epoch. Stop signals (Ctrl-C) end it after the current step, as in the
 /// command. Returns the report as a dict, with "state": the trained parameters and buffers by
-/// name (copies), or None and "state_error" saying why.
+/// name (whole copies, split parameters gathered).
 pybind11::dict train_run(const std::string& config_json, const pybind11::object& x, const pybind11::object& y,
                          const pybind11::object& x_val, const pybind11::object& y_val, const pybind11::object& stream,
                          const pybind11::dict& options, const pybind11::object& initial_state,

@@ -179,7 +179,6 @@ class TrainingResult:
     def __init__(self, report, config):
         self._config = config
         self._state = report.pop("state")
-        self._state_error = report.pop("state_error", None)
         self._model = None
         self.steps = report["steps"]
         self.step_losses = report["step_losses"]
@@ -198,8 +197,6 @@ class TrainingResult:
     def model(self):
         """The trained model on this process (built on first use)."""
         if self._model is None:
-            if self._state is None:
-                raise Error(self._state_error)
             self._model = Model(self._config)
             self._model._model.load_state_dict(self._state, True)
             self._state = None

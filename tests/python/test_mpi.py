@@ -45,6 +45,8 @@ def assert_same_training(many, one):
     ('{"sample": 2}', "mpi4py"),
     ('{"depth": 2}', "mpi4py"),
     ('{"sample": 2}', "tessera"),
+    ('{"filter": 2}', "tessera"),
+    ('{"channel": 2}', "tessera"),
 ])
 def test_two_ranks_train_as_one(one_rank, tmp_path, distribution, starter):
     if starter == "mpi4py":
