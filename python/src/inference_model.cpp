@@ -20,6 +20,7 @@ InferenceModel::InferenceModel(const std::string& config_json, const std::string
     : config_(nlohmann::json::parse(config_json)) {
   require_runtime();
   trained_ = std::make_unique<train::TrainedModel>(config_, checkpoint, backend);
+  steps_ = trained_->trained_steps();
 }
 
 void InferenceModel::release() {
@@ -169,14 +170,17 @@ void load_parameters(model::ParameterStore& store, const py::dict& values, bool 
 void InferenceModel::save_checkpoint(const std::string& path) {
   model::Model& m = model();
   train::TrainingProgress progress;
-  progress.step = trained_->trained_steps();
+  progress.step = steps_;
   if (config_.contains("training") && config_["training"].contains("seed") &&
       config_["training"]["seed"].is_number_unsigned())
     progress.seed = config_["training"]["seed"].get<uint64_t>();
   train::save_checkpoint(path, m.parameters(), trained_->optimizer(), progress);
 }
 
-int64_t InferenceModel::trained_steps() const { return trained_ ? trained_->trained_steps() : 0; }
+void InferenceModel::set_trained_steps(int64_t steps) {
+  if (steps < 0) throw ConfigError("trained_steps", "expected an integer ≥ 0, got " + std::to_string(steps));
+  steps_ = steps;
+}
 
 py::tuple InferenceModel::sample_shape() {
   const Shape& s = model().sample_shape();

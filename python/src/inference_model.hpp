@@ -34,7 +34,10 @@ class InferenceModel final : public RuntimeResource {
   void load_state_dict(const pybind11::dict& values, bool strict);
   /// Writes a checkpoint `tessera predict` and `tessera train --resume` read (atomically).
   void save_checkpoint(const std::string& path);
-  int64_t trained_steps() const;
+  /// Steps the parameters were trained for: the checkpoint's, or what the training run that
+  /// made them set; a saved checkpoint records it.
+  int64_t trained_steps() const { return steps_; }
+  void set_trained_steps(int64_t steps);
   /// Per-sample input shape, channels-last.
   pybind11::tuple sample_shape();
   /// One dict per layer: name, type, output (for one sample), parameters, backend, precision.
@@ -47,6 +50,7 @@ class InferenceModel final : public RuntimeResource {
   nlohmann::json config_;
   std::unique_ptr<train::TrainedModel> trained_;
   std::unique_ptr<layers::Loss> loss_;
+  int64_t steps_ = 0;
 };
 
 /// Sets the parameters and buffers of `store` from `values` (name → float32 array of the

@@ -34,7 +34,7 @@ PYBIND11_MODULE(_tessera, m) {
           py::arg("copy"))
       .def("load_state_dict", &InferenceModel::load_state_dict, py::arg("values"), py::arg("strict"))
       .def("save_checkpoint", &InferenceModel::save_checkpoint, py::arg("path"))
-      .def_property_readonly("trained_steps", &InferenceModel::trained_steps)
+      .def_property("trained_steps", &InferenceModel::trained_steps, &InferenceModel::set_trained_steps)
       .def_property_readonly("sample_shape", &InferenceModel::sample_shape)
       .def("layers", &InferenceModel::layers);
 

@@ -164,7 +164,9 @@ class Model:
 
     def save_checkpoint(self, path):
         """Writes a checkpoint (atomically) that ``tessera predict``, ``tessera train --resume``
-        and ``Model(config, checkpoint=path)`` read."""
+        and ``Model(config, checkpoint=path)`` read: the weights, `trained_steps`, and the
+        optimizer state the model was loaded with (none for a model a run returned: to
+        continue a run exactly, resume from the checkpoint it wrote itself)."""
         self._model.save_checkpoint(_os.fspath(path))
 
 
@@ -199,6 +201,7 @@ class TrainingResult:
         if self._model is None:
             self._model = Model(self._config)
             self._model._model.load_state_dict(self._state, True)
+            self._model._model.trained_steps = self.steps
             self._state = None
         return self._model
 

@@ -35,6 +35,7 @@ def test_training_lowers_the_loss_and_the_model_predicts(tiny_config):
     assert result.step_losses[-1] < result.step_losses[0]
     # The returned model is the trained one: its loss on the validation arrays is the run's.
     assert result.model.evaluate(x[:16], y[:16])["loss"] == pytest.approx(result.validation_loss, rel=1e-6)
+    assert result.model.trained_steps == 24
 
 
 def test_callbacks_see_every_step_and_epoch(tiny_config):
