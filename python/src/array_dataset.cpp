@@ -2,6 +2,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
+
 #include "arrays.hpp"
 #include "errors.hpp"
 #include "tessera/core/config.hpp"
@@ -42,6 +44,19 @@ ArrayDataset::ArrayDataset(const py::handle& inputs, const py::handle& targets, 
     per_sample = {values};
   }
   target_ = Shape(per_sample);
+  refuse_values_that_are_not_finite(inputs_name);
+}
+
+void ArrayDataset::refuse_values_that_are_not_finite(const std::string& inputs_name) const {
+  const float* values = inputs_.data();
+  const int64_t count = inputs_.size(), per_sample = sample_.numel();
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(values[i]) && bad++ == 0) first = i / per_sample;
+  if (bad > 0)
+    throw ArrayError(
+        inputs_name,
+        std::to_string(bad) + " values are not finite (NaN or infinite), the first in sample " + std::to_string(first));
 }
 
 std::string ArrayDataset::describe() const {

@@ -17,7 +17,8 @@ namespace tessera::python {
 class ArrayDataset final : public io::Dataset {
  public:
   /// Refuses (ArrayError, naming `inputs_name` / `targets_name`) arrays that are not
-  /// C-contiguous float32, or whose first dimensions differ.
+  /// C-contiguous float32, or whose first dimensions differ, and inputs holding values that
+  /// are not finite (as the HDF5 reader refuses them in files), before anything trains on them.
   ArrayDataset(const pybind11::handle& inputs, const pybind11::handle& targets, const std::string& inputs_name,
                const std::string& targets_name);
   std::string describe() const override;
@@ -29,6 +30,10 @@ class ArrayDataset final : public io::Dataset {
             const Tensor& targets) override;
 
  private:
+  /// Counts the input values that are NaN or infinite in one pass, without a temporary array
+  /// (the arrays of this field run to many GiB), and names the first sample holding one.
+  void refuse_values_that_are_not_finite(const std::string& inputs_name) const;
+
   pybind11::array_t<float> inputs_, targets_;
   std::string name_;
   int64_t samples_ = 0;

@@ -11,6 +11,17 @@ namespace py = pybind11;
 
 namespace tessera::python {
 
+namespace {
+
+/// Every batch of a stream holds the run's global batch.
+void require_batch_size(const ArrayDataset& batch, int64_t batch_size, const std::string& where) {
+  if (batch.size() != batch_size)
+    throw ArrayError(where, "holds " + std::to_string(batch.size()) + " samples; the run's batch_size is " +
+                                std::to_string(batch_size));
+}
+
+}  // namespace
+
 std::string StreamDataset::describe() const {
   return "a Python iterable of batches: " + std::to_string(samples_) + " samples of " + sample_.str() +
          " an epoch, targets " + target_.str() + (per_voxel_ ? " per voxel" : "");
@@ -71,9 +82,7 @@ void StreamBatches::load(int64_t step, int64_t micro, const Tensor& inputs, cons
                      "expected a pair (x, y) of numpy arrays, got " + py::str(py::type::of(batch)).cast<std::string>());
   const auto pair = batch.cast<py::tuple>();
   ArrayDataset arrays(pair[0], pair[1], where + " x", where + " y");
-  if (arrays.size() != batch_)
-    throw ArrayError(where + " x", "holds " + std::to_string(arrays.size()) + " samples; the run's batch_size is " +
-                                       std::to_string(batch_));
+  require_batch_size(arrays, batch_, where + " x");
   std::vector<int64_t> rows(static_cast<size_t>(rows_));
   std::iota(rows.begin(), rows.end(), first_row_);
   py::gil_scoped_release unlocked;
@@ -92,9 +101,7 @@ io::DataSplit BatchStream::make_datasets(ConfigObject& data, const train::Traini
   batch_ = options.batch_size;
   accumulate_ = options.accumulate;
   ArrayDataset first(spec_.first_x, spec_.first_y, "data: batch 1 x", "data: batch 1 y");
-  if (first.size() != batch_)
-    throw ArrayError("data: batch 1 x", "holds " + std::to_string(first.size()) + " samples; the run's batch_size is " +
-                                            std::to_string(batch_));
+  require_batch_size(first, batch_, "data: batch 1 x");
   io::DataSplit split;
   split.train = std::make_unique<StreamDataset>(first.sample_shape(), first.target_shape(), first.targets_per_voxel(),
                                                 spec_.steps_per_epoch * batch_ * accumulate_);

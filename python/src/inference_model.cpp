@@ -171,9 +171,7 @@ void InferenceModel::save_checkpoint(const std::string& path) {
   model::Model& m = model();
   train::TrainingProgress progress;
   progress.step = steps_;
-  if (config_.contains("training") && config_["training"].contains("seed") &&
-      config_["training"]["seed"].is_number_unsigned())
-    progress.seed = config_["training"]["seed"].get<uint64_t>();
+  progress.seed = trained_->seed();
   train::save_checkpoint(path, m.parameters(), trained_->optimizer(), progress);
 }
 

@@ -252,14 +252,6 @@ def _stream(data, steps_per_epoch, accumulate):
     return (data, first[0], first[1], steps_per_epoch)
 
 
-def _check_finite(array, argument):
-    import numpy
-    if isinstance(array, numpy.ndarray) and array.dtype == numpy.float32 and not numpy.isfinite(array).all():
-        bad = int(numpy.count_nonzero(~numpy.isfinite(array)))
-        first = int(numpy.argwhere(~numpy.isfinite(array.reshape(array.shape[0], -1)))[0][0])
-        raise ArrayError(f"{argument}: {bad} values are not finite (NaN or infinite), the first in sample {first}")
-
-
 def train(config, data=None, validation=None, *, init=None, epochs=None, batch_size=None, accumulate=None,
           max_steps=None, seed=None, precision=None, backend="auto", checkpoint=None, checkpoint_every=None,
           resume=None, metrics=None, progress=True, profile=False, on_step=None, on_epoch=None,
@@ -303,8 +295,6 @@ def train(config, data=None, validation=None, *, init=None, epochs=None, batch_s
         if "data" in config:
             raise ConfigError("$.data: the config has a data section and data= gives the data; drop one")
         config = dict(config, data={})
-        _check_finite(x, "x")
-        _check_finite(x_val, "validation x")
     if init is not None and resume is not None:
         raise ConfigError("init: training starts from init= or from resume=, not both")
     initial_state = init.state_dict() if isinstance(init, Model) else init

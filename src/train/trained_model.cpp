@@ -31,7 +31,8 @@ TrainedModel::TrainedModel(const nlohmann::json& config, const std::string& chec
   // Without a checkpoint the model keeps the parameters its training started from.
   if (config.contains("training") && config.at("training").contains("seed") &&
       config["training"]["seed"].is_number_unsigned())
-    build.seed = config["training"]["seed"].get<uint64_t>();
+    seed_ = config["training"]["seed"].get<uint64_t>();
+  build.seed = seed_;
   model::Graph graph = model::build_graph(spec, build);
   model::passes::run_all(graph);
   model_ = std::make_unique<model::Model>(std::move(graph));

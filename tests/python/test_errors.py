@@ -54,6 +54,9 @@ def test_training_arrays_are_checked(tiny_config):
     bad[5, 0, 0, 0, 0] = numpy.nan
     with pytest.raises(tessera.ArrayError, match="x: 1 values are not finite .* in sample 5"):
         tessera.train(tiny_config, data=(bad, y), progress=False)
+    # Each batch of a stream too, where it is read.
+    with pytest.raises(tessera.ArrayError, match="data: batch 2 of epoch 1 x: 1 values are not finite .* in sample 5"):
+        tessera.train(tiny_config, data=[(x[:8], y[:8]), (bad[:8], y[:8])], progress=False)
     with pytest.raises(tessera.ConfigError,
                        match=r"samples have shape \[8, 8, 8, 4\] .* model input is \[16, 16, 16, 4\]"):
         tessera.train(tiny_config, data=(numpy.ascontiguousarray(x[:, :8, :8, :8]), y), progress=False)

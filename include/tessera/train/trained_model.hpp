@@ -30,11 +30,14 @@ class TrainedModel {
   optim::Optimizer& optimizer() { return *optimizer_; }
   /// Steps the checkpoint's run had trained.
   int64_t trained_steps() const { return steps_; }
+  /// The config's training seed (0 when it names none), which initialised the parameters.
+  uint64_t seed() const { return seed_; }
 
  private:
   std::unique_ptr<model::Model> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   int64_t steps_ = 0;
+  uint64_t seed_ = 0;
 };
 
 }  // namespace tessera::train
