@@ -157,42 +157,101 @@ LayerCost LayerCostModel::layer_cost(size_t i, const parallel::Distribution& d) 
   return c;
 }
 
+LayerTime LayerCostModel::compute_time(size_t i, const parallel::Distribution& d) {
+  if (auto why = refusal(i, d)) throw ConfigError("layer '" + graph_.nodes[i].name + "'", *why);
+  LayerTime t = unscaled_time(i, d);
+  const double factor = compute_factor(d, graph_.nodes[i].global_output[0]);
+  t.forward *= factor;
+  t.backward *= factor;
+  return t;
+}
+
+bool LayerCostModel::measures_communication(const parallel::Distribution& d) const {
+  return timer_.measures_distributed(d);
+}
+
+bool LayerCostModel::halo_backward(size_t i) const {
+  const PlanNode& n = graph_.nodes[i];
+  const bool input_gradient =
+      std::find(n.inputs.begin(), n.inputs.end(), model::Graph::kModelInput) == n.inputs.end();
+  return input_gradient || (n.window && n.window->on_output);
+}
+
+LayerTime LayerCostModel::unscaled_time(size_t i, const parallel::Distribution& d) {
+  const PlanNode& n = graph_.nodes[i];
+  const LocalWork work = local_work(i, d);
+  if (timer_.measures_distributed(d)) {
+    std::vector<Shape> blocks;
+    for (const Shape& in : n.global_inputs) blocks.push_back(must_block(in, d));
+    return timer_.time_distributed(n, d, blocks, work.input_gradient);
+  }
+  return timer_.time(n, work);
+}
+
 LayerCost LayerCostModel::unscaled_layer_cost(size_t i, const parallel::Distribution& d) {
   if (auto why = refusal(i, d)) throw ConfigError("layer '" + graph_.nodes[i].name + "'", *why);
   const PlanNode& n = graph_.nodes[i];
   LayerCost c;
-  const LocalWork work = local_work(i, d);
   const Shape out = must_block(n.global_output, d);
-  const bool halo_backward = work.input_gradient || (n.window && n.window->on_output);
-  if (timer_.measures_distributed(d)) {
-    // Measured as it runs, split over the measuring ranks: its halo exchanges, channel-group
-    // exchanges and statistics sums are in the time, and its buffers in the memory.
-    std::vector<Shape> blocks;
-    for (const Shape& in : n.global_inputs) blocks.push_back(must_block(in, d));
-    const LayerTime t = timer_.time_distributed(n, d, blocks, work.input_gradient);
-    c.compute = t.forward + t.backward;
-    c.memory += n.fuses_with_consumer ? 0.0 : t.memory;
-    if (const auto plan = halo_plan(i, d)) c.halo_bytes = halo_bytes_sent(*plan, halo_backward, n.precision);
-    add_parameters(c, n, d);
-    if (!n.fuses_with_consumer) c.memory += static_cast<double>(out.numel()) * act_bytes(n) * (n.consumers > 1 ? 3 : 2);
-    return c;
-  }
-  const LayerTime t = timer_.time(n, work);
+  const LayerTime t = unscaled_time(i, d);
   c.compute = t.forward + t.backward;
   // The layer's own state and workspaces, as measured; a convolution that may fuse with its
   // pool leaves them to the edge, like its output.
-  if (!n.fuses_with_consumer) c.memory += t.memory;
-  if (const auto plan = halo_plan(i, d)) add_halo(c, *plan, halo_backward, n.precision);
-  add_spatial_reductions(c, n, d, out);
-  add_channel_exchange(c, n, d, work, out);
+  c.memory += n.fuses_with_consumer ? 0.0 : t.memory;
   add_parameters(c, n, d);
+  if (timer_.measures_distributed(d)) {
+    // Measured as it runs, split over the measuring ranks: its halo exchanges, channel-group
+    // exchanges and statistics sums are in the time, and its buffers in the memory.
+    if (const auto plan = halo_plan(i, d)) c.halo_bytes = halo_bytes_sent(*plan, halo_backward(i), n.precision);
+  } else {
+    if (const auto plan = halo_plan(i, d)) add_halo(c, *plan, halo_backward(i), n.precision);
+    for (const LayerExchange& e : exchanges(i, d)) {
+      const double s = seconds(e.collective, e.ranks, e.bytes);
+      if (e.part == LayerExchange::Part::reduction) c.reduction += s;
+      if (e.part == LayerExchange::Part::channel_exchange) c.channel_exchange += s;
+      if (e.part == LayerExchange::Part::weight_shards) c.gradient += s;
+    }
+    c.memory += channel_exchange_memory(n, d, out);
+  }
   // The output and its gradient (and a scratch gradient where several layers read it). A
   // layer that may fuse with its max pool leaves this to the edge (edge_cost).
   if (!n.fuses_with_consumer) c.memory += static_cast<double>(out.numel()) * act_bytes(n) * (n.consumers > 1 ? 3 : 2);
   return c;
 }
 
+std::vector<LayerExchange> LayerCostModel::exchanges(size_t i, const parallel::Distribution& d) const {
+  const PlanNode& n = graph_.nodes[i];
+  const Shape out = must_block(n.global_output, d);
+  std::vector<LayerExchange> list;
+  add_spatial_reductions(list, n, d, out);
+  add_channel_exchange(list, n, d, local_work(i, d), out);
+  const int cp = d.channel_parts();
+  const double trainable = static_cast<double>(n.trainable) / cp;
+  if (trainable > 0 && d.shard_weights) {
+    // Sharded over R replicas: the block, gathered before forward, then holds the gradient
+    // that is reduce-scattered after backward. Both exchanges block the layer, while the
+    // copies' all-reduce runs behind backprop: on the emulated cluster (perf/cluster.py's cube
+    // part) the cube's step took the grid-with-copies step plus about its exchanges' time, at
+    // equal bytes. So a sharded twin is priced as the copies plus its exchanges, and is
+    // planned where only it fits.
+    const int64_t replicas = options_.ranks / cp;
+    const double run = trainable / static_cast<double>(replicas) * kFloat;
+    list.push_back({Collective::allgather, ExchangeGroup::replicas, replicas, run, Pass::forward,
+                    LayerExchange::Part::weight_shards});
+    list.push_back({Collective::reduce_scatter, ExchangeGroup::replicas, replicas, run, Pass::backward,
+                    LayerExchange::Part::weight_shards});
+  }
+  return list;
+}
+
 std::optional<parallel::HaloPlan> LayerCostModel::halo_plan(size_t i, const parallel::Distribution& d) const {
+  // The rank with the most neighbours: one before it along every split axis, and one after it
+  // too where there are three parts or more.
+  return halo_plan(i, d, {std::min(1, d.depth - 1), std::min(1, d.height - 1), std::min(1, d.width - 1)});
+}
+
+std::optional<parallel::HaloPlan> LayerCostModel::halo_plan(size_t i, const parallel::Distribution& d,
+                                                            const std::array<int, 3>& spatial_index) const {
   const PlanNode& n = graph_.nodes[i];
   if (!n.window || !d.is_spatial()) return std::nullopt;
   const Shape& read = n.window->on_output ? n.global_output : n.global_inputs[0];
@@ -208,18 +267,20 @@ std::optional<parallel::HaloPlan> LayerCostModel::halo_plan(size_t i, const para
       alignment.set(k, read_space[k], n.window->window.stride[k]);
   const auto widths =
       layers::halo_widths({d.depth, d.height, d.width}, read_space, alignment, n.window->window, n.name);
-  // The rank with the most neighbours: one before it along every split axis, and one after it
-  // too where there are three parts or more.
-  const std::array<int, 3> busiest{std::min(1, d.depth - 1), std::min(1, d.height - 1), std::min(1, d.width - 1)};
-  return parallel::HaloPlan(d, busiest, block, widths, n.name);
+  return parallel::HaloPlan(d, spatial_index, block, widths, n.name);
+}
+
+double LayerCostModel::halo_copy_seconds(const parallel::HaloPlan& plan, ElementType type) const {
+  // Packing reads the block and writes a buffer, unpacking the other way round.
+  const double bandwidth = std::max(profile_.memory_bandwidth_per_rank, 1.0);
+  return 2 * static_cast<double>(plan.bytes_sent(type) + plan.bytes_received(type)) / bandwidth;
 }
 
 void LayerCostModel::add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward, ElementType type) const {
   const double element = static_cast<double>(element_size(type));
   // The messages to the neighbours across the same axes (the two faces of an axis, the edges
   // of two, the corners) travel at once, both ways, so the largest of them counts; the groups
-  // are priced one after another. Packing reads the block and writes a buffer, unpacking the
-  // other way round. Backward sends the gradients that fell into the halos back.
+  // are priced one after another. Backward sends the gradients that fell into the halos back.
   std::array<double, 8> largest{};  // by the axes a message crosses, as bits
   for (const auto* boxes : {&plan.sends(), &plan.receives()})
     for (const auto& box : *boxes) {
@@ -229,10 +290,8 @@ void LayerCostModel::add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool
   double wire = 0;
   for (const double bytes : largest)
     if (bytes > 0) wire += seconds(Collective::point_to_point, 2, bytes);
-  const double bandwidth = std::max(profile_.memory_bandwidth_per_rank, 1.0);
-  const double copies = 2 * static_cast<double>(plan.bytes_sent(type) + plan.bytes_received(type)) / bandwidth;
   const int directions = backward ? 2 : 1;
-  c.halo += directions * (wire + copies);
+  c.halo += directions * (wire + halo_copy_seconds(plan, type));
   c.halo_bytes += halo_bytes_sent(plan, backward, type);
   c.memory += static_cast<double>(plan.padded_shape().numel()) * element * directions;
 }
@@ -241,28 +300,42 @@ double LayerCostModel::halo_bytes_sent(const parallel::HaloPlan& plan, bool back
   return static_cast<double>(plan.bytes_sent(type) + (backward ? plan.bytes_received(type) : 0));
 }
 
-void LayerCostModel::add_spatial_reductions(LayerCost& c, const PlanNode& n, const parallel::Distribution& d,
-                                            const Shape& out) const {
+void LayerCostModel::add_spatial_reductions(std::vector<LayerExchange>& list, const PlanNode& n,
+                                            const parallel::Distribution& d, const Shape& out) const {
   if (!d.is_spatial()) return;
   const int64_t spatial_ranks = int64_t{d.depth} * d.height * d.width;
   const Shape& in0 = n.global_inputs[0];
+  using Part = LayerExchange::Part;
   if (n.buffers > 0) {
     // Statistics (batch norm): a sum per channel forward and backward over the sample's ranks.
     const double stats = 2.0 * static_cast<double>(out[out.rank() - 1]) * kFloat;
-    c.reduction += 2 * seconds(Collective::allreduce, spatial_ranks, stats);
+    for (const Pass pass : {Pass::forward, Pass::backward})
+      list.push_back({Collective::allreduce, ExchangeGroup::spatial, spatial_ranks, stats, pass, Part::reduction});
   }
   if (in0.rank() >= 4 && n.global_output.rank() == 2) {
     const double in_bytes = static_cast<double>(must_block(in0, d).numel()) * act_bytes(n);
     const double out_bytes = static_cast<double>(out.numel()) * act_bytes(n);
     if (in0.numel() == n.global_output.numel())  // flatten: each sample's blocks gathered
-      c.reduction += seconds(Collective::allgather, spatial_ranks, in_bytes);
+      list.push_back({Collective::allgather, ExchangeGroup::spatial, spatial_ranks, in_bytes, Pass::forward,
+                      Part::reduction});
     else  // a spatial reduction (global pooling): partial results summed
-      c.reduction += seconds(Collective::allreduce, spatial_ranks, out_bytes);
+      list.push_back({Collective::allreduce, ExchangeGroup::spatial, spatial_ranks, out_bytes, Pass::forward,
+                      Part::reduction});
   }
 }
 
-void LayerCostModel::add_channel_exchange(LayerCost& c, const PlanNode& n, const parallel::Distribution& d,
-                                          const LocalWork& work, const Shape& out) const {
+namespace {
+/// A concatenation of channel-split inputs gathers them (its output channels are not its first
+/// input's); other multi-input layers (add) run on their slices.
+bool concatenates(const PlanNode& n) {
+  return n.inputs.size() > 1 &&
+         n.global_output[n.global_output.rank() - 1] != n.global_inputs[0][n.global_inputs[0].rank() - 1];
+}
+}  // namespace
+
+void LayerCostModel::add_channel_exchange(std::vector<LayerExchange>& list, const PlanNode& n,
+                                          const parallel::Distribution& d, const LocalWork& work,
+                                          const Shape& out) const {
   const int cp = d.channel_parts();
   if (cp == 1) return;
   // Gathers move the layer's type; reduce-scatters sum partial results in fp32
@@ -270,33 +343,48 @@ void LayerCostModel::add_channel_exchange(LayerCost& c, const PlanNode& n, const
   const double in_elements = static_cast<double>(must_block(n.global_inputs[0], d).numel());
   const double out_elements = static_cast<double>(out.numel());
   const double in_bytes = in_elements * act_bytes(n), out_bytes = out_elements * act_bytes(n);
-  // A concatenation of channel-split inputs gathers them (its output channels are not its
-  // first input's); other multi-input layers (add) run on their slices.
-  const bool concatenates = n.inputs.size() > 1 && n.global_output[n.global_output.rank() - 1] !=
-                                                       n.global_inputs[0][n.global_inputs[0].rank() - 1];
+  const auto add = [&](Collective c, ExchangeGroup g, int64_t ranks, double bytes, Pass pass) {
+    list.push_back({c, g, ranks, bytes, pass, LayerExchange::Part::channel_exchange});
+  };
   if (n.channel_mixing && d.filter > 1 && d.channel > 1) {
     // 2-D: the input block gathered over the row (filter ranks) and its gradient
     // reduce-scattered there; the partial outputs reduce-scattered over the column (channel
     // ranks) and the output gradient gathered there.
-    c.channel_exchange += seconds(Collective::allgather, d.filter, in_bytes) +
-                          seconds(Collective::reduce_scatter, d.channel, out_elements * kFloat) +
-                          seconds(Collective::allgather, d.channel, out_bytes);
-    if (work.input_gradient) c.channel_exchange += seconds(Collective::reduce_scatter, d.filter, in_elements * kFloat);
-    c.memory += 2 * in_bytes * d.filter + 2 * out_bytes * d.channel;
+    add(Collective::allgather, ExchangeGroup::channel_row, d.filter, in_bytes, Pass::forward);
+    add(Collective::reduce_scatter, ExchangeGroup::channel_column, d.channel, out_elements * kFloat, Pass::forward);
+    add(Collective::allgather, ExchangeGroup::channel_column, d.channel, out_bytes, Pass::backward);
+    if (work.input_gradient)
+      add(Collective::reduce_scatter, ExchangeGroup::channel_row, d.filter, in_elements * kFloat, Pass::backward);
   } else if (n.channel_mixing && d.filter > 1) {
-    c.channel_exchange += seconds(Collective::allgather, cp, in_bytes);
-    if (work.input_gradient) c.channel_exchange += seconds(Collective::reduce_scatter, cp, in_elements * kFloat);
-    c.memory += 2 * in_bytes * cp;  // the gathered input and its gradient
+    add(Collective::allgather, ExchangeGroup::channel, cp, in_bytes, Pass::forward);
+    if (work.input_gradient)
+      add(Collective::reduce_scatter, ExchangeGroup::channel, cp, in_elements * kFloat, Pass::backward);
   } else if (n.channel_mixing) {
-    c.channel_exchange +=
-        seconds(Collective::reduce_scatter, cp, out_elements * kFloat) + seconds(Collective::allgather, cp, out_bytes);
-    c.memory += 2 * out_bytes * cp;  // the partial output and the gathered output gradient
-  } else if (concatenates) {
+    add(Collective::reduce_scatter, ExchangeGroup::channel, cp, out_elements * kFloat, Pass::forward);
+    add(Collective::allgather, ExchangeGroup::channel, cp, out_bytes, Pass::backward);
+  } else if (concatenates(n)) {
     for (const Shape& s : work.inputs)
-      c.channel_exchange += seconds(Collective::allgather, cp, static_cast<double>(s.numel()) * act_bytes(n));
-    c.channel_exchange += seconds(Collective::allgather, cp, out_bytes);
-    c.memory += 2 * out_bytes * cp;
+      add(Collective::allgather, ExchangeGroup::channel, cp, static_cast<double>(s.numel()) * act_bytes(n),
+          Pass::forward);
+    add(Collective::allgather, ExchangeGroup::channel, cp, out_bytes, Pass::backward);
   }
+}
+
+double LayerCostModel::channel_exchange_memory(const PlanNode& n, const parallel::Distribution& d,
+                                               const Shape& out) const {
+  const int cp = d.channel_parts();
+  if (cp == 1) return 0;
+  const double in_bytes = static_cast<double>(must_block(n.global_inputs[0], d).numel()) * act_bytes(n);
+  const double out_bytes = static_cast<double>(out.numel()) * act_bytes(n);
+  if (n.channel_mixing && d.filter > 1 && d.channel > 1) return 2 * in_bytes * d.filter + 2 * out_bytes * d.channel;
+  if (n.channel_mixing && d.filter > 1) return 2 * in_bytes * cp;  // the gathered input and its gradient
+  if (n.channel_mixing || concatenates(n)) return 2 * out_bytes * cp;  // the partial output, the gathered gradient
+  return 0;
+}
+
+double LayerCostModel::gradient_bytes(size_t i, const parallel::Distribution& d) const {
+  return static_cast<double>(graph_.nodes[i].trainable) / d.channel_parts() *
+         static_cast<double>(element_size(options_.gradient_precision));
 }
 
 void LayerCostModel::add_parameters(LayerCost& c, const PlanNode& n, const parallel::Distribution& d) const {
@@ -310,23 +398,18 @@ void LayerCostModel::add_parameters(LayerCost& c, const PlanNode& n, const paral
     // is shared out by bytes; sums over fewer ranks (shards) are priced by the profile. They
     // travel in the gradient precision.
     const double sent = trainable * static_cast<double>(element_size(options_.gradient_precision));
-    c.gradient = cp == 1 && options_.allreduce_seconds_per_byte > 0
-                     ? sent * options_.allreduce_seconds_per_byte
-                     : seconds(Collective::allreduce, options_.ranks / cp, sent);
+    c.gradient += cp == 1 && options_.allreduce_seconds_per_byte > 0
+                      ? sent * options_.allreduce_seconds_per_byte
+                      : seconds(Collective::allreduce, options_.ranks / cp, sent);
     c.update = options_.update_seconds_per_parameter > 0
                    ? trainable * options_.update_seconds_per_parameter
                    : trainable * kFloat * (3 + 2 * options_.optimizer_state) / bandwidth;
   }
   if (trainable > 0 && d.shard_weights) {
-    // Sharded over R replicas: the block, gathered before forward, then holds the gradient
-    // that is reduce-scattered after backward; 1/R of the parameters, gradients and state. Both
-    // exchanges block the layer, while the copies' all-reduce runs behind backprop: on the
-    // emulated cluster (perf/cluster.py's cube part) the cube's step took the grid-with-copies
-    // step plus about its exchanges' time, at equal bytes. So a sharded twin is priced as the
-    // copies plus its exchanges, and is planned where only it fits.
+    // Sharded over R replicas (exchanges() has their gather and reduce-scatter): 1/R of the
+    // parameters, gradients and state beside the gathered block.
     const int replicas = options_.ranks / cp;
     const double run = trainable / replicas * kFloat;
-    c.gradient += seconds(Collective::allgather, replicas, run) + seconds(Collective::reduce_scatter, replicas, run);
     c.memory += trainable * kFloat + run * (2 + options_.optimizer_state) + buffers * kFloat;
     return;
   }
@@ -357,11 +440,40 @@ bool LayerCostModel::fuses(size_t consumer, const parallel::Distribution& from,
          from == to && !from.is_spatial() && !from.splits_channels();
 }
 
+EdgeMove LayerCostModel::edge_move(size_t consumer, size_t k, const parallel::Distribution& from,
+                                   const parallel::Distribution& to) const {
+  EdgeMove m;
+  if (from == to) return m;
+  const PlanNode& n = graph_.nodes[consumer];
+  const int producer = n.inputs.at(k);
+  const Shape& global = n.global_inputs.at(k);
+  const auto a = block_shape(global, from), b = block_shape(global, to);
+  if (!a || !b) throw Error("internal: edge tensor " + global.str() + " does not split");
+  // The move carries the producer's type (the model input is fp32).
+  const double element =
+      producer == model::Graph::kModelInput ? kFloat : act_bytes(graph_.nodes[static_cast<size_t>(producer)]);
+  const double from_bytes = static_cast<double>(a->numel()) * element;
+  const double to_bytes = static_cast<double>(b->numel()) * element;
+  const bool backward = producer != model::Graph::kModelInput;
+  if (same_blocks(from, to)) {
+    // The same blocks under another name (channel and filter split alike): a copy.
+    m.kind = EdgeMove::Kind::copy;
+    m.copy_seconds = (backward ? 2 : 1) * 2 * to_bytes / std::max(profile_.memory_bandwidth_per_rank, 1.0);
+    return m;
+  }
+  // The redistribution's all-to-all carries data only between ranks whose blocks overlap:
+  // priced as an all-to-all among that many ranks, not all of them.
+  m.kind = EdgeMove::Kind::alltoall;
+  m.peers = exchange_peers(from, to);
+  m.forward_bytes = from_bytes;
+  m.backward_bytes = backward ? to_bytes : 0.0;
+  return m;
+}
+
 EdgeCost LayerCostModel::edge_cost(size_t consumer, size_t k, const parallel::Distribution& from,
                                    const parallel::Distribution& to) const {
   const PlanNode& n = graph_.nodes[consumer];
   const int producer = n.inputs.at(k);
-  const Shape& global = n.global_inputs.at(k);
   EdgeCost e;
   if (producer != model::Graph::kModelInput && graph_.nodes[static_cast<size_t>(producer)].fuses_with_consumer) {
     const auto p = static_cast<size_t>(producer);
@@ -379,25 +491,16 @@ EdgeCost LayerCostModel::edge_cost(size_t consumer, size_t k, const parallel::Di
     e.memory = kRefusedBytes;
     return e;
   }
-  const auto a = block_shape(global, from), b = block_shape(global, to);
-  if (!a || !b) throw Error("internal: edge tensor " + global.str() + " does not split");
-  // The move carries the producer's type (the model input is fp32).
+  const EdgeMove m = edge_move(consumer, k, from, to);
+  if (m.kind == EdgeMove::Kind::copy) e.time = m.copy_seconds;
+  if (m.kind == EdgeMove::Kind::alltoall)
+    e.time = seconds(Collective::alltoall, m.peers, m.forward_bytes) +
+             (m.backward_bytes > 0 ? seconds(Collective::alltoall, m.peers, m.backward_bytes) : 0.0);
+  const auto b = block_shape(n.global_inputs.at(k), to);
   const double element =
       producer == model::Graph::kModelInput ? kFloat : act_bytes(graph_.nodes[static_cast<size_t>(producer)]);
-  const double from_bytes = static_cast<double>(a->numel()) * element;
-  const double to_bytes = static_cast<double>(b->numel()) * element;
   const bool backward = producer != model::Graph::kModelInput;
-  if (same_blocks(from, to)) {
-    // The same blocks under another name (channel and filter split alike): a copy.
-    e.time = (backward ? 2 : 1) * 2 * to_bytes / std::max(profile_.memory_bandwidth_per_rank, 1.0);
-  } else {
-    // The redistribution's all-to-all carries data only between ranks whose blocks overlap:
-    // priced as an all-to-all among that many ranks, not all of them.
-    const int64_t p = exchange_peers(from, to);
-    e.time =
-        seconds(Collective::alltoall, p, from_bytes) + (backward ? seconds(Collective::alltoall, p, to_bytes) : 0.0);
-  }
-  e.memory += to_bytes * (backward ? 2 : 1);  // the moved tensor and its gradient
+  e.memory += static_cast<double>(b->numel()) * element * (backward ? 2 : 1);  // the moved tensor and its gradient
   return e;
 }
 

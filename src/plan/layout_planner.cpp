@@ -11,6 +11,7 @@
 #include "tessera/core/memory_capacity.hpp"
 #include "tessera/model/graph.hpp"
 #include "tessera/plan/layout_search.hpp"
+#include "plan_setup.hpp"
 
 namespace tessera::plan {
 namespace {
@@ -156,49 +157,8 @@ std::vector<parallel::Distribution> layout_of(const model::ModelSpec& spec, cons
   return out;
 }
 
-namespace {
-
-CostOptions cost_options(const PlanRequest& r, const MachineProfile& profile) {
-  CostOptions o;
-  o.ranks = r.ranks;
-  o.optimizer_state = r.optimizer_state;
-  o.data_samples = r.data_samples;
-  o.store_bytes = r.store_bytes;
-  o.batches_in_flight = r.batches_in_flight;
-  o.gradient_precision = r.gradient_precision;
-  if (!profile.node_kinds.empty()) o.rank_speeds = profile.rank_speeds(r.ranks);
-  return o;
-}
-
-struct Setup {
-  PlanGraph graph;
-  LayerTimer timer;
-  LayerCostModel costs;
-  double base = 0, limit = 0;
-
-  Setup(const model::ModelSpec& spec, const PlanRequest& r, MachineProfile& profile)
-      : graph(plan_graph(spec, r.batch, r.precision)),
-        timer(profile, spec.backend.value_or(r.backend), r.threads, r.measuring),
-        costs(graph, profile, timer, cost_options(r, profile)) {
-    timer.on_measure = r.on_measure;
-    int64_t trainable = 0;
-    for (const auto& n : graph.nodes) trainable += n.trainable;
-    if (r.optimizer.is_object() && trainable > 0)
-      costs.set_update_seconds_per_parameter(timer.optimizer_step(r.optimizer, trainable, r.optimizer_state) /
-                                             static_cast<double>(trainable));
-    if (profile.origin != "published" && r.ranks > 1 && timer.measuring_ranks() == r.ranks && trainable > 0) {
-      const int64_t bytes = trainable * static_cast<int64_t>(element_size(r.gradient_precision));
-      costs.set_allreduce_seconds_per_byte(timer.allreduce_seconds(bytes, r.gradient_precision) /
-                                           static_cast<double>(bytes));
-    }
-    limit = r.memory_limit > 0 ? r.memory_limit : profile.memory_per_rank;
-  }
-};
-
-}  // namespace
-
 LayoutPrediction predict_model(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile) {
-  Setup s(spec, request, profile);
+  PlanSetup s(spec, request, profile);
   return predict_layout(s.costs, layout_of(spec, s.graph, request.ranks), "given", s.base, s.limit);
 }
 
@@ -209,7 +169,7 @@ namespace {
 /// solves over what is kept. Its problem's edge function refers to this object: not copyable.
 class CandidateSearch {
  public:
-  CandidateSearch(Setup& s, int ranks) : s_(s), g_(s.graph), ranks_(ranks) { price(); }
+  CandidateSearch(PlanSetup& s, int ranks) : s_(s), g_(s.graph), ranks_(ranks) { price(); }
   CandidateSearch(const CandidateSearch&) = delete;
   CandidateSearch& operator=(const CandidateSearch&) = delete;
 
@@ -229,7 +189,7 @@ class CandidateSearch {
   void keep(size_t kept);
   EdgeCost edge(int producer, int consumer, int a, int b) const;
 
-  Setup& s_;
+  PlanSetup& s_;
   const PlanGraph& g_;
   int ranks_;
   int64_t weighed_ = 0;
@@ -348,7 +308,7 @@ void explain_no_layout(Plan& plan) {
 
 /// The uniform layouts the plan is shown beside: data parallelism, and a spatial split of the
 /// first spatial axis.
-void add_references(Plan& plan, Setup& s) {
+void add_references(Plan& plan, PlanSetup& s) {
   const PlanGraph& g = s.graph;
   const int spatial_axes = g.sample_shape.rank() == 4 ? 3 : g.sample_shape.rank() == 3 ? 2 : 0;
   std::vector<std::pair<std::string, std::string>> refs{{"data parallel", "sample"}};
@@ -379,7 +339,7 @@ void prefer_data_parallel(Plan& plan, double min_gain) {
 }
 
 /// The planner's search over `s`, whose costs share the batch as they were told.
-Plan search_plan(Setup& s, const PlanRequest& request) {
+Plan search_plan(PlanSetup& s, const PlanRequest& request) {
   Plan plan;
   plan.ranks = request.ranks;
   plan.batch = request.batch;
@@ -404,7 +364,7 @@ Plan search_plan(Setup& s, const PlanRequest& request) {
 }  // namespace
 
 Plan plan_model(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile) {
-  Setup s(spec, request, profile);
+  PlanSetup s(spec, request, profile);
   Plan even = search_plan(s, request);
   const std::vector<double> speeds = profile.rank_speeds(request.ranks);
   if (std::all_of(speeds.begin(), speeds.end(), [&](double v) { return v == speeds.front(); })) return even;

@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,41 @@ struct LayerCost {
   double time() const { return compute + update + communication(); }
 };
 
+/// The ranks one of a layer's collectives runs over, by their role under the layer's
+/// distribution (parallel::ProcessGrid names them alike).
+enum class ExchangeGroup {
+  spatial,         // the ranks that share a sample (depth x height x width)
+  channel,         // the channel group (channel_parts() ranks)
+  channel_row,     // a 2-D channel split's row: the filter ranks that share an input-channel block
+  channel_column,  // its column: the channel ranks that hold the same filters
+  replicas,        // the ranks that hold the same parameters (ranks / channel_parts())
+};
+
+enum class Pass { forward, backward };
+
+/// One collective a layer runs in a training step besides its halo exchange and the sum of its
+/// gradients: what the cost model prices (with the profile's alpha-beta costs) and the step
+/// schedule replays (docs/simulation.md).
+struct LayerExchange {
+  enum class Part { reduction, channel_exchange, weight_shards };
+  Collective collective = Collective::allreduce;
+  ExchangeGroup group = ExchangeGroup::spatial;
+  int64_t ranks = 1;  // the group's size
+  double bytes = 0;   // n as LinkCost defines it
+  Pass pass = Pass::forward;
+  Part part = Part::reduction;
+};
+
+/// How an edge's tensor moves between its producer's distribution and its consumer's.
+struct EdgeMove {
+  enum class Kind { none, copy, alltoall };
+  Kind kind = Kind::none;
+  int64_t peers = 1;          // alltoall: the ranks whose blocks overlap one rank's
+  double forward_bytes = 0;   // alltoall: what one rank sends forward (its block of the tensor)
+  double backward_bytes = 0;  // and backward (its block of the gradient); 0 for the model input
+  double copy_seconds = 0;    // copy: forward and backward together
+};
+
 /// The performance model of one graph on one machine (docs/plan.md): per layer and
 /// distribution the measured compute time of the rank's block, the α-β time of what it
 /// exchanges, and the memory it holds; per edge between layouts the redistribution. No
@@ -86,8 +122,33 @@ class LayerCostModel {
   std::optional<parallel::HaloPlan> halo_plan(size_t node, const parallel::Distribution& d) const;
   /// The distributions of options().ranks ranks node `node` can run under.
   std::vector<parallel::Distribution> candidates(size_t node) const;
+  /// The halo exchange of node `node` under `d` for the rank at `spatial_index`.
+  std::optional<parallel::HaloPlan> halo_plan(size_t node, const parallel::Distribution& d,
+                                              const std::array<int, 3>& spatial_index) const;
   /// Measures the layer if its time on these shapes is not known yet.
   LayerCost layer_cost(size_t node, const parallel::Distribution& d);
+  /// Node `node`'s forward and backward times on one rank under `d`, as layer_cost counts them
+  /// (at the slowest sample group's pace).
+  LayerTime compute_time(size_t node, const parallel::Distribution& d);
+  /// Whether layer times under `d` are measured split over ranks, with their halo exchanges,
+  /// channel exchanges and sums inside (LayerTimer::measures_distributed).
+  bool measures_communication(const parallel::Distribution& d) const;
+  /// The collectives of node `node` under `d` that layer_cost prices apart from its halo and
+  /// gradient sum: statistics and pooled or gathered features over the spatial group, gathers
+  /// and reduce-scatters in the channel group, and the weight shards' gather and
+  /// reduce-scatter.
+  std::vector<LayerExchange> exchanges(size_t node, const parallel::Distribution& d) const;
+  /// Whether backward sends node `node`'s halo gradients back (its inputs have gradients, or
+  /// its window lies on its output).
+  bool halo_backward(size_t node) const;
+  /// Seconds packing and unpacking one direction of `plan`'s messages in `type` takes.
+  double halo_copy_seconds(const parallel::HaloPlan& plan, ElementType type) const;
+  /// Bytes of node `node`'s gradients one rank sums over its replicas under `d` (in the
+  /// gradient precision).
+  double gradient_bytes(size_t node, const parallel::Distribution& d) const;
+  /// How input `k` of node `consumer` moves from `from` to `to` (edge_cost prices it).
+  EdgeMove edge_move(size_t consumer, size_t k, const parallel::Distribution& from,
+                     const parallel::Distribution& to) const;
   /// The cost of moving input `k` of node `consumer` from its producer's distribution `from`
   /// to `to`: a redistribution (forward and backward) and its buffers when they differ; the
   /// producer's output when the producer's memory is carried by the edge (a convolution that
@@ -116,15 +177,20 @@ class LayerCostModel {
   void add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward, ElementType type) const;
   static double halo_bytes_sent(const parallel::HaloPlan& plan, bool backward, ElementType type = ElementType::fp32);
   /// Sums over the spatial group: statistics, and features gathered or pooled from the blocks.
-  void add_spatial_reductions(LayerCost& c, const PlanNode& n, const parallel::Distribution& d, const Shape& out) const;
-  /// All-gathers and reduce-scatters inside the channel group, and their buffers.
-  void add_channel_exchange(LayerCost& c, const PlanNode& n, const parallel::Distribution& d, const LocalWork& work,
-                            const Shape& out) const;
+  void add_spatial_reductions(std::vector<LayerExchange>& out, const PlanNode& n, const parallel::Distribution& d,
+                              const Shape& block) const;
+  /// All-gathers and reduce-scatters inside the channel group.
+  void add_channel_exchange(std::vector<LayerExchange>& out, const PlanNode& n, const parallel::Distribution& d,
+                            const LocalWork& work, const Shape& block) const;
+  /// The buffers of the channel group's exchanges.
+  double channel_exchange_memory(const PlanNode& n, const parallel::Distribution& d, const Shape& block) const;
   /// The gradient allreduce, optimizer update and memory of node `n`'s parameters under `d`.
   void add_parameters(LayerCost& c, const PlanNode& n, const parallel::Distribution& d) const;
   /// What node `node` computes on one rank under `d` (its blocks; whole inputs and a share of
   /// the filters under a filter split).
   LocalWork local_work(size_t node, const parallel::Distribution& d) const;
+  /// The layer's measured times at every rank's speed 1 on the largest even block.
+  LayerTime unscaled_time(size_t i, const parallel::Distribution& d);
   /// layer_cost at every rank's speed 1 and the largest even block.
   LayerCost unscaled_layer_cost(size_t i, const parallel::Distribution& d);
   double seconds(Collective c, int64_t ranks, double bytes) const;
