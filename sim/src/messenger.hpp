@@ -1,0 +1,32 @@
+#pragma once
+// Point-to-point messages between simulated ranks, as MPI's rendezvous moves them: a transfer
+// starts when both its send and its receive are posted, and takes the network's time.
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u/Comm.hpp>
+
+namespace tessera::sim {
+
+/// One rank's sends and receives on one channel. Each ordered pair of ranks has a mailbox per
+/// channel, so messages between two ranks match in the order they were posted, as MPI's do
+/// on one communicator; a channel stands for a communicator (the step's own, and the one the
+/// gradient sums run on behind it).
+class Messenger {
+ public:
+  Messenger(int rank, int channel) : rank_(rank), channel_(channel) {}
+  int rank() const { return rank_; }
+  simgrid::s4u::CommPtr send(int to, double bytes);
+  simgrid::s4u::CommPtr receive(int from);
+  /// Sends `bytes` to `to` while receiving from `from`; returns when both are done.
+  void sendrecv(int to, double bytes, int from);
+  /// Waits for all of `comms`, then empties the list.
+  void wait(std::vector<simgrid::s4u::CommPtr>& comms);
+
+ private:
+  std::string mailbox(int from, int to) const;
+  int rank_, channel_;
+  void* received_ = nullptr;  // where receives put the (unused) payload
+};
+
+}  // namespace tessera::sim

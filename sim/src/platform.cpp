@@ -1,0 +1,154 @@
+#include "platform.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+namespace tessera::sim {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+using nlohmann::json;
+
+class PlatformFile {
+ public:
+  explicit PlatformFile(std::string path) : path_(std::move(path)) {}
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw std::runtime_error(path_ + ": " + key + ": " + what);
+  }
+  const json& member(const json& object, const std::string& key, const std::string& where) const {
+    if (!object.contains(key)) fail(where + key, "missing");
+    return object.at(key);
+  }
+  double positive(const json& object, const std::string& key, const std::string& where, bool zero_ok = false) const {
+    const json& v = member(object, key, where);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || (!zero_ok && v.get<double>() == 0))
+      fail(where + key, zero_ok ? "expected a number of at least 0" : "expected a positive number");
+    return v.get<double>();
+  }
+  unsigned count(const json& v, const std::string& key) const {
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > (1 << 24))
+      fail(key, "expected a whole number from 1 to 16777216");
+    return static_cast<unsigned>(v.get<int64_t>());
+  }
+  std::vector<unsigned> counts(const json& object, const std::string& key, const std::string& where, size_t size) const {
+    const json& v = member(object, key, where);
+    if (!v.is_array() || (size > 0 && v.size() != size))
+      fail(where + key, size > 0 ? "expected a list of " + std::to_string(size) + " whole numbers" : "expected a list of whole numbers");
+    std::vector<unsigned> out;
+    for (size_t k = 0; k < v.size(); ++k) out.push_back(count(v[k], where + key + "[" + std::to_string(k) + "]"));
+    return out;
+  }
+  void only(const json& object, const std::set<std::string>& keys, const std::string& where) const {
+    if (!object.is_object()) fail(where.empty() ? "(top level)" : where, "expected an object");
+    for (const auto& item : object.items())
+      if (!keys.count(item.key())) fail(where + item.key(), "unknown key");
+  }
+
+ private:
+  std::string path_;
+};
+
+struct LinkFigures {
+  double bandwidth = 0, latency = 0;
+};
+
+LinkFigures link_figures(const PlatformFile& f, const json& root, const std::string& key) {
+  const json& l = f.member(root, key, "");
+  f.only(l, {"bandwidth", "latency"}, key + ".");
+  return {f.positive(l, "bandwidth", key + "."), f.positive(l, "latency", key + ".", true)};
+}
+
+}  // namespace
+
+Platform build_platform(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot read the platform file");
+  const PlatformFile f(path);
+  json root;
+  try {
+    root = json::parse(in, nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    throw std::runtime_error(path + ": not JSON: " + e.what());
+  }
+  f.only(root, {"format_version", "name", "description", "sources", "ranks_per_node", "topology", "link", "node", "within_node"}, "");
+  if (f.member(root, "format_version", "") != 1) f.fail("format_version", "expected 1");
+  Platform p;
+  p.name = f.member(root, "name", "").get<std::string>();
+  if (root.contains("description")) p.description = root["description"].get<std::string>();
+  p.ranks_per_node = static_cast<int>(f.count(f.member(root, "ranks_per_node", ""), "ranks_per_node"));
+  const LinkFigures link = link_figures(f, root, "link");
+  const LinkFigures within = link_figures(f, root, "within_node");
+  const json& node = f.member(root, "node", "");
+  f.only(node, {"injection_bandwidth", "latency"}, "node.");
+  const double injection = f.positive(node, "injection_bandwidth", "node.");
+  const double software_latency = f.positive(node, "latency", "node.", true);
+
+  auto& nodes = p.nodes;
+  const std::function<sg4::ClusterCallbacks::ClusterNetPointCb> netpoint =
+      [&nodes, &p](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
+        auto* host = zone->create_host("node-" + std::to_string(id), 1e9)->set_core_count(p.ranks_per_node)->seal();
+        if (nodes.size() <= id) nodes.resize(id + 1, nullptr);
+        nodes[id] = host;
+        return std::make_pair(host->get_netpoint(), static_cast<simgrid::kernel::routing::NetPoint*>(nullptr));
+      };
+  // Two ranks of one node: each message its own path at the node's rate (FATPIPE), as the
+  // machine profiles' within-node alpha-beta figures assume.
+  const std::function<sg4::ClusterCallbacks::ClusterLinkCb> loopback =
+      [within](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
+        return zone->create_link("loopback-" + std::to_string(id), within.bandwidth)
+            ->set_latency(within.latency)
+            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+            ->seal();
+      };
+  // What a node sends and receives shares one link in SimGrid's clusters (the limiter), so its
+  // capacity is both directions' injection together; its latency is the software's per message
+  // (MPI, staging copies).
+  const std::function<sg4::ClusterCallbacks::ClusterLinkCb> limiter =
+      [injection, software_latency](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
+        return zone->create_link("injection-" + std::to_string(id), 2 * injection)->set_latency(software_latency)->seal();
+      };
+  const sg4::ClusterCallbacks callbacks(netpoint, loopback, limiter);
+
+  const json& topology = f.member(root, "topology", "");
+  if (!topology.is_object() || !topology.contains("kind") || !topology["kind"].is_string())
+    f.fail("topology.kind", "expected \"fat_tree\", \"dragonfly\" or \"torus\"");
+  const std::string kind = topology["kind"];
+  sg4::NetZone* zone = nullptr;
+  const auto duplex = sg4::Link::SharingPolicy::SPLITDUPLEX;
+  if (kind == "fat_tree") {
+    f.only(topology, {"kind", "levels", "down", "up", "links"}, "topology.");
+    const unsigned levels = f.count(f.member(topology, "levels", "topology."), "topology.levels");
+    const sg4::FatTreeParams params(levels, f.counts(topology, "down", "topology.", levels),
+                                    f.counts(topology, "up", "topology.", levels),
+                                    f.counts(topology, "links", "topology.", levels));
+    zone = sg4::create_fatTree_zone(p.name, nullptr, params, callbacks, link.bandwidth, link.latency, duplex);
+  } else if (kind == "dragonfly") {
+    f.only(topology, {"kind", "groups", "chassis", "routers", "nodes_per_router"}, "topology.");
+    const auto groups = f.counts(topology, "groups", "topology.", 2), chassis = f.counts(topology, "chassis", "topology.", 2),
+               routers = f.counts(topology, "routers", "topology.", 2);
+    const unsigned per_router = f.count(f.member(topology, "nodes_per_router", "topology."), "topology.nodes_per_router");
+    const sg4::DragonflyParams params({groups[0], groups[1]}, {chassis[0], chassis[1]}, {routers[0], routers[1]}, per_router);
+    zone = sg4::create_dragonfly_zone(p.name, nullptr, params, callbacks, link.bandwidth, link.latency, duplex);
+  } else if (kind == "torus") {
+    f.only(topology, {"kind", "dimensions"}, "topology.");
+    const auto dims = f.counts(topology, "dimensions", "topology.", 0);
+    if (dims.empty()) f.fail("topology.dimensions", "expected at least one dimension");
+    const std::vector<unsigned long> dimensions(dims.begin(), dims.end());
+    zone = sg4::create_torus_zone(p.name, nullptr, dimensions, callbacks, link.bandwidth, link.latency, duplex);
+  } else {
+    f.fail("topology.kind", "unknown topology \"" + kind + "\" (fat_tree, dragonfly or torus)");
+  }
+  zone->seal();
+  for (size_t k = 0; k < nodes.size(); ++k)
+    if (nodes[k] == nullptr) throw std::runtime_error(path + ": internal: node " + std::to_string(k) + " was not created");
+  return p;
+}
+
+}  // namespace tessera::sim
