@@ -55,6 +55,7 @@ struct SearchArgs {
 /// The flags of `tessera plan`.
 struct PlanArgs {
   std::string config, machine, memory_limit, backend = "auto", json, write_config, precision;
+  std::string schedule, simulate;  // --schedule FILE, --simulate PLATFORM
   int ranks = 1;
   int64_t batch_size = 0;
   double min_gain = 0.02;

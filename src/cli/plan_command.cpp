@@ -5,19 +5,29 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <optional>
+#include <sstream>
 
 #include "commands.hpp"
 #include "number_checks.hpp"
+#include "simulator_run.hpp"
 #include "tessera/core/atomic_file.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/format.hpp"
+#include "tessera/core/temp_file_registry.hpp"
 #include "tessera/core/json_reader.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/model/layer_entry.hpp"
 #include "tessera/model/model_spec.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/plan/layout_planner.hpp"
+#include "tessera/plan/step_schedule.hpp"
 #include "tessera/train/auto_layout.hpp"
 #include "tessera/train/training_run.hpp"
 
@@ -126,6 +136,48 @@ void write_planned_config(const std::string& path, model::ModelSpec& spec, const
   log::info("wrote " + path);
 }
 
+/// The gradient reducer's bucket in bytes of the gradient precision (Trainer: the bucket holds
+/// allreduce_bucket_kb KiB of fp32 gradients).
+double bucket_bytes(const train::TrainingOptions& t) {
+  return static_cast<double>(t.allreduce_bucket_kb) * 1024 / 4 * static_cast<double>(element_size(t.gradient_precision));
+}
+
+std::string seconds_text(double s) { return format("%.4g s", s); }
+
+/// --simulate: the schedule replayed by tessera-sim on the platform, printed beside the plan's
+/// prediction; the result goes into the plan's JSON.
+nlohmann::json simulate(const PlanArgs& a, const plan::StepSchedule& schedule, const plan::Plan& plan,
+                        const std::string& simulator) {
+  std::string path = a.schedule;
+  std::optional<TempFileRegistration> temporary;
+  if (path.empty()) {
+    path = (std::filesystem::temp_directory_path() / ("tessera-schedule-" + std::to_string(::getpid()) + ".txt")).string();
+    temporary.emplace(path);
+  }
+  if (a.schedule.empty()) {
+    std::ofstream out(path);
+    schedule.write(out);
+    if (!out) throw IoError(path + ": cannot write the step schedule");
+  }
+  nlohmann::json result;
+  try {
+    result = run_simulator(simulator, path, a.simulate, "--simulate");
+  } catch (...) {
+    if (temporary) std::filesystem::remove(path);
+    throw;
+  }
+  if (temporary) std::filesystem::remove(path);
+  const double simulated = result.at("step_seconds").get<double>(), predicted = plan.chosen.step_time;
+  std::ostringstream line;
+  line << "simulated on " << result.at("platform").get<std::string>() << " (" << result.at("nodes").get<int64_t>()
+       << " nodes, tessera-sim): step " << seconds_text(simulated) << " against the plan's "
+       << seconds_text(predicted) << " (simulated / planned " << std::fixed << std::setprecision(3)
+       << simulated / predicted << "); compute " << seconds_text(result.at("compute_seconds").get<double>())
+       << ", waiting for messages " << seconds_text(result.at("waiting_seconds").get<double>()) << "\n";
+  std::cout << line.str() << std::flush;
+  return result;
+}
+
 }  // namespace
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
@@ -163,6 +215,13 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
                   "(a layout change that gains less than the model's error is a guess)")
       ->capture_default_str()
       ->check(real_in(0.0, 1.0));
+  cmd->add_option("--schedule", a.schedule,
+                  "Write the chosen layout's training step as a schedule for tessera-sim: per rank its compute "
+                  "phases, halo messages, collectives and gradient buckets (docs/simulation.md)");
+  cmd->add_option("--simulate", a.simulate,
+                  "Replay the chosen layout's step with tessera-sim (SimGrid) on this platform file, e.g. "
+                  "share/tessera/platforms/sierra.json, and print the simulated step beside the planned one")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--no-measure", a.no_measure,
                 "Measure no layer: fail if the profile lacks a time the plan needs (for published profiles, whose "
                 "layers are not measured here, the roofline of the profile is used instead)");
@@ -172,6 +231,8 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
 int run_plan(PlanArgs& a) {
   if (!a.json.empty()) require_writable_location(a.json, "--json (the plan)");
   if (!a.write_config.empty()) require_writable_location(a.write_config, "--write-config (the planned run config)");
+  if (!a.schedule.empty()) require_writable_location(a.schedule, "--schedule (the step schedule)");
+  const std::string simulator = a.simulate.empty() ? "" : find_simulator("--simulate");
   nlohmann::json config = read_json_file(a.config);
   ConfigObject root(config, "$");
   auto model_cfg = root.object("model");
@@ -185,12 +246,23 @@ int run_plan(PlanArgs& a) {
   const bool first = parallel::Communicator::world().rank() == 0;
   if (first && !a.machine.empty() && profile.layer_times.size() > 0) plan::write_machine_profile(profile, a.machine);
   if (!plan.chosen.valid) throw ConfigError(a.config, plan.chosen.why);
+  std::optional<plan::StepSchedule> schedule;
+  if (!a.schedule.empty() || !a.simulate.empty())
+    schedule.emplace(plan::schedule_layout(spec, request, profile, plan.chosen, bucket_bytes(training)));
   if (!first) return plan.feasible ? 0 : 3;
   if (request.precision != ElementType::fp32 || request.gradient_precision != ElementType::fp32)
     std::cout << "precision: activations " << element_type_name(request.precision) << ", gradient sums "
               << element_type_name(request.gradient_precision) << " (layer times measured and bytes priced so)\n";
   std::cout << plan::plan_table(plan) << std::flush;
-  if (!a.json.empty()) write_text_atomically(a.json, plan::plan_json(plan).dump(2) + "\n");
+  if (!a.schedule.empty()) {
+    std::ostringstream text;
+    schedule->write(text);
+    write_text_atomically(a.schedule, text.str());
+    log::info("wrote the step schedule of " + std::to_string(a.ranks) + " ranks to " + a.schedule);
+  }
+  nlohmann::json out = plan::plan_json(plan);
+  if (!a.simulate.empty()) out["simulation"] = simulate(a, *schedule, plan, simulator);
+  if (!a.json.empty()) write_text_atomically(a.json, out.dump(2) + "\n");
   if (!a.write_config.empty()) write_planned_config(a.write_config, spec, config, plan);
   return plan.feasible ? 0 : 3;
 }
