@@ -12,7 +12,7 @@ void allreduce(Messenger& m, const RankGroup& group, double bytes) {
   int folded = i - rem;
   if (i < 2 * rem) {
     if (i % 2 == 1) {
-      m.send(group.member(i - 1), bytes)->wait();
+      m.send_and_wait(group.member(i - 1), bytes);
       folded = -1;
     } else {
       m.receive(group.member(i + 1))->wait();
@@ -39,7 +39,7 @@ void allreduce(Messenger& m, const RankGroup& group, double bytes) {
     if (i % 2 == 1)
       m.receive(group.member(i - 1))->wait();
     else
-      m.send(group.member(i + 1), bytes)->wait();
+      m.send_and_wait(group.member(i + 1), bytes);
   }
 }
 

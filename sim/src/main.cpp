@@ -159,15 +159,18 @@ int simulate(const Args& a, char* program) {
     throw std::runtime_error(a.schedule + " was planned with " + std::to_string(schedule.ranks_per_node) +
                              " rank(s) per node, but " + a.platform + " places " + std::to_string(platform.ranks_per_node) +
                              ": plan with a machine profile of the same ranks_per_node");
-  const int64_t capacity = static_cast<int64_t>(platform.nodes.size()) * platform.ranks_per_node;
+  const int64_t capacity = platform.nodes() * platform.ranks_per_node;
   if (schedule.ranks > capacity)
     throw std::runtime_error(a.schedule + " has " + std::to_string(schedule.ranks) + " ranks, but " + a.platform + " holds " +
-                             std::to_string(capacity) + " (" + std::to_string(platform.nodes.size()) + " nodes of " +
+                             std::to_string(capacity) + " (" + std::to_string(platform.nodes()) + " nodes of " +
                              std::to_string(platform.ranks_per_node) + ")");
   std::vector<RankRecord> records(static_cast<size_t>(schedule.ranks));
   for (int r = 0; r < schedule.ranks; ++r)
-    sg4::Actor::create("rank-" + std::to_string(r), platform.nodes[static_cast<size_t>(r / platform.ranks_per_node)],
-                       [&schedule, &records, r] { tessera::sim::replay_rank(schedule, r, records[static_cast<size_t>(r)]); });
+    sg4::Actor::create("rank-" + std::to_string(r), platform.host_of(r),
+                       [&schedule, &records, &platform, r] {
+                         tessera::sim::replay_rank(schedule, r, platform.ranks_per_node, platform.software_latency,
+                                                   records[static_cast<size_t>(r)]);
+                       });
   const auto start = std::chrono::steady_clock::now();
   engine.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

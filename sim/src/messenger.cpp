@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
 namespace tessera::sim {
@@ -21,7 +22,22 @@ simgrid::s4u::CommPtr Messenger::receive(int from) {
   return simgrid::s4u::Mailbox::by_name(mailbox(from, rank_))->get_async<void>(&received_);
 }
 
+void Messenger::leave_node(const std::vector<int>& peers) {
+  if (software_latency_ <= 0) return;
+  for (const int peer : peers)
+    if (peer / ranks_per_node_ != rank_ / ranks_per_node_) {
+      simgrid::s4u::this_actor::sleep_for(software_latency_);
+      return;
+    }
+}
+
+void Messenger::send_and_wait(int to, double bytes) {
+  leave_node({to});
+  send(to, bytes)->wait();
+}
+
 void Messenger::sendrecv(int to, double bytes, int from) {
+  leave_node({to});
   auto s = send(to, bytes);
   auto r = receive(from);
   s->wait();

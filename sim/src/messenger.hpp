@@ -12,12 +12,22 @@ namespace tessera::sim {
 /// channel, so messages between two ranks match in the order they were posted, as MPI's do
 /// on one communicator; a channel stands for a communicator (the step's own, and the one the
 /// gradient sums run on behind it).
+///
+/// A message that leaves the node first costs the sender the platform's software latency (MPI,
+/// staging copies): the network's links carry only what the wire and switches take.
 class Messenger {
  public:
-  Messenger(int rank, int channel) : rank_(rank), channel_(channel) {}
+  /// `ranks_per_node` consecutive ranks share a node; `software_latency` as above.
+  Messenger(int rank, int channel, int ranks_per_node, double software_latency)
+      : rank_(rank), channel_(channel), ranks_per_node_(ranks_per_node), software_latency_(software_latency) {}
   int rank() const { return rank_; }
+  /// Pays the software latency when any of `peers` is on another node (once: the messages of
+  /// an exchange are posted together).
+  void leave_node(const std::vector<int>& peers);
   simgrid::s4u::CommPtr send(int to, double bytes);
   simgrid::s4u::CommPtr receive(int from);
+  /// Sends `bytes` to `to` (software latency included) and waits.
+  void send_and_wait(int to, double bytes);
   /// Sends `bytes` to `to` while receiving from `from`; returns when both are done.
   void sendrecv(int to, double bytes, int from);
   /// Waits for all of `comms`, then empties the list.
@@ -25,7 +35,8 @@ class Messenger {
 
  private:
   std::string mailbox(int from, int to) const;
-  int rank_, channel_;
+  int rank_, channel_, ranks_per_node_;
+  double software_latency_;
   void* received_ = nullptr;  // where receives put the (unused) payload
 };
 

@@ -77,23 +77,26 @@ Platform build_platform(const std::string& path) {
   } catch (const json::parse_error& e) {
     throw std::runtime_error(path + ": not JSON: " + e.what());
   }
-  f.only(root, {"format_version", "name", "description", "sources", "ranks_per_node", "topology", "link", "node", "within_node"}, "");
+  f.only(root, {"format_version", "name", "description", "sources", "ranks_per_node", "endpoints_per_node", "topology",
+                "link", "software_latency", "within_node"},
+         "");
   if (f.member(root, "format_version", "") != 1) f.fail("format_version", "expected 1");
   Platform p;
   p.name = f.member(root, "name", "").get<std::string>();
   if (root.contains("description")) p.description = root["description"].get<std::string>();
   p.ranks_per_node = static_cast<int>(f.count(f.member(root, "ranks_per_node", ""), "ranks_per_node"));
+  if (root.contains("endpoints_per_node"))
+    p.endpoints_per_node = static_cast<int>(f.count(root["endpoints_per_node"], "endpoints_per_node"));
+  if (p.endpoints_per_node > p.ranks_per_node || p.ranks_per_node % p.endpoints_per_node != 0)
+    f.fail("endpoints_per_node", "must divide ranks_per_node (" + std::to_string(p.ranks_per_node) + ")");
   const LinkFigures link = link_figures(f, root, "link");
   const LinkFigures within = link_figures(f, root, "within_node");
-  const json& node = f.member(root, "node", "");
-  f.only(node, {"injection_bandwidth", "latency"}, "node.");
-  const double injection = f.positive(node, "injection_bandwidth", "node.");
-  const double software_latency = f.positive(node, "latency", "node.", true);
+  p.software_latency = f.positive(root, "software_latency", "", true);
 
-  auto& nodes = p.nodes;
+  auto& nodes = p.endpoints;
   const std::function<sg4::ClusterCallbacks::ClusterNetPointCb> netpoint =
       [&nodes, &p](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
-        auto* host = zone->create_host("node-" + std::to_string(id), 1e9)->set_core_count(p.ranks_per_node)->seal();
+        auto* host = zone->create_host("endpoint-" + std::to_string(id), 1e9)->set_core_count(p.ranks_per_node)->seal();
         if (nodes.size() <= id) nodes.resize(id + 1, nullptr);
         nodes[id] = host;
         return std::make_pair(host->get_netpoint(), static_cast<simgrid::kernel::routing::NetPoint*>(nullptr));
@@ -107,14 +110,10 @@ Platform build_platform(const std::string& path) {
             ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
             ->seal();
       };
-  // What a node sends and receives shares one link in SimGrid's clusters (the limiter), so its
-  // capacity is both directions' injection together; its latency is the software's per message
-  // (MPI, staging copies).
-  const std::function<sg4::ClusterCallbacks::ClusterLinkCb> limiter =
-      [injection, software_latency](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
-        return zone->create_link("injection-" + std::to_string(id), 2 * injection)->set_latency(software_latency)->seal();
-      };
-  const sg4::ClusterCallbacks callbacks(netpoint, loopback, limiter);
+  // No limiter links: in SimGrid 3.32 a limiter given to each endpoint of a fat tree bounded
+  // all endpoints' traffic together (eight flows between eight nodes got one limiter's rate in
+  // all), so an endpoint's injection is its link into the topology.
+  const sg4::ClusterCallbacks callbacks(netpoint, loopback, {});
 
   const json& topology = f.member(root, "topology", "");
   if (!topology.is_object() || !topology.contains("kind") || !topology["kind"].is_string())
@@ -146,6 +145,9 @@ Platform build_platform(const std::string& path) {
     f.fail("topology.kind", "unknown topology \"" + kind + "\" (fat_tree, dragonfly or torus)");
   }
   zone->seal();
+  if (nodes.size() % static_cast<size_t>(p.endpoints_per_node) != 0)
+    f.fail("topology", std::to_string(nodes.size()) + " endpoints do not make whole nodes of " +
+                           std::to_string(p.endpoints_per_node));
   for (size_t k = 0; k < nodes.size(); ++k)
     if (nodes[k] == nullptr) throw std::runtime_error(path + ": internal: node " + std::to_string(k) + " was not created");
   return p;

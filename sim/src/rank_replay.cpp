@@ -23,11 +23,11 @@ struct GradientSums : std::enable_shared_from_this<GradientSums> {
   sg4::SemaphorePtr waiting = sg4::Semaphore::create(0), finished = sg4::Semaphore::create(0);
   int outstanding = 0;
 
-  void start(int rank) {
+  void start(int rank, int ranks_per_node, double software_latency) {
     // The actor keeps this alive: it is killed only when the last rank ends.
     auto self = shared_from_this();
-    sg4::Actor::create("sums-" + std::to_string(rank), sg4::this_actor::get_host(), [self, rank] {
-      Messenger m(rank, kGradientChannel);
+    sg4::Actor::create("sums-" + std::to_string(rank), sg4::this_actor::get_host(), [self, rank, ranks_per_node, software_latency] {
+      Messenger m(rank, kGradientChannel, ranks_per_node, software_latency);
       for (;;) {
         self->waiting->acquire();
         const Op* op = self->queued.front();
@@ -44,11 +44,15 @@ void run(const Op& op, Messenger& m, std::vector<sg4::CommPtr>& comms) {
     case OpKind::compute:
       sg4::this_actor::sleep_for(op.seconds);
       break;
-    case OpKind::exchange:
+    case OpKind::exchange: {
+      std::vector<int> to;
+      for (const auto& message : op.sends) to.push_back(message.first);
+      m.leave_node(to);
       for (const int peer : op.receives) comms.push_back(m.receive(peer));
       for (const auto& [peer, bytes] : op.sends) comms.push_back(m.send(peer, bytes));
       m.wait(comms);
       break;
+    }
     case OpKind::allreduce:
       allreduce(m, op.group, op.bytes);
       break;
@@ -69,10 +73,10 @@ void run(const Op& op, Messenger& m, std::vector<sg4::CommPtr>& comms) {
 
 }  // namespace
 
-void replay_rank(const Schedule& schedule, int rank, RankRecord& record) {
+void replay_rank(const Schedule& schedule, int rank, int ranks_per_node, double software_latency, RankRecord& record) {
   const auto& ops = schedule.ops[static_cast<size_t>(rank)];
   record.layer_seconds.assign(schedule.layers.size() + 1, 0.0);
-  Messenger m(rank, kStepChannel);
+  Messenger m(rank, kStepChannel, ranks_per_node, software_latency);
   std::vector<sg4::CommPtr> comms;
   std::shared_ptr<GradientSums> sums;
   for (record.next = 0; record.next < ops.size(); ++record.next) {
@@ -81,7 +85,7 @@ void replay_rank(const Schedule& schedule, int rank, RankRecord& record) {
     if (op.kind == OpKind::allreduce_start) {
       if (!sums) {
         sums = std::make_shared<GradientSums>();
-        sums->start(rank);
+        sums->start(rank, ranks_per_node, software_latency);
       }
       sums->queued.push_back(&op);
       ++sums->outstanding;

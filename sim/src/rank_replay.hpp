@@ -22,6 +22,7 @@ struct RankRecord {
 /// ('iar') are handed, in order, to a second actor on the same node that sums them one after
 /// another, as the reducer's buckets follow each other on one communicator; 'wa' waits until
 /// it has finished all of them.
-void replay_rank(const Schedule& schedule, int rank, RankRecord& record);
+/// Messages leaving a node pay `software_latency` (Messenger).
+void replay_rank(const Schedule& schedule, int rank, int ranks_per_node, double software_latency, RankRecord& record);
 
 }  // namespace tessera::sim
