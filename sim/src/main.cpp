@@ -168,8 +168,7 @@ int simulate(const Args& a, char* program) {
   for (int r = 0; r < schedule.ranks; ++r)
     sg4::Actor::create("rank-" + std::to_string(r), platform.host_of(r),
                        [&schedule, &records, &platform, r] {
-                         tessera::sim::replay_rank(schedule, r, platform.ranks_per_node, platform.software_latency,
-                                                   records[static_cast<size_t>(r)]);
+                         tessera::sim::replay_rank(schedule, r, platform, records[static_cast<size_t>(r)]);
                        });
   const auto start = std::chrono::steady_clock::now();
   engine.run();

@@ -23,10 +23,10 @@ simgrid::s4u::CommPtr Messenger::receive(int from) {
 }
 
 void Messenger::leave_node(const std::vector<int>& peers) {
-  if (software_latency_ <= 0) return;
+  if (platform_.software_latency <= 0) return;
   for (const int peer : peers)
-    if (peer / ranks_per_node_ != rank_ / ranks_per_node_) {
-      simgrid::s4u::this_actor::sleep_for(software_latency_);
+    if (platform_.host_of(peer) != platform_.host_of(rank_)) {
+      simgrid::s4u::this_actor::sleep_for(platform_.software_latency);
       return;
     }
 }

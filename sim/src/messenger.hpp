@@ -6,6 +6,8 @@
 
 #include <simgrid/s4u/Comm.hpp>
 
+#include "platform.hpp"
+
 namespace tessera::sim {
 
 /// One rank's sends and receives on one channel. Each ordered pair of ranks has a mailbox per
@@ -13,16 +15,16 @@ namespace tessera::sim {
 /// on one communicator; a channel stands for a communicator (the step's own, and the one the
 /// gradient sums run on behind it).
 ///
-/// A message that leaves the node first costs the sender the platform's software latency (MPI,
-/// staging copies): the network's links carry only what the wire and switches take.
+/// A message that leaves its network endpoint first costs the sender the platform's software
+/// latency (MPI, staging copies): the network's links carry only what the wire and switches
+/// take. Messages between ranks of one endpoint take the within-node link, whose latency is
+/// its own.
 class Messenger {
  public:
-  /// `ranks_per_node` consecutive ranks share a node; `software_latency` as above.
-  Messenger(int rank, int channel, int ranks_per_node, double software_latency)
-      : rank_(rank), channel_(channel), ranks_per_node_(ranks_per_node), software_latency_(software_latency) {}
+  Messenger(int rank, int channel, const Platform& platform) : rank_(rank), channel_(channel), platform_(platform) {}
   int rank() const { return rank_; }
-  /// Pays the software latency when any of `peers` is on another node (once: the messages of
-  /// an exchange are posted together).
+  /// Pays the software latency when any of `peers` is on another endpoint (once: the messages
+  /// of an exchange are posted together).
   void leave_node(const std::vector<int>& peers);
   simgrid::s4u::CommPtr send(int to, double bytes);
   simgrid::s4u::CommPtr receive(int from);
@@ -35,8 +37,8 @@ class Messenger {
 
  private:
   std::string mailbox(int from, int to) const;
-  int rank_, channel_, ranks_per_node_;
-  double software_latency_;
+  int rank_, channel_;
+  const Platform& platform_;
   void* received_ = nullptr;  // where receives put the (unused) payload
 };
 

@@ -23,11 +23,11 @@ struct GradientSums : std::enable_shared_from_this<GradientSums> {
   sg4::SemaphorePtr waiting = sg4::Semaphore::create(0), finished = sg4::Semaphore::create(0);
   int outstanding = 0;
 
-  void start(int rank, int ranks_per_node, double software_latency) {
+  void start(int rank, const Platform& platform) {
     // The actor keeps this alive: it is killed only when the last rank ends.
     auto self = shared_from_this();
-    sg4::Actor::create("sums-" + std::to_string(rank), sg4::this_actor::get_host(), [self, rank, ranks_per_node, software_latency] {
-      Messenger m(rank, kGradientChannel, ranks_per_node, software_latency);
+    sg4::Actor::create("sums-" + std::to_string(rank), sg4::this_actor::get_host(), [self, rank, &platform] {
+      Messenger m(rank, kGradientChannel, platform);
       for (;;) {
         self->waiting->acquire();
         const Op* op = self->queued.front();
@@ -73,10 +73,10 @@ void run(const Op& op, Messenger& m, std::vector<sg4::CommPtr>& comms) {
 
 }  // namespace
 
-void replay_rank(const Schedule& schedule, int rank, int ranks_per_node, double software_latency, RankRecord& record) {
+void replay_rank(const Schedule& schedule, int rank, const Platform& platform, RankRecord& record) {
   const auto& ops = schedule.ops[static_cast<size_t>(rank)];
   record.layer_seconds.assign(schedule.layers.size() + 1, 0.0);
-  Messenger m(rank, kStepChannel, ranks_per_node, software_latency);
+  Messenger m(rank, kStepChannel, platform);
   std::vector<sg4::CommPtr> comms;
   std::shared_ptr<GradientSums> sums;
   for (record.next = 0; record.next < ops.size(); ++record.next) {
@@ -85,7 +85,7 @@ void replay_rank(const Schedule& schedule, int rank, int ranks_per_node, double 
     if (op.kind == OpKind::allreduce_start) {
       if (!sums) {
         sums = std::make_shared<GradientSums>();
-        sums->start(rank, ranks_per_node, software_latency);
+        sums->start(rank, platform);
       }
       sums->queued.push_back(&op);
       ++sums->outstanding;

@@ -3,6 +3,7 @@
 // behind it as Tessera's reducer runs them.
 #include <vector>
 
+#include "platform.hpp"
 #include "schedule_file.hpp"
 
 namespace tessera::sim {
@@ -22,7 +23,7 @@ struct RankRecord {
 /// ('iar') are handed, in order, to a second actor on the same node that sums them one after
 /// another, as the reducer's buckets follow each other on one communicator; 'wa' waits until
 /// it has finished all of them.
-/// Messages leaving a node pay `software_latency` (Messenger).
-void replay_rank(const Schedule& schedule, int rank, int ranks_per_node, double software_latency, RankRecord& record);
+/// Its messages cross `platform` as Messenger says.
+void replay_rank(const Schedule& schedule, int rank, const Platform& platform, RankRecord& record);
 
 }  // namespace tessera::sim
