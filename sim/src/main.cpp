@@ -148,7 +148,8 @@ void check_finished(const tessera::sim::Schedule& s, const std::vector<RankRecor
 int simulate(const Args& a, char* program) {
   const tessera::sim::Schedule schedule = tessera::sim::read_schedule(a.schedule);
   // SimGrid reads its own options from the command line: it gets none of ours, and logs only
-  // warnings and errors.
+  // warnings and errors (a deadlock: its engine's line, then check_finished's, which names the
+  // ranks and layers that wait).
   std::vector<char*> engine_argv{program, const_cast<char*>("--log=root.thres:warning"),
                                  const_cast<char*>("--log=xbt_cfg.thres:warning")};
   int engine_argc = static_cast<int>(engine_argv.size());
