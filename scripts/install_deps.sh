@@ -9,18 +9,20 @@
 #  * --for-tests: what only the tests use (Catch2, h5diff, flake8, ip/tc for the emulated
 #    cluster, Slurm and munge for the batch-job tests, patchelf for the bundles, Fashion-MNIST,
 #    Chromium to render `tessera report` pages, Python headers, pybind11, pytest, mpi4py and
-#    PyTorch for the Python module and its tests);
+#    PyTorch for the Python module and its tests, SimGrid for tessera-sim);
 #  * --for-examples: what the example apps read besides their generated data (Fashion-MNIST);
 #  * --for-perf: the PyTorch peer the benchmarks in perf/ time Tessera against (python3-torch);
 #  * --for-python: what the Python module needs to build (Python headers, pybind11) and run
 #    (numpy); mpi4py and PyTorch are optional for it (docs/python.md);
+#  * --for-simulation: SimGrid, for tessera-sim (docs/simulation.md);
 #  * --onednn3: oneDNN 3.x built from the next Debian release's (trixie's) onednn *source*
 #    package, only the primitives Tessera uses, into /opt/tessera-deps/onednn3 (--prefix DIR:
 #    DIR/onednn3): the second oneDNN API the backend is built and tested against (the onednn3
 #    preset; Debian 12 ships 2.6).
 # Idempotent: a second run finds the stamp files and returns in seconds.
 #
-# Usage: scripts/install_deps.sh [--cuda] [--for-tests] [--for-examples] [--for-perf] [--for-python] [--onednn3]
+# Usage: scripts/install_deps.sh [--cuda] [--for-tests] [--for-examples] [--for-perf] [--for-python]
+#                                [--for-simulation] [--onednn3]
 #                                [--prefix DIR] [--jobs N] [--no-apt]
 set -euo pipefail
 
@@ -32,6 +34,7 @@ for_tests=0
 for_examples=0
 for_perf=0
 for_python=0
+for_simulation=0
 onednn3=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -43,8 +46,9 @@ while [[ $# -gt 0 ]]; do
     --for-examples) for_examples=1 ;;
     --for-perf) for_perf=1 ;;
     --for-python) for_python=1 ;;
+    --for-simulation) for_simulation=1 ;;
     --onednn3) onednn3=1 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install_deps.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -87,6 +91,8 @@ test_packages=(
   # the Python module (python/) and its tests: headers, pybind11, pytest, mpi4py for the
   # multi-rank cases, and PyTorch for the export tests (the perf peer's package)
   python3-dev pybind11-dev python3-numpy python3-pytest python3-mpi4py python3-torch
+  # SimGrid, with which tessera-sim replays planned steps on modelled networks (sim/)
+  libsimgrid-dev
 )
 # the images of examples/resnet and examples/bcpnn, imported by `tessera datagen fashion-mnist`
 example_packages=(dataset-fashion-mnist)
@@ -94,6 +100,8 @@ example_packages=(dataset-fashion-mnist)
 perf_packages=(python3-torch python3-numpy)
 # the Python module (python/): built where these are found, imported with numpy
 python_packages=(python3-dev pybind11-dev python3-numpy)
+# tessera-sim (sim/): built where SimGrid is found
+simulation_packages=(libsimgrid-dev)
 
 # deb-src entries mirror the machine's own apt sources (deb822 *.sources and one-line
 # sources.list), so no host is ever written down here.
@@ -125,6 +133,7 @@ if [[ $do_apt -eq 1 ]]; then
   [[ $for_examples -eq 1 ]] && apt_packages+=("${example_packages[@]}")
   [[ $for_perf -eq 1 ]] && apt_packages+=("${perf_packages[@]}")
   [[ $for_python -eq 1 ]] && apt_packages+=("${python_packages[@]}")
+  [[ $for_simulation -eq 1 ]] && apt_packages+=("${simulation_packages[@]}")
   [[ $onednn3 -eq 1 ]] && apt_packages+=(xz-utils)  # trixie's onednn source is a .tar.xz
   for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
