@@ -52,6 +52,11 @@ class Tessera(CMakePackage, CudaPackage):
         description="node topology for placement checks and info --topology: TESSERA_ENABLE_HWLOC",
     )
     variant("python", default=False, description="Python module tessera: TESSERA_ENABLE_PYTHON")
+    variant(
+        "simgrid",
+        default=False,
+        description="tessera-sim, steps replayed on modelled networks: TESSERA_ENABLE_SIMGRID",
+    )
     variant("tests", default=False, description="Catch2 test suite: TESSERA_ENABLE_TESTS")
     variant("perf", default=False, description="Benchmarks in perf/: TESSERA_ENABLE_PERF")
 
@@ -123,6 +128,10 @@ class Tessera(CMakePackage, CudaPackage):
     depends_on("py-pybind11@2.6:", type="build", when="+python")
     depends_on("py-numpy", type=("build", "run"), when="+python")
 
+    # tessera-sim is a program of its own built on SimGrid's S4U interface (3.30 has the
+    # cluster zones it builds platforms with); it links nothing of Tessera's MPI.
+    depends_on("simgrid@3.30:", when="+simgrid")
+
     # Catch2 v2 is header-only, so nothing of it is linked: the tests include
     # <catch2/catch.hpp>, the header's path since 2.3.
     depends_on("catch2@2.3:2", type=("build", "test"), when="+tests")
@@ -134,6 +143,7 @@ class Tessera(CMakePackage, CudaPackage):
             self.define_from_variant("TESSERA_ENABLE_HDF5", "hdf5"),
             self.define_from_variant("TESSERA_ENABLE_HWLOC", "hwloc"),
             self.define_from_variant("TESSERA_ENABLE_PYTHON", "python"),
+            self.define_from_variant("TESSERA_ENABLE_SIMGRID", "simgrid"),
             self.define_from_variant("TESSERA_ENABLE_TESTS", "tests"),
             self.define_from_variant("TESSERA_ENABLE_PERF", "perf"),
             # Spack's compiler wrappers pass the flags of the spec's target (target=zen4 ...):
