@@ -24,12 +24,14 @@ void allreduce(Messenger& m, const RankGroup& group, double bytes) {
     if (bytes < kShortAllreduceBytes) {
       for (int mask = 1; mask < pof2; mask <<= 1) m.sendrecv(member(folded ^ mask), bytes, member(folded ^ mask));
     } else {
+      // Halving from the nearest partner out, as MPICH does: the largest halves go to the
+      // neighbours, which consecutive placement puts on the same node.
       double size = bytes;
-      for (int mask = pof2 / 2; mask >= 1; mask >>= 1) {
+      for (int mask = 1; mask < pof2; mask <<= 1) {
         size /= 2;
         m.sendrecv(member(folded ^ mask), size, member(folded ^ mask));
       }
-      for (int mask = 1; mask < pof2; mask <<= 1) {
+      for (int mask = pof2 / 2; mask >= 1; mask >>= 1) {
         m.sendrecv(member(folded ^ mask), size, member(folded ^ mask));
         size *= 2;
       }

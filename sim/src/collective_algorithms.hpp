@@ -9,7 +9,9 @@
 namespace tessera::sim {
 
 /// Buffers below this many bytes are summed by recursive doubling (log2 p messages of the whole
-/// buffer), larger ones by Rabenseifner's reduce-scatter and allgather, as MPICH chooses.
+/// buffer), larger ones by Rabenseifner's reduce-scatter (recursive halving, nearest partner
+/// first) and allgather (recursive doubling), as MPICH chooses; a group that is not a power of
+/// two first folds its first 2r members in pairs.
 constexpr double kShortAllreduceBytes = 2048;
 
 /// Each member of `group` calls these with its own messenger; `bytes` is n as the schedule

@@ -3,6 +3,7 @@
 #include <iomanip>
 #include <map>
 #include <ostream>
+#include <tuple>
 
 #include "tessera/core/error.hpp"
 #include "tessera/model/graph.hpp"

@@ -1,6 +1,8 @@
 #pragma once
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
