@@ -91,6 +91,7 @@ plan::PlanRequest plan_request(const PlanArgs& a, const nlohmann::json& config, 
   request.batch = training.batch_size;
   request.precision = training.precision;
   request.gradient_precision = training.gradient_precision;
+  request.allreduce_bucket_kb = training.allreduce_bucket_kb;
   request.backend = a.backend;
   request.threads = Kokkos::DefaultExecutionSpace().concurrency();
   request.optimizer_state = train::TrainingRun::optimizer_state_per_parameter(config);

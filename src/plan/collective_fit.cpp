@@ -8,17 +8,26 @@
 namespace tessera::plan {
 
 LinkCost fit_link_cost(Collective c, const std::vector<CollectiveSample>& samples) {
+  return fit_link_cost(
+      samples, [c](const CollectiveSample& s) { return alpha_beta_terms(c, s.ranks, s.bytes); },
+      [](const CollectiveSample& s) { return s.seconds; }, collective_name(c));
+}
+
+LinkCost fit_link_cost(const std::vector<CollectiveSample>& samples,
+                       const std::function<AlphaBetaTerms(const CollectiveSample&)>& terms,
+                       const std::function<double(const CollectiveSample&)>& seconds, const std::string& what) {
   // With u = A/t, v = B/t (A, B the terms of α and β) every sample asks for u·α + v·β = 1.
   struct Row {
     double u, v;
   };
   std::vector<Row> rows;
   for (const auto& s : samples) {
-    if (!(s.seconds > 0) || !std::isfinite(s.seconds)) continue;
-    const AlphaBetaTerms t = alpha_beta_terms(c, s.ranks, s.bytes);
-    rows.push_back({t.alpha / s.seconds, t.beta / s.seconds});
+    const double time = seconds(s);
+    if (!(time > 0) || !std::isfinite(time)) continue;
+    const AlphaBetaTerms t = terms(s);
+    rows.push_back({t.alpha / time, t.beta / time});
   }
-  if (rows.empty()) throw Error(std::string("fitting ") + collective_name(c) + ": no timing with a positive duration");
+  if (rows.empty()) throw Error("fitting " + what + ": no timing with a positive duration");
   double uu = 0, uv = 0, vv = 0, u1 = 0, v1 = 0;
   for (const auto& r : rows) {
     uu += r.u * r.u;

@@ -114,7 +114,24 @@ CollectiveTimings time_collectives(const parallel::Communicator& world, const No
 
 void fit_collectives(const CollectiveTimings& timings, MachineProfile& profile) {
   for (const auto& [c, samples] : timings.within_node) profile.within_node[c] = fit_link_cost(c, samples);
-  for (const auto& [c, samples] : timings.across_nodes) profile.across_nodes[c] = fit_link_cost(c, samples);
+  for (const auto& [c, samples] : timings.across_nodes) {
+    const auto within = profile.within_node.find(c);
+    if (c != Collective::allreduce || profile.ranks_per_node <= 1 || within == profile.within_node.end()) {
+      profile.across_nodes[c] = fit_link_cost(c, samples);
+      continue;
+    }
+    // An allreduce over nodes of several ranks is priced in two parts (allreduce_split_terms):
+    // the across-node figures are fitted to what the within-node part leaves of each timing.
+    const int64_t per_node = profile.ranks_per_node;
+    const LinkCost node = within->second;
+    profile.across_nodes[c] = fit_link_cost(
+        samples, [per_node](const CollectiveSample& s) { return allreduce_split_terms(s.ranks, per_node, s.bytes).across; },
+        [per_node, node](const CollectiveSample& s) {
+          const AlphaBetaTerms inside = allreduce_split_terms(s.ranks, per_node, s.bytes).within;
+          return s.seconds - inside.alpha * node.alpha - inside.beta * node.beta;
+        },
+        "allreduce across nodes");
+  }
 }
 
 }  // namespace tessera::plan

@@ -79,8 +79,23 @@ AlphaBetaTerms alpha_beta_terms(Collective c, int64_t ranks, double bytes) {
   return {};
 }
 
+SplitTerms allreduce_split_terms(int64_t ranks, int64_t per_node, double bytes) {
+  SplitTerms t;
+  int64_t q = 1;
+  while (per_node % (q * 2) == 0 && q * 2 <= ranks) q *= 2;
+  const double p = static_cast<double>(ranks), steps = std::log2(static_cast<double>(q));
+  t.within = {2 * steps, 2 * (1 - 1 / static_cast<double>(q)) * bytes};
+  t.across = {2 * (std::log2(p) - steps), 2 * (1 / static_cast<double>(q) - 1 / p) * bytes};
+  return t;
+}
+
 double MachineProfile::collective_seconds(Collective c, int64_t ranks, double bytes) const {
-  if (ranks <= 1 || !(bytes > 0)) return 0;
+  const AlphaBetaTerms parts = collective_parts(c, ranks, bytes);
+  return parts.alpha + parts.beta;
+}
+
+AlphaBetaTerms MachineProfile::collective_parts(Collective c, int64_t ranks, double bytes) const {
+  if (ranks <= 1 || !(bytes > 0)) return {};
   const bool spans_nodes = ranks > ranks_per_node;
   const auto& links = spans_nodes ? across_nodes : within_node;
   const auto it = links.find(c);
@@ -97,8 +112,14 @@ double MachineProfile::collective_seconds(Collective c, int64_t ranks, double by
                                  " need (a profile measured on one rank has none): run `mpirun -np N tessera "
                                  "calibrate` with N >= 2 ranks");
   }
+  const auto within = within_node.find(c);
+  if (c == Collective::allreduce && spans_nodes && ranks_per_node > 1 && within != within_node.end()) {
+    const SplitTerms t = allreduce_split_terms(ranks, ranks_per_node, bytes);
+    return {t.within.alpha * within->second.alpha + t.across.alpha * it->second.alpha,
+            t.within.beta * within->second.beta + t.across.beta * it->second.beta};
+  }
   const AlphaBetaTerms terms = alpha_beta_terms(c, ranks, bytes);
-  return terms.alpha * it->second.alpha + terms.beta * it->second.beta;
+  return {terms.alpha * it->second.alpha, terms.beta * it->second.beta};
 }
 
 namespace {

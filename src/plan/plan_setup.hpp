@@ -17,6 +17,8 @@ inline CostOptions cost_options(const PlanRequest& r, const MachineProfile& prof
   o.store_bytes = r.store_bytes;
   o.batches_in_flight = r.batches_in_flight;
   o.gradient_precision = r.gradient_precision;
+  o.gradient_bucket_bytes = static_cast<double>(r.allreduce_bucket_kb) * 1024 / 4 *
+                            static_cast<double>(element_size(r.gradient_precision));
   if (!profile.node_kinds.empty()) o.rank_speeds = profile.rank_speeds(r.ranks);
   return o;
 }

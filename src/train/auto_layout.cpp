@@ -66,6 +66,7 @@ plan::Plan plan_auto_layout(model::ModelSpec& spec, const AutoLayoutOptions& opt
   request.measuring = group;
   request.precision = options.precision;
   request.gradient_precision = options.gradient_precision;
+  request.allreduce_bucket_kb = options.allreduce_bucket_kb;
   describe_data(options.config, request);
   if (options.config.contains("optimizer")) request.optimizer = options.config["optimizer"];
   if (group.rank() == 0) request.on_measure = [](const std::string& what) { log::info("plan: measuring " + what); };

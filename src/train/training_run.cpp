@@ -117,6 +117,7 @@ void TrainingRun::build_model(ConfigObject& root, const RunOverrides& o) {
     auto_options.config = config_;
     auto_options.precision = options_.precision;
     auto_options.gradient_precision = options_.gradient_precision;
+    auto_options.allreduce_bucket_kb = options_.allreduce_bucket_kb;
     plan_ = plan_auto_layout(spec, auto_options, o.group);
     // Nodes of different speeds in the profile: the plan's shares, unless the run chose its own.
     if (!plan_->balance.empty() && !options_.balance.given) {

@@ -2,6 +2,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/plan/collective_fit.hpp"
+#include "tessera/plan/collective_timing.hpp"
 
 using namespace tessera;
 using namespace tessera::plan;
@@ -55,4 +56,31 @@ TEST_CASE("the fit keeps alpha and beta non-negative", "[plan][collective_fit]")
 TEST_CASE("the fit refuses timings without a positive duration", "[plan][collective_fit]") {
   CHECK_THROWS_WITH(fit_link_cost(Collective::allreduce, {{2, 8, 0}}),
                     Catch::Contains("allreduce") && Catch::Contains("no timing"));
+}
+
+TEST_CASE("an allreduce across nodes of several ranks is fitted to what its within-node part leaves",
+          "[plan][collective_fit]") {
+  MachineProfile p;
+  p.ranks_per_node = 4;
+  const LinkCost within{2e-6, 1.0 / 15e9}, across{10e-6, 1.0 / 6e9};
+  CollectiveTimings timings;
+  for (const int64_t ranks : {2, 3, 4})
+    for (const double bytes : {8.0, 65536.0, 4194304.0}) {
+      const AlphaBetaTerms t = alpha_beta_terms(Collective::allreduce, ranks, bytes);
+      timings.within_node[Collective::allreduce].push_back({ranks, bytes, t.alpha * within.alpha + t.beta * within.beta});
+    }
+  for (const int64_t ranks : {8, 16})
+    for (const double bytes : {8.0, 65536.0, 4194304.0}) {
+      const SplitTerms t = allreduce_split_terms(ranks, 4, bytes);
+      const double seconds = t.within.alpha * within.alpha + t.within.beta * within.beta + t.across.alpha * across.alpha +
+                             t.across.beta * across.beta;
+      timings.across_nodes[Collective::allreduce].push_back({ranks, bytes, seconds});
+    }
+  fit_collectives(timings, p);
+  CHECK(p.within_node.at(Collective::allreduce).alpha == Approx(within.alpha).epsilon(1e-6));
+  CHECK(p.across_nodes.at(Collective::allreduce).alpha == Approx(across.alpha).epsilon(1e-6));
+  CHECK(p.across_nodes.at(Collective::allreduce).beta == Approx(across.beta).epsilon(1e-6));
+  // And the profile prices those timings back.
+  CHECK(p.collective_seconds(Collective::allreduce, 16, 4194304.0) ==
+        Approx(timings.across_nodes[Collective::allreduce].back().seconds).epsilon(1e-6));
 }

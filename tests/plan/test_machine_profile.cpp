@@ -116,13 +116,44 @@ TEST_CASE("collective_seconds follows the alpha-beta formulas within and across 
   CHECK(p.collective_seconds(Collective::alltoall, 4, n) == Approx(3 * a + 0.75 * n * b));
   // Across nodes: 8 ranks (more than 4 per node). log2(8) = 3, (p-1)/p = 7/8.
   CHECK(p.collective_seconds(Collective::point_to_point, 8, n) == Approx(A + n * B));
-  CHECK(p.collective_seconds(Collective::allreduce, 8, n) == Approx(2 * 3 * A + 2 * 0.875 * n * B));
+  // An allreduce over 2 nodes of 4: halvings nearest first, the first two (n/2, n/4) inside a
+  // node, the third (n/8) across, and the doublings back alike.
+  CHECK(p.collective_seconds(Collective::allreduce, 8, n) ==
+        Approx(2 * 2 * a + 2 * 0.75 * n * b + 2 * 1 * A + 2 * 0.125 * n * B));
   CHECK(p.collective_seconds(Collective::allgather, 8, n) == Approx(7 * A + 7 * n * B));
   CHECK(p.collective_seconds(Collective::reduce_scatter, 8, n) == Approx(7 * A + 7 * n * B));
   CHECK(p.collective_seconds(Collective::alltoall, 8, n) == Approx(7 * A + 0.875 * n * B));
   // Nothing to send, or nobody to send it to.
   CHECK(p.collective_seconds(Collective::allreduce, 1, n) == 0);
   CHECK(p.collective_seconds(Collective::allreduce, 4, 0) == 0);
+}
+
+TEST_CASE("an allreduce over nodes splits into the halvings inside a node and those across", "[plan][machine_profile]") {
+  const double n = 16.8e6;
+  for (const int64_t ranks : {8, 64, 2048}) {
+    const AlphaBetaTerms flat = alpha_beta_terms(Collective::allreduce, ranks, n);
+    // One rank per node: everything crosses the network, as the flat formula says.
+    const SplitTerms one = allreduce_split_terms(ranks, 1, n);
+    CHECK(one.within.alpha == 0);
+    CHECK(one.within.beta == 0);
+    CHECK(one.across.alpha == Approx(flat.alpha));
+    CHECK(one.across.beta == Approx(flat.beta));
+    // Four per node: two steps inside, the rest across; the same messages in all.
+    const SplitTerms four = allreduce_split_terms(ranks, 4, n);
+    CHECK(four.within.alpha == Approx(4));
+    CHECK(four.within.beta == Approx(1.5 * n));
+    CHECK(four.within.alpha + four.across.alpha == Approx(flat.alpha));
+    CHECK(four.within.beta + four.across.beta == Approx(flat.beta));
+    // Six per node: only the pairs inside aligned blocks of 2 stay on a node.
+    CHECK(allreduce_split_terms(ranks, 6, n).within.alpha == Approx(2));
+  }
+  // The published Sierra profile: 2048 V100s summing 16.8 MB, about what tessera-sim replays on
+  // the Sierra-like platform (3.3 ms), no longer the 5.8 ms of pricing it all across nodes.
+  const MachineProfile sierra =
+      read_machine_profile((std::filesystem::path(TESSERA_SOURCE_DIR) / "share" / "machines" / "sierra.json").string());
+  CHECK(sierra.collective_seconds(Collective::allreduce, 2048, n) == Approx(3.3e-3).epsilon(0.05));
+  const AlphaBetaTerms parts = sierra.collective_parts(Collective::allreduce, 2048, n);
+  CHECK(parts.alpha + parts.beta == Approx(sierra.collective_seconds(Collective::allreduce, 2048, n)));
 }
 
 TEST_CASE("collective_seconds names the profile and the command when costs are missing", "[plan][machine_profile]") {

@@ -1,5 +1,7 @@
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "tessera/plan/machine_profile.hpp"
@@ -18,5 +20,10 @@ struct CollectiveSample {
 /// magnitude (8 B to MiB): in absolute terms the largest messages alone would decide α, which
 /// only the small ones can tell. Throws Error when no sample has a positive time.
 LinkCost fit_link_cost(Collective c, const std::vector<CollectiveSample>& samples);
+/// The same with each sample's α and β terms given by `terms` and the time it must match by
+/// `seconds` (what is left of the sample's time once a known part is taken away).
+LinkCost fit_link_cost(const std::vector<CollectiveSample>& samples,
+                       const std::function<AlphaBetaTerms(const CollectiveSample&)>& terms,
+                       const std::function<double(const CollectiveSample&)>& seconds, const std::string& what);
 
 }  // namespace tessera::plan

@@ -37,6 +37,10 @@ struct CostOptions {
   double allreduce_seconds_per_byte = 0;
   /// The type gradient sums travel in ("training.gradient_precision").
   ElementType gradient_precision = ElementType::fp32;
+  /// The gradient reducer's bucket, in bytes of the gradient precision
+  /// ("training.allreduce_bucket_kb" KiB of fp32 gradients): layers summed in one bucket share
+  /// its latency.
+  double gradient_bucket_bytes = 4096.0 * 1024;
   /// Each rank's compute speed relative to the measured layer times (MachineProfile::
   /// rank_speeds); empty: all 1. A sample group computes at its slowest rank's speed.
   std::vector<double> rank_speeds = {};
@@ -198,6 +202,7 @@ class LayerCostModel {
   const MachineProfile& profile_;
   LayerTimer& timer_;
   CostOptions options_;
+  double gradient_bytes_total_ = 0;  // every layer's gradients, whole, in the gradient precision
 };
 
 }  // namespace tessera::plan

@@ -42,6 +42,8 @@ struct PlanRequest {
   /// The run's "training.precision" (its layers' activations) and "gradient_precision".
   ElementType precision = ElementType::fp32;
   ElementType gradient_precision = ElementType::fp32;
+  /// The gradient reducer's bucket in KiB of fp32 gradients ("training.allreduce_bucket_kb").
+  int64_t allreduce_bucket_kb = 4096;
   /// Progress: called before each layer measurement.
   std::function<void(const std::string&)> on_measure;
 };

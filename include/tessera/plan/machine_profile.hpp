@@ -38,6 +38,19 @@ struct AlphaBetaTerms {
 };
 AlphaBetaTerms alpha_beta_terms(Collective c, int64_t ranks, double bytes);
 
+/// An allreduce over `ranks` consecutive ranks, `per_node` to a node, split into what crosses a
+/// node's own links and what crosses the network. Rabenseifner's halvings run nearest partner
+/// first (MPICH's order), so the first log2(q) steps, q the largest power of two dividing
+/// per_node, carry the largest halves inside a node:
+///   within: 2·log2(q)·α + 2·(1 − 1/q)·n·β          across: 2·(log2(p) − log2(q))·α + 2·(1/q − 1/p)·n·β
+/// (together the flat formula's terms when q = 1). Found by replaying the planner's steps in
+/// tessera-sim (docs/simulation.md): priced flat at the across-node figures, a 16.8 MB sum over
+/// 2048 V100s took 5.8 ms, against 3.3 ms simulated.
+struct SplitTerms {
+  AlphaBetaTerms within, across;
+};
+SplitTerms allreduce_split_terms(int64_t ranks, int64_t per_node, double bytes);
+
 /// One layer's measured forward and backward time on one local shape (a cache entry).
 struct LayerTime {
   double forward = 0, backward = 0;  // seconds, medians
@@ -87,10 +100,13 @@ struct MachineProfile {
   std::map<std::string, LayerTime> layer_times;
 
   /// Seconds of collective `c` over `ranks` ranks for `bytes` as LinkCost defines n; 0 for one
-  /// rank or no bytes. Throws ConfigError naming the profile when the costs it needs (within a
+  /// rank or no bytes. An allreduce over nodes of several ranks each is priced by
+  /// allreduce_split_terms, its within-node part at the within-node figures. Throws ConfigError naming the profile when the costs it needs (within a
   /// node, or across nodes for more than ranks_per_node ranks) are not in the profile, as in one
   /// measured on one rank or on one node.
   double collective_seconds(Collective c, int64_t ranks, double bytes) const;
+  /// collective_seconds split into its α (latency) and β (transfer) parts.
+  AlphaBetaTerms collective_parts(Collective c, int64_t ranks, double bytes) const;
 
   nlohmann::json to_json() const;
   /// Throws ConfigError naming `source` and the key for a wrong format version, a missing or

@@ -21,6 +21,7 @@ struct AutoLayoutOptions {
   /// The run's activation and gradient-sum types (layer times and bytes are planned in them).
   ElementType precision = ElementType::fp32;
   ElementType gradient_precision = ElementType::fp32;
+  int64_t allreduce_bucket_kb = 4096;  // the gradient reducer's bucket ("training.allreduce_bucket_kb")
 };
 
 /// Sets what `request` says of the data (samples, store budget, batches in flight) from a run
