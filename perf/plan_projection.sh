@@ -113,7 +113,7 @@ def step(layout):
     return ms if layout["fits"] else f"{ms} (needs {layout['memory_bytes'] / 2**30:.1f} GiB)"
 
 def dist(d):
-    parts = [f"{k} {v}" for k, v in d.items() if v > 1]
+    parts = [f"{k} {v}" for k, v in d.items() if not isinstance(v, int) or v > 1]
     return "{" + ", ".join(parts) + "}" if parts else "{1 rank}"
 
 def runs(layers):
