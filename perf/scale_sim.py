@@ -11,13 +11,13 @@ import sys
 SERIES = [
     # name, config, machine, kind, points as (ranks, global batch)
     ("cosmoflow512-weak", "examples/cosmoflow/cosmoflow_512.json", "sierra", "weak",
-     [(16, 2), (64, 8), (256, 32), (1024, 128), (2048, 256)]),
+     [(16, 2), (64, 8), (256, 32), (1024, 128), (2048, 256), (8192, 1024)]),
     ("cosmoflow128-strong", "examples/cosmoflow/cosmoflow_128.json", "sierra", "strong",
      [(256, 256), (512, 256), (1024, 256), (2048, 256)]),
     ("cosmoflow128-data", "examples/cosmoflow/cosmoflow_128.json", "sierra", "weak",
-     [(4, 4), (16, 16), (64, 64), (256, 256), (1024, 1024), (2048, 2048)]),
+     [(4, 4), (16, 16), (64, 64), (256, 256), (1024, 1024), (2048, 2048), (8192, 8192)]),
     ("ffn-data", "examples/ffn/ffn_cells.json", "theta", "weak",
-     [(1, 1), (16, 16), (128, 128), (512, 512), (2048, 2048)]),
+     [(1, 1), (16, 16), (128, 128), (512, 512), (2048, 2048), (4096, 4096)]),
 ]
 
 
@@ -107,20 +107,19 @@ def main():
     svg(results, os.path.join(a.out, "scale_sim.svg"))
     print(f"plot: {os.path.join(a.out, 'scale_sim.svg')}")
 
-    def last_eff(name):
+    def eff_at(name, ranks):
         r = next((r for r in results if r["name"] == name), None)
-        if r is None or r["points"][-1]["ranks"] != 2048:
-            return "not_run"
-        return f"{r['simulated_eff'][-1]:.3f}"
+        at = [e for p, e in zip(r["points"], r["simulated_eff"]) if p["ranks"] == ranks] if r else []
+        return f"{at[0]:.3f}" if at else "not_run"
 
     def replay(ranks):
         walls = [p["replay_wall"] for r in results for p in r["points"] if p["ranks"] == ranks]
         return f"{max(walls):.2f}" if walls else "not_run"
 
     print(f"planner_vs_sim_error_median={statistics.median(errors):.3f} planner_vs_sim_error_max={max(errors):.3f} "
-          f"ffn_2048_efficiency={last_eff('ffn-data')} "
-          f"cosmoflow_hybrid_2048_efficiency={last_eff('cosmoflow512-weak')} "
-          f"replay_64_seconds={replay(64)} replay_2048_seconds={replay(2048)}")
+          f"ffn_2048_efficiency={eff_at('ffn-data', 2048)} "
+          f"cosmoflow_hybrid_2048_efficiency={eff_at('cosmoflow512-weak', 2048)} "
+          f"replay_64_seconds={replay(64)} replay_2048_seconds={replay(2048)} replay_8192_seconds={replay(8192)}")
 
 
 if __name__ == "__main__":
