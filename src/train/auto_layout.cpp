@@ -39,24 +39,8 @@ void agree_on_balance(plan::Plan& plan, const parallel::Communicator& group) {
     plan.balance = weights;
 }
 
-}  // namespace
-
-plan::Plan plan_auto_layout(model::ModelSpec& spec, const AutoLayoutOptions& options,
-                            const parallel::Communicator& group) {
-  plan::Plan plan;
-  plan.batch = options.batch;
-  if (group.size() == 1) {
-    spec.distribution = parallel::Distribution{};
-    for (auto& l : spec.layers) l.distribution = parallel::Distribution{};
-    return plan;
-  }
-  if (options.machine_file.empty())
-    throw ConfigError(spec.distribution_path,
-                      "\"auto\" on " + std::to_string(group.size()) +
-                          " ranks needs a machine profile: measure this machine once with `mpirun -np " +
-                          std::to_string(group.size()) + " tessera calibrate --output machine.json` and pass " +
-                          options.machine_key + " machine.json (or set TESSERA_MACHINE)");
-  plan::MachineProfile profile = plan::read_machine_profile(options.machine_file);
+/// What plan_auto_layout asks the planner: every rank of `group` measures, rank 0 says what.
+plan::PlanRequest auto_layout_request(const AutoLayoutOptions& options, const parallel::Communicator& group) {
   plan::PlanRequest request;
   request.ranks = group.size();
   request.batch = options.batch;
@@ -70,10 +54,12 @@ plan::Plan plan_auto_layout(model::ModelSpec& spec, const AutoLayoutOptions& opt
   describe_data(options.config, request);
   if (options.config.contains("optimizer")) request.optimizer = options.config["optimizer"];
   if (group.rank() == 0) request.on_measure = [](const std::string& what) { log::info("plan: measuring " + what); };
-  plan = plan::plan_model(spec, request, profile);
-  if (!plan.chosen.valid) throw ConfigError(spec.distribution_path, "\"auto\": " + plan.chosen.why);
+  return request;
+}
 
-  // Rank 0's layout for everyone: six counts per layer, summed with zeros from the others.
+/// Replaces every rank's chosen distributions with rank 0's: six counts per layer, summed with
+/// zeros from the others. Returns whether this rank had chosen the same.
+bool adopt_rank0_layout(plan::Plan& plan, const parallel::Communicator& group) {
   const size_t n = plan.chosen.layers.size();
   std::vector<int64_t> counts(6 * n, 0);
   if (group.rank() == 0)
@@ -96,7 +82,30 @@ plan::Plan plan_auto_layout(model::ModelSpec& spec, const AutoLayoutOptions& opt
     same = same && r == d;
     d = r;
   }
-  if (!same) log::info("plan: this rank's timings chose another layout; rank 0's is used");
+  return same;
+}
+
+}  // namespace
+
+plan::Plan plan_auto_layout(model::ModelSpec& spec, const AutoLayoutOptions& options,
+                            const parallel::Communicator& group) {
+  plan::Plan plan;
+  plan.batch = options.batch;
+  if (group.size() == 1) {
+    spec.distribution = parallel::Distribution{};
+    for (auto& l : spec.layers) l.distribution = parallel::Distribution{};
+    return plan;
+  }
+  if (options.machine_file.empty())
+    throw ConfigError(spec.distribution_path,
+                      "\"auto\" on " + std::to_string(group.size()) +
+                          " ranks needs a machine profile: measure this machine once with `mpirun -np " +
+                          std::to_string(group.size()) + " tessera calibrate --output machine.json` and pass " +
+                          options.machine_key + " machine.json (or set TESSERA_MACHINE)");
+  plan::MachineProfile profile = plan::read_machine_profile(options.machine_file);
+  plan = plan::plan_model(spec, auto_layout_request(options, group), profile);
+  if (!plan.chosen.valid) throw ConfigError(spec.distribution_path, "\"auto\": " + plan.chosen.why);
+  if (!adopt_rank0_layout(plan, group)) log::info("plan: this rank's timings chose another layout; rank 0's is used");
   agree_on_balance(plan, group);
   plan::apply_layout(spec, plan.chosen);
   if (group.rank() == 0 && plan.measured > 0) plan::write_machine_profile(profile, options.machine_file);
