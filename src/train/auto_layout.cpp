@@ -57,28 +57,32 @@ plan::PlanRequest auto_layout_request(const AutoLayoutOptions& options, const pa
   return request;
 }
 
-/// Replaces every rank's chosen distributions with rank 0's: six counts per layer, summed with
-/// zeros from the others. Returns whether this rank had chosen the same.
+/// Replaces every rank's chosen distributions with rank 0's: seven counts per layer (its six
+/// splits and whether its weights are sharded), summed with zeros from the others. Returns
+/// whether this rank had chosen the same.
 bool adopt_rank0_layout(plan::Plan& plan, const parallel::Communicator& group) {
+  constexpr size_t kFields = 7;
   const size_t n = plan.chosen.layers.size();
-  std::vector<int64_t> counts(6 * n, 0);
+  std::vector<int64_t> counts(kFields * n, 0);
   if (group.rank() == 0)
     for (size_t i = 0; i < n; ++i) {
       const auto& d = plan.chosen.layers[i].distribution;
-      const int64_t v[6] = {d.sample, d.channel, d.filter, d.depth, d.height, d.width};
-      for (size_t k = 0; k < 6; ++k) counts[6 * i + k] = v[k];
+      const int64_t v[kFields] = {d.sample, d.channel, d.filter, d.depth, d.height, d.width, d.shard_weights ? 1 : 0};
+      for (size_t k = 0; k < kFields; ++k) counts[kFields * i + k] = v[k];
     }
   group.allreduce_sum(counts.data(), static_cast<int64_t>(counts.size()));
   bool same = true;
   for (size_t i = 0; i < n; ++i) {
     auto& d = plan.chosen.layers[i].distribution;
+    const int64_t* c = &counts[kFields * i];
     parallel::Distribution r;
-    r.sample = static_cast<int>(counts[6 * i]);
-    r.channel = static_cast<int>(counts[6 * i + 1]);
-    r.filter = static_cast<int>(counts[6 * i + 2]);
-    r.depth = static_cast<int>(counts[6 * i + 3]);
-    r.height = static_cast<int>(counts[6 * i + 4]);
-    r.width = static_cast<int>(counts[6 * i + 5]);
+    r.sample = static_cast<int>(c[0]);
+    r.channel = static_cast<int>(c[1]);
+    r.filter = static_cast<int>(c[2]);
+    r.depth = static_cast<int>(c[3]);
+    r.height = static_cast<int>(c[4]);
+    r.width = static_cast<int>(c[5]);
+    r.shard_weights = c[6] != 0;
     same = same && r == d;
     d = r;
   }
