@@ -65,6 +65,64 @@ LinkFigures link_figures(const PlatformFile& f, const json& root, const std::str
   return {f.positive(l, "bandwidth", key + "."), f.positive(l, "latency", key + ".", true)};
 }
 
+/// The cluster callbacks that create the endpoints (hosts, recorded in `p.endpoints` by id)
+/// and the within-node link of each. Used while the zone is created, with `p` alive.
+sg4::ClusterCallbacks endpoint_callbacks(Platform& p, LinkFigures within) {
+  const std::function<sg4::ClusterCallbacks::ClusterNetPointCb> netpoint =
+      [&p](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
+        auto* host = zone->create_host("endpoint-" + std::to_string(id), 1e9)->set_core_count(p.ranks_per_node)->seal();
+        if (p.endpoints.size() <= id) p.endpoints.resize(id + 1, nullptr);
+        p.endpoints[id] = host;
+        return std::make_pair(host->get_netpoint(), static_cast<simgrid::kernel::routing::NetPoint*>(nullptr));
+      };
+  // Two ranks of one node: each message its own path at the node's rate (FATPIPE), as the
+  // machine profiles' within-node alpha-beta figures assume.
+  const std::function<sg4::ClusterCallbacks::ClusterLinkCb> loopback =
+      [within](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
+        return zone->create_link("loopback-" + std::to_string(id), within.bandwidth)
+            ->set_latency(within.latency)
+            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+            ->seal();
+      };
+  // No limiter links: in SimGrid 3.32 a limiter given to each endpoint of a fat tree bounded
+  // all endpoints' traffic together (eight flows between eight nodes got one limiter's rate in
+  // all), so an endpoint's injection is its link into the topology.
+  return sg4::ClusterCallbacks(netpoint, loopback, {});
+}
+
+/// The file's "topology" as a SimGrid cluster zone whose every link is `link`, full duplex.
+sg4::NetZone* create_topology(const PlatformFile& f, const json& topology, const std::string& name,
+                              const sg4::ClusterCallbacks& callbacks, LinkFigures link) {
+  if (!topology.is_object() || !topology.contains("kind") || !topology["kind"].is_string())
+    f.fail("topology.kind", "expected \"fat_tree\", \"dragonfly\" or \"torus\"");
+  const std::string kind = topology["kind"];
+  const auto duplex = sg4::Link::SharingPolicy::SPLITDUPLEX;
+  if (kind == "fat_tree") {
+    f.only(topology, {"kind", "levels", "down", "up", "links"}, "topology.");
+    const unsigned levels = f.count(f.member(topology, "levels", "topology."), "topology.levels");
+    const sg4::FatTreeParams params(levels, f.counts(topology, "down", "topology.", levels),
+                                    f.counts(topology, "up", "topology.", levels),
+                                    f.counts(topology, "links", "topology.", levels));
+    return sg4::create_fatTree_zone(name, nullptr, params, callbacks, link.bandwidth, link.latency, duplex);
+  }
+  if (kind == "dragonfly") {
+    f.only(topology, {"kind", "groups", "chassis", "routers", "nodes_per_router"}, "topology.");
+    const auto groups = f.counts(topology, "groups", "topology.", 2), chassis = f.counts(topology, "chassis", "topology.", 2),
+               routers = f.counts(topology, "routers", "topology.", 2);
+    const unsigned per_router = f.count(f.member(topology, "nodes_per_router", "topology."), "topology.nodes_per_router");
+    const sg4::DragonflyParams params({groups[0], groups[1]}, {chassis[0], chassis[1]}, {routers[0], routers[1]}, per_router);
+    return sg4::create_dragonfly_zone(name, nullptr, params, callbacks, link.bandwidth, link.latency, duplex);
+  }
+  if (kind == "torus") {
+    f.only(topology, {"kind", "dimensions"}, "topology.");
+    const auto dims = f.counts(topology, "dimensions", "topology.", 0);
+    if (dims.empty()) f.fail("topology.dimensions", "expected at least one dimension");
+    const std::vector<unsigned long> dimensions(dims.begin(), dims.end());
+    return sg4::create_torus_zone(name, nullptr, dimensions, callbacks, link.bandwidth, link.latency, duplex);
+  }
+  f.fail("topology.kind", "unknown topology \"" + kind + "\" (fat_tree, dragonfly or torus)");
+}
+
 }  // namespace
 
 Platform build_platform(const std::string& path) {
@@ -93,58 +151,9 @@ Platform build_platform(const std::string& path) {
   const LinkFigures within = link_figures(f, root, "within_node");
   p.software_latency = f.positive(root, "software_latency", "", true);
 
-  auto& nodes = p.endpoints;
-  const std::function<sg4::ClusterCallbacks::ClusterNetPointCb> netpoint =
-      [&nodes, &p](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
-        auto* host = zone->create_host("endpoint-" + std::to_string(id), 1e9)->set_core_count(p.ranks_per_node)->seal();
-        if (nodes.size() <= id) nodes.resize(id + 1, nullptr);
-        nodes[id] = host;
-        return std::make_pair(host->get_netpoint(), static_cast<simgrid::kernel::routing::NetPoint*>(nullptr));
-      };
-  // Two ranks of one node: each message its own path at the node's rate (FATPIPE), as the
-  // machine profiles' within-node alpha-beta figures assume.
-  const std::function<sg4::ClusterCallbacks::ClusterLinkCb> loopback =
-      [within](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
-        return zone->create_link("loopback-" + std::to_string(id), within.bandwidth)
-            ->set_latency(within.latency)
-            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-            ->seal();
-      };
-  // No limiter links: in SimGrid 3.32 a limiter given to each endpoint of a fat tree bounded
-  // all endpoints' traffic together (eight flows between eight nodes got one limiter's rate in
-  // all), so an endpoint's injection is its link into the topology.
-  const sg4::ClusterCallbacks callbacks(netpoint, loopback, {});
-
-  const json& topology = f.member(root, "topology", "");
-  if (!topology.is_object() || !topology.contains("kind") || !topology["kind"].is_string())
-    f.fail("topology.kind", "expected \"fat_tree\", \"dragonfly\" or \"torus\"");
-  const std::string kind = topology["kind"];
-  sg4::NetZone* zone = nullptr;
-  const auto duplex = sg4::Link::SharingPolicy::SPLITDUPLEX;
-  if (kind == "fat_tree") {
-    f.only(topology, {"kind", "levels", "down", "up", "links"}, "topology.");
-    const unsigned levels = f.count(f.member(topology, "levels", "topology."), "topology.levels");
-    const sg4::FatTreeParams params(levels, f.counts(topology, "down", "topology.", levels),
-                                    f.counts(topology, "up", "topology.", levels),
-                                    f.counts(topology, "links", "topology.", levels));
-    zone = sg4::create_fatTree_zone(p.name, nullptr, params, callbacks, link.bandwidth, link.latency, duplex);
-  } else if (kind == "dragonfly") {
-    f.only(topology, {"kind", "groups", "chassis", "routers", "nodes_per_router"}, "topology.");
-    const auto groups = f.counts(topology, "groups", "topology.", 2), chassis = f.counts(topology, "chassis", "topology.", 2),
-               routers = f.counts(topology, "routers", "topology.", 2);
-    const unsigned per_router = f.count(f.member(topology, "nodes_per_router", "topology."), "topology.nodes_per_router");
-    const sg4::DragonflyParams params({groups[0], groups[1]}, {chassis[0], chassis[1]}, {routers[0], routers[1]}, per_router);
-    zone = sg4::create_dragonfly_zone(p.name, nullptr, params, callbacks, link.bandwidth, link.latency, duplex);
-  } else if (kind == "torus") {
-    f.only(topology, {"kind", "dimensions"}, "topology.");
-    const auto dims = f.counts(topology, "dimensions", "topology.", 0);
-    if (dims.empty()) f.fail("topology.dimensions", "expected at least one dimension");
-    const std::vector<unsigned long> dimensions(dims.begin(), dims.end());
-    zone = sg4::create_torus_zone(p.name, nullptr, dimensions, callbacks, link.bandwidth, link.latency, duplex);
-  } else {
-    f.fail("topology.kind", "unknown topology \"" + kind + "\" (fat_tree, dragonfly or torus)");
-  }
+  sg4::NetZone* zone = create_topology(f, f.member(root, "topology", ""), p.name, endpoint_callbacks(p, within), link);
   zone->seal();
+  const auto& nodes = p.endpoints;
   if (nodes.size() % static_cast<size_t>(p.endpoints_per_node) != 0)
     f.fail("topology", std::to_string(nodes.size()) + " endpoints do not make whole nodes of " +
                            std::to_string(p.endpoints_per_node));
