@@ -20,7 +20,6 @@
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
-#include "tessera/core/temp_file_registry.hpp"
 #include "tessera/core/json_reader.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/model/layer_entry.hpp"
@@ -149,25 +148,18 @@ std::string seconds_text(double s) { return format("%.4g s", s); }
 /// prediction; the result goes into the plan's JSON.
 nlohmann::json simulate(const PlanArgs& a, const plan::StepSchedule& schedule, const plan::Plan& plan,
                         const std::string& simulator) {
+  // With --schedule the file is there already; otherwise the schedule goes to a scratch file.
   std::string path = a.schedule;
-  std::optional<TempFileRegistration> temporary;
+  std::optional<ScratchFile> scratch;
   if (path.empty()) {
-    path = (std::filesystem::temp_directory_path() / ("tessera-schedule-" + std::to_string(::getpid()) + ".txt")).string();
-    temporary.emplace(path);
-  }
-  if (a.schedule.empty()) {
+    path = scratch.emplace((std::filesystem::temp_directory_path() /
+                            ("tessera-schedule-" + std::to_string(::getpid()) + ".txt")).string())
+               .path();
     std::ofstream out(path);
     schedule.write(out);
     if (!out) throw IoError(path + ": cannot write the step schedule");
   }
-  nlohmann::json result;
-  try {
-    result = run_simulator(simulator, path, a.simulate, "--simulate");
-  } catch (...) {
-    if (temporary) std::filesystem::remove(path);
-    throw;
-  }
-  if (temporary) std::filesystem::remove(path);
+  const nlohmann::json result = run_simulator(simulator, path, a.simulate, "--simulate");
   const double simulated = result.at("step_seconds").get<double>(), predicted = plan.chosen.step_time;
   std::ostringstream line;
   line << "simulated on " << result.at("platform").get<std::string>() << " (" << result.at("nodes").get<int64_t>()

@@ -15,12 +15,16 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
-#include "tessera/core/temp_file_registry.hpp"
 
 extern char** environ;
 
 namespace tessera::cli {
 namespace fs = std::filesystem;
+
+ScratchFile::~ScratchFile() {
+  std::error_code ignored;
+  fs::remove(path_, ignored);
+}
 
 std::string find_simulator(const std::string& flag) {
   std::error_code ec;
@@ -43,9 +47,8 @@ std::string find_simulator(const std::string& flag) {
 
 nlohmann::json run_simulator(const std::string& simulator, const std::string& schedule, const std::string& platform,
                              const std::string& flag) {
-  const std::string result = schedule + ".result.json";
-  const std::string log = schedule + ".log";
-  TempFileRegistration result_file(result), log_file(log);
+  const ScratchFile result_file(schedule + ".result.json"), log_file(schedule + ".log");
+  const std::string &result = result_file.path(), &log = log_file.path();
   std::vector<std::string> words{simulator, schedule, "--platform", platform, "--json", result};
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
@@ -66,10 +69,7 @@ nlohmann::json run_simulator(const std::string& simulator, const std::string& sc
   std::ifstream log_in(log);
   std::stringstream said;
   said << log_in.rdbuf();
-  std::error_code ec;
-  fs::remove(log, ec);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fs::remove(result, ec);
     std::string text = said.str();
     while (!text.empty() && text.back() == '\n') text.pop_back();
     throw ConfigError(flag, "the simulation failed: " + (text.empty() ? std::string("no message") : text));
@@ -81,7 +81,6 @@ nlohmann::json run_simulator(const std::string& simulator, const std::string& sc
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(flag, "tessera-sim wrote no readable result: " + std::string(e.what()));
   }
-  fs::remove(result, ec);
   return out;
 }
 
