@@ -9,6 +9,11 @@
       model.distribution='{"depth": 2}' or data.store_mb=0.
   cosmoflow_run.py example_config EXAMPLE SIZE BATCH EPOCHS OUT [PATH=JSON ...]
       the same made from another example config, e.g. examples/unet3d_small.json.
+  cosmoflow_run.py model_config MODEL SIZE BATCH EPOCHS OUT [PATH=JSON ...]
+      the same for a benchmark model by name: cosmoflow-small, unet3d-small, or
+      cosmoflow-mlperf (the network of examples/cosmoflow/cosmoflow_128.json, its HDF5 data
+      replaced by synthetic fields of 4 channels: the benchmark times training, not reading;
+      its checkpointing and validation metric left out).
   cosmoflow_run.py rate METRICS BATCH
       samples/s of the median step after the two warm-up steps (docs/benchmarks.md),
       from a `tessera train --metrics` log.
@@ -21,11 +26,18 @@ import os
 import statistics
 import sys
 
-EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "cosmoflow_small.json")
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
+EXAMPLE = os.path.join(EXAMPLES, "cosmoflow_small.json")
+MODELS = {"cosmoflow-small": "cosmoflow_small.json", "unet3d-small": "unet3d_small.json",
+          "cosmoflow-mlperf": "cosmoflow/cosmoflow_128.json"}
 
 
 def config(size, batch, epochs, out, settings, example=EXAMPLE):
     c = json.load(open(example))
+    if c["data"].get("source") == "hdf5":
+        c["data"] = {"source": "synthetic_fields", "channels": c["model"]["input"]["channels"]}
+        for key in ("checkpoint", "metrics"):
+            c["training"].pop(key, None)
     c["model"]["input"]["size"] = [size] * 3
     c["data"].update({"size": size, "samples": batch, "validation_samples": 0})
     c["training"].update({"batch_size": batch, "epochs": epochs, "log_every": 1})
@@ -53,7 +65,8 @@ def conv_limit(ops_file, backend):
     layers = list(dict.fromkeys(o["layer"] for o in convs))
     total = 0.0
     for i, layer in enumerate(layers):
-        t = {o["op_class"]: o for o in convs if o["layer"] == layer}
+        # A transposed convolution's passes count as a convolution's (unet3d-small's upsampling).
+        t = {o["op_class"].replace("conv_transpose_", "conv_"): o for o in convs if o["layer"] == layer}
         print(f"{backend:8s} {layer:8s} {t['conv_forward']['shape']:44s} fwd {t['conv_forward']['gflops']:7.1f}"
               f"  bwd_d {t['conv_backward_data']['gflops']:7.1f}  bwd_w {t['conv_backward_weights']['gflops']:7.1f} GF/s")
         # Training needs no gradient of the model input: the first layer has no backward-data.
@@ -67,6 +80,11 @@ if __name__ == "__main__":
         config(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6:])
     elif len(sys.argv) >= 7 and sys.argv[1] == "example_config":
         config(int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7:], example=sys.argv[2])
+    elif len(sys.argv) >= 7 and sys.argv[1] == "model_config":
+        if sys.argv[2] not in MODELS:
+            sys.exit(f"cosmoflow_run.py: model_config: no model '{sys.argv[2]}' (one of {', '.join(MODELS)})")
+        config(int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7:],
+               example=os.path.join(EXAMPLES, MODELS[sys.argv[2]]))
     elif len(sys.argv) == 4 and sys.argv[1] == "rate":
         print(f"{rate(sys.argv[2], int(sys.argv[3])):.3f}")
     elif len(sys.argv) == 4 and sys.argv[1] == "conv_limit":

@@ -72,9 +72,9 @@ def autocast(device, precision):
     return torch.autocast(device_type, dtype=torch.bfloat16 if precision == "bf16" else torch.float16)
 
 
-def training_step(size, batch, channels_last, device="cpu", precision="fp32"):
+def training_step(size, batch, channels_last, device="cpu", precision="fp32", with_model=False):
     """One SGD step of cosmoflow-small on a fixed random batch, as a function returning the
-    loss; the model and input in channels_last_3d if asked, the forward pass under autocast for
+    loss (and the model, WITH_MODEL, for perf/torch_layer_times.py); the model and input in channels_last_3d if asked, the forward pass under autocast for
     precision bf16 or fp16 (fp16 on a GPU only, with dynamic loss scaling; see
     `optimizer_step`). On a GPU the step ends when the device is done."""
     torch.manual_seed(0)
@@ -86,7 +86,8 @@ def training_step(size, batch, channels_last, device="cpu", precision="fp32"):
         x = x.contiguous(memory_format=torch.channels_last_3d)
     # Made after the format change, so the optimizer holds the parameters that are trained.
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-    return optimizer_step(model, x, lambda out: nn.functional.mse_loss(out, y), optimizer, device, precision)
+    step = optimizer_step(model, x, lambda out: nn.functional.mse_loss(out, y), optimizer, device, precision)
+    return (step, model) if with_model else step
 
 
 def optimizer_step(model, x, loss_of, optimizer, device, precision):

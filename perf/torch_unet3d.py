@@ -85,10 +85,10 @@ def conv_forward_flop(size):
     return flop + conv(1, c1, CLASSES, s1)  # classifier
 
 
-def training_step(size, batch, channels_last, device="cpu", precision="fp32"):
-    """One Adam step of unet3d-small on a fixed random batch, as a function returning the loss;
-    the model and input in channels_last_3d if asked, the forward pass under bf16 autocast for
-    precision bf16."""
+def training_step(size, batch, channels_last, device="cpu", precision="fp32", with_model=False):
+    """One Adam step of unet3d-small on a fixed random batch, as a function returning the loss
+    (and the model, WITH_MODEL); the model and input in channels_last_3d if asked, the forward
+    pass under autocast for precision bf16 or fp16 (fp16 on a GPU only)."""
     check_size(size)
     torch.manual_seed(0)
     model = UNet3dSmall().to(device)
@@ -98,8 +98,9 @@ def training_step(size, batch, channels_last, device="cpu", precision="fp32"):
         model = model.to(memory_format=torch.channels_last_3d)
         x = x.contiguous(memory_format=torch.channels_last_3d)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    return optimizer_step(model, x, lambda logits: nn.functional.cross_entropy(logits, labels), optimizer, device,
+    step = optimizer_step(model, x, lambda logits: nn.functional.cross_entropy(logits, labels), optimizer, device,
                           precision)
+    return (step, model) if with_model else step
 
 
 def main():

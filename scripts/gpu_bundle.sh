@@ -60,10 +60,13 @@ if [[ $variant != cpu ]]; then
   scripts/pack_bundle.py --build build/cuda --out "$out/cuda" --label gpu \
     --map "$root/$cpu_build/tessera=../cpu/bin/tessera" --map "$out/layer_reference.bin=layer_reference.bin"
   cp "$out/layer_reference.bin" "$out/cuda/"
-  mkdir -p "$out/cuda/share/tessera/perf" "$out/cuda/share/tessera/examples"
-  cp perf/cosmoflow_gpu.sh perf/cosmoflow_run.py perf/torch_cosmoflow.py perf/torch_cosmoflow_gpu.py \
+  mkdir -p "$out/cuda/share/tessera/perf" "$out/cuda/share/tessera/examples/cosmoflow"
+  cp perf/cosmoflow_gpu.sh perf/cosmoflow_run.py perf/torch_cosmoflow.py perf/torch_unet3d.py \
+    perf/torch_cosmoflow_mlperf.py perf/torch_gpu.py perf/torch_layer_times.py perf/layer_table.py \
     "$out/cuda/share/tessera/perf/"
-  cp examples/cosmoflow_small.json examples/cosmoflow_tiny.json "$out/cuda/share/tessera/examples/"
+  cp examples/cosmoflow_small.json examples/cosmoflow_tiny.json examples/unet3d_small.json \
+    "$out/cuda/share/tessera/examples/"
+  cp examples/cosmoflow/cosmoflow_128.json "$out/cuda/share/tessera/examples/cosmoflow/"
 fi
 
 if [[ $pack == 1 ]]; then

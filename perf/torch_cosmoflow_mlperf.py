@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""The PyTorch peer of the MLPerf HPC CosmoFlow network as examples/cosmoflow/cosmoflow_128.json
+defines it, for perf/cosmoflow_gpu.sh --model cosmoflow-mlperf.
+
+Five Conv3d(k3, pad 1) + LeakyReLU(0.3) + MaxPool3d(2) blocks with 32, 64, 128, 256, 512
+channels on a 4 x SIZE^3 input; flatten; Linear 128, LeakyReLU(0.3), Dropout(0.5); Linear 64,
+LeakyReLU(0.3), Dropout(0.5); Linear 4; tanh; x1.2. MSE; SGD with momentum 0.9, lr 1e-3. The
+input and targets are one fixed batch of normal random numbers (Tessera's run reads synthetic
+fields from memory), so only training is timed.
+"""
+import torch
+from torch import nn
+
+from torch_cosmoflow import optimizer_step
+
+CHANNELS = (4, 32, 64, 128, 256, 512)
+DENSE = (128, 64, 4)
+SLOPE = 0.3
+OUTPUT_SCALE = 1.2
+
+
+class Scale(nn.Module):
+    """x * factor: Tessera's `scale` layer, a module so that the layer timing sees it."""
+    tessera_type = "scale"
+
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x):
+        return x * self.factor
+
+
+def cosmoflow_mlperf(size):
+    if size < 32:
+        raise SystemExit(f"torch_cosmoflow_mlperf.py: SIZE must be at least 32 (five 2x poolings), not {size}")
+    layers = []
+    for c_in, c_out in zip(CHANNELS, CHANNELS[1:]):
+        layers += [nn.Conv3d(c_in, c_out, kernel_size=3, padding=1), nn.LeakyReLU(SLOPE), nn.MaxPool3d(2)]
+    features = CHANNELS[-1] * (size // 32) ** 3
+    layers.append(nn.Flatten())
+    for i, units in enumerate(DENSE):
+        layers.append(nn.Linear(features, units))
+        if i + 1 < len(DENSE):
+            layers += [nn.LeakyReLU(SLOPE), nn.Dropout(0.5)]
+        features = units
+    layers += [nn.Tanh(), Scale(OUTPUT_SCALE)]
+    return nn.Sequential(*layers)
+
+
+def conv_forward_flop(size):
+    flop, side = 0, size
+    for c_in, c_out in zip(CHANNELS, CHANNELS[1:]):
+        flop += 2 * 27 * c_in * c_out * side**3
+        side //= 2
+    return flop
+
+
+def training_step(size, batch, channels_last, device="cpu", precision="fp32", with_model=False):
+    """One SGD step of the network on a fixed random batch, as a function returning the loss
+    (and the model, WITH_MODEL); as perf/torch_cosmoflow.py's `training_step`."""
+    torch.manual_seed(0)
+    model = cosmoflow_mlperf(size).to(device)
+    x = torch.randn(batch, CHANNELS[0], size, size, size, device=device)
+    y = torch.randn(batch, DENSE[-1], device=device)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last_3d)
+        x = x.contiguous(memory_format=torch.channels_last_3d)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    step = optimizer_step(model, x, lambda out: nn.functional.mse_loss(out, y), optimizer, device, precision)
+    return (step, model) if with_model else step
