@@ -13,12 +13,16 @@
 # (docs/benchmarks.md). Results, plots and the report go to --out.
 # The limits are measured first unless --peak names a `tessera bench peak` result of this
 # machine (taken when it was idle: on busy cores the measured peak is too low).
+# --gpu (a CUDA build's tessera, e.g. a GPU bundle's: scripts/gpu_check.sh runs it): the
+# platforms are the GPU's, Kokkos CUDA (kokkos-cuda@GPU) and cuDNN (`auto`: cuDNN where it has
+# the op, the Kokkos CUDA kernels for the rest; cudnn@GPU), fp32 only; their result files merge
+# with a CPU's in `tessera bench report` (the same --size) for PP across a CPU and a GPU.
 # Usage: perf/portability.sh [--size S] [--reps R] [--steps N] [--threads T] [--out DIR]
-#                            [--peak FILE] [--build DIR | --tessera BIN]
+#                            [--peak FILE] [--build DIR | --tessera BIN] [--gpu]
 # Last line: pp_app=MODEL:X,... pp_arch=MODEL:Y,... best_conv_arch_eff=Z
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size=32 reps=3 steps=3 threads=$(nproc) out=build/portability build=build/perf tessera="" peak=""
+size=32 reps=3 steps=3 threads=$(nproc) out=build/portability build=build/perf tessera="" peak="" gpu=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --size) size=$2; shift ;;
@@ -29,12 +33,32 @@ while [[ $# -gt 0 ]]; do
     --build) build=$2; shift ;;
     --tessera) tessera=$2; shift ;;
     --peak) peak=$2; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --gpu) gpu=1 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "portability.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
 done
 source perf/common.sh
+
+# gpu_platforms TESSERA SIZE REPS STEPS OUT: ops and steps of both models on the GPU's two
+# platforms, Kokkos CUDA and cuDNN (`auto`), labelled with the GPU's name.
+gpu_platforms() {
+  local tessera=$1 size=$2 reps=$3 steps=$4 out=$5 name model config
+  name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | sed 's/^NVIDIA //; s/[ -].*//')
+  [[ -n $name ]] || { echo "portability.sh: --gpu, but nvidia-smi names no GPU" >&2; return 1; }
+  for model in cosmoflow_small unet3d_small; do
+    config=examples/$model.json
+    echo "== $model at S=$size on the $name: ops (Kokkos CUDA, cuDNN)"
+    "$tessera" bench ops "$config" --size "$size" --reps "$reps" --backend kokkos --backend cudnn \
+      --platform "kokkos=kokkos-cuda@$name" --platform "cudnn=cudnn@$name" \
+      --peak "$out/peak.json" -o "$out/${model}_ops.json" --no-progress "${k[@]}" >/dev/null || return 1
+    echo "== $model at S=$size on the $name: training steps"
+    "$tessera" bench model "$config" --size "$size" --steps "$steps" --warmup 1 --backend kokkos --backend auto \
+      --platform "kokkos=kokkos-cuda@$name" --platform "auto=cudnn@$name" --ops "$out/${model}_ops.json" \
+      --peak "$out/peak.json" -o "$out/${model}_model.json" --no-progress "${k[@]}" | grep -E '^(platform|kokkos|auto|cudnn)'
+  done
+}
 if [[ -z $tessera ]]; then
   build_perf "$build" tessera_cli
   tessera=$build/tessera
@@ -49,6 +73,13 @@ if [[ -n $peak ]]; then
   cp "$peak" "$out/peak.json"
 else
   "$tessera" bench peak -o "$out/peak.json" --no-progress --kokkos-threads="$threads" "${k[@]}"
+fi
+if [[ $gpu == 1 ]]; then
+  gpu_platforms "$tessera" "$size" "$reps" "$steps" "$out"
+  echo "== report"
+  "$tessera" bench report "$out"/*.json --cascade "$out/cascade.svg" --roofline "$out/roofline.svg" "${k[@]}" |
+    tee "$out/report.txt"
+  exit "${PIPESTATUS[0]}"
 fi
 bf16=0
 "$tessera" info "${k[@]}" | grep -q '^onednn isa:.*bf16 instructions: yes' && bf16=1

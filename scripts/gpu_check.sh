@@ -6,30 +6,38 @@
 #             compilation for this GPU of the kernels it starts with, the second finds them cached
 #   tests     the bundle's GPU tests (ctest -L gpu): cuDNN against the Kokkos CUDA kernels,
 #             every layer type against the CPU build, a GPU checkpoint resumed on the CPU,
-#             2 ranks sharing the GPU under a depth split against 1 rank
-#   fp32, tf32  perf/cosmoflow_gpu.sh (128^3, batch 4) against this machine's PyTorch
-#   bf16, fp16  (only when named) the same in mixed precision (--precision bf16, fp16)
+#             2 to 8 ranks sharing the GPU under every layout against 1 rank, bf16 split layers,
+#             a population of 2 trainers
+#   fp32, tf32, bf16, fp16  perf/cosmoflow_gpu.sh: cosmoflow-small (128^3, batch 4) against this
+#             machine's PyTorch in that precision, with the per-layer table of both sides (the
+#             logs, timings and table come back in $OUT/cosmoflow-small_P/)
+#   unet, mlperf  (only when named) the same for unet3d-small (128^3, batch 2) and the MLPerf
+#             CosmoFlow network (128^3, batch 4) in bf16 ($OUT/unet3d-small_bf16/, ...)
+#   portability  (only when named) perf/portability.sh --gpu: bench peak, ops and model of
+#             cosmoflow-small and unet3d-small (S=32) on Kokkos CUDA and cuDNN; the result files
+#             come back in $OUT/portability/ to merge with a CPU's (docs/benchmarks.md)
 #   mixed     (only when named) cosmoflow-small, 32^3, batch 4, 40 steps, trained in fp32, bf16
 #             and fp16: each one's first and last loss (fp16: its loss scale and skipped steps)
-#   peak      `tessera bench peak`: the device's FMA rate and triad bandwidth
-#   jit       the PTX compilation of all of tessera's kernels at once (CUDA_MODULE_LOADING=EAGER),
+#   peak, jit (only when named) `tessera bench peak`: the device's FMA rate and triad bandwidth;
+#             the PTX compilation of all of tessera's kernels at once (CUDA_MODULE_LOADING=EAGER),
 #             from an empty cache and then cached
 #   profile   (only when named) Nsight Compute on the kernels of `tessera bench ops` matching
 #             TESSERA_PROFILE_KERNEL (default: the few-channel weight gradient)
-# Each step has its own time limit inside an overall budget (TESSERA_CHECK_SECONDS, default
-# 480): a step that would start too late is skipped and says so. Writes gpu_check.log and
-# results.txt (name.status, name.seconds, figures) to $OUT (else build/gpu-check).
-# Usage: scripts/gpu_check.sh [STEP ...]   (default: all but those only when named, in the order
-# above; info always runs)
+# Each step has its own time limit inside an overall budget (TESSERA_CHECK_SECONDS, default 540:
+# a device call may run 600): a step that would start too late is skipped and says so. Step
+# names are checked before anything runs. Writes gpu_check.log and results.txt (name.status,
+# name.seconds, figures) to $OUT (else build/gpu-check).
+# Usage: scripts/gpu_check.sh [STEP ...]   (default: machine tests fp32 tf32 bf16 fp16; info
+# always runs)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 out=${OUT:-$root/build/gpu-check}
 mkdir -p "$out"
 exec > >(tee -a "$out/gpu_check.log") 2>&1
-budget=${TESSERA_CHECK_SECONDS:-480}
+budget=${TESSERA_CHECK_SECONDS:-540}
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(machine tests fp32 tf32 peak jit)
+[[ ${#steps[@]} -eq 0 ]] && steps=(machine tests fp32 tf32 bf16 fp16)
 pack=$root/build/bundle/pack/tessera-bundle.tar.xz
 B=${TESSERA_BUNDLE_DIR:-/tmp/tessera-bundle}
 results=$out/results.txt
@@ -120,8 +128,12 @@ profile() {
     -o "$work/ops.json" 2>&1 | grep -vE '^==PROF==' | tail -n 120
 }
 
-cosmoflow() {  # cosmoflow [--precision P] ...: perf/cosmoflow_gpu.sh's flags
-  perf/cosmoflow_gpu.sh --tessera "$B/cuda/bin/tessera" "$@"
+model_vs_torch() {  # model_vs_torch MODEL PRECISION: perf/cosmoflow_gpu.sh, its files kept in $out
+  perf/cosmoflow_gpu.sh --tessera "$B/cuda/bin/tessera" --model "$1" --precision "$2" --out "$out/$1_$2"
+}
+
+portability() {
+  perf/portability.sh --gpu --tessera "$B/cuda/bin/tessera" --out "$out/portability"
 }
 
 # Whether the mixed-precision runs learn as the fp32 run does, not how fast they are:
@@ -173,7 +185,11 @@ PY
 }
 
 export root out B pack results
-export -f record machine unpack_and_info jit gpu_tests peak profile cosmoflow mixed_precision_runs
+export -f record machine unpack_and_info jit gpu_tests peak profile model_vs_torch portability mixed_precision_runs
+known=" machine tests peak fp32 tf32 bf16 fp16 unet mlperf portability mixed jit profile "
+for s in "${steps[@]}"; do  # before anything runs: a typo must not cost device time
+  [[ $known == *" $s "* ]] || { echo "gpu_check.sh: unknown step '$s' (one of:$known)"; exit 2; }
+done
 echo "== gpu_check.sh $(date -u +%FT%TZ), budget ${budget}s, steps: ${steps[*]}"
 [[ -f $pack ]] || { echo "gpu_check.sh: no bundle at $pack (scripts/gpu_bundle.sh makes it; carry build/bundle/pack)"; exit 1; }
 for s in "${steps[@]}"; do [[ $s == machine ]] && run_step machine 60 machine; done
@@ -185,16 +201,15 @@ for s in "${steps[@]}"; do
     machine) ;;
     tests) run_step tests 180 gpu_tests ;;
     peak) run_step peak 40 peak ;;
-    fp32) run_step cosmoflow_fp32 130 cosmoflow ;;
-    tf32) run_step cosmoflow_tf32 120 cosmoflow --precision tf32 ;;
-    bf16) run_step cosmoflow_bf16 110 cosmoflow --precision bf16 ;;
-    fp16) run_step cosmoflow_fp16 110 cosmoflow --precision fp16 ;;
+    fp32|tf32|bf16|fp16) run_step "cosmoflow_$s" 150 model_vs_torch cosmoflow-small "$s" ;;
+    unet) run_step unet_bf16 150 model_vs_torch unet3d-small bf16 ;;
+    mlperf) run_step mlperf_bf16 150 model_vs_torch cosmoflow-mlperf bf16 ;;
+    portability) run_step portability 150 portability ;;
     mixed) run_step mixed 150 mixed_precision_runs ;;
     jit) run_step jit 60 jit ;;
     profile) run_step profile 90 profile ;;
-    *) echo "gpu_check.sh: unknown step '$s' (machine, tests, peak, fp32, tf32, bf16, fp16, mixed, jit, profile)"; exit 2 ;;
   esac
 done
 echo "== summary (${SECONDS}s)"
 cat "$results"
-grep -h "^tessera_samples_per_s" "$out/gpu_check.log" || true
+grep -hE "^(model=|tessera_step_ms=|pp_app=)" "$out/gpu_check.log" || true

@@ -141,8 +141,11 @@ def map_arg(arg, bundle, build, source, maps):
             return "${B}/" + rel
     if arg.startswith(build + "/") and os.path.isfile(arg) and os.access(arg, os.X_OK):
         return "${B}/" + os.path.relpath(bundle.add_program(arg), bundle.out)
-    if arg.startswith(build + "/"):
-        return "${B}/work/" + os.path.relpath(arg, build)  # an output folder of the test
+    if arg.startswith(build + "/"):  # an output folder of the test, made as the build made it
+        rel = os.path.relpath(arg, build)
+        if os.path.isdir(arg):
+            os.makedirs(os.path.join(bundle.out, "work", rel), exist_ok=True)
+        return "${B}/work/" + rel
     if arg.startswith(source + "/") and os.path.exists(arg):
         rel = os.path.relpath(arg, source)
         dst = os.path.join(bundle.out, "share/tessera", rel)
