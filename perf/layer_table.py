@@ -10,8 +10,9 @@ Each row: Tessera ms, PyTorch ms, their difference and ratio (t/p: above 1, Tess
 slower). "rest" is each step's time that no layer holds (Tessera: data, loss, optimizer,
 gradient sums, fences; PyTorch: loss, optimizer, torch.cat, autocast's casts, loss scaling).
 Then the N rows (default 5) where Tessera is slower by the most, largest first. Both sides'
-figures are per step: Tessera's region totals divided by their calls over the profiled steps
-(warm-up left out), PyTorch's medians. Tessera's profile fences every region, so its step is a
+figures are per step: Tessera's are means (the profile keeps each region's total and calls over
+the profiled steps, warm-up left out), PyTorch's medians; with few steps, one slow step shows
+on Tessera's side only. Tessera's profile fences every region, so its step is a
 little longer than an unprofiled one; PyTorch's hooks record events only (on a CPU, read the
 clock) but make in-place activations out-of-place.
 Last line: tessera_step_ms=… torch_step_ms=… layers_tessera_ms=… layers_torch_ms=…
