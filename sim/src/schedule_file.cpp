@@ -59,7 +59,8 @@ class LineReader {
 
 const std::map<std::string, OpKind>& op_names() {
   static const std::map<std::string, OpKind> names{
-      {"c", OpKind::compute},        {"x", OpKind::exchange},       {"ar", OpKind::allreduce},
+      {"c", OpKind::compute},        {"x", OpKind::exchange},       {"xo", OpKind::exchange},
+      {"ar", OpKind::allreduce},
       {"iar", OpKind::allreduce_start}, {"wa", OpKind::wait_all},   {"ag", OpKind::allgather},
       {"rs", OpKind::reduce_scatter}, {"a2a", OpKind::alltoall}};
   return names;
@@ -81,11 +82,18 @@ Op parse_op(const LineReader& r, const std::vector<std::string>& w, const Schedu
       if (w.size() != 2) r.fail("expected 'wa LAYER'");
       break;
     case OpKind::exchange: {
-      // x LAYER SENDS (PEER BYTES)... RECEIVES PEER...
-      const auto bad = [&] { r.fail("exchange: expected 'x LAYER SENDS PEER BYTES ... RECEIVES PEER ...'"); };
-      if (w.size() < 4) bad();
-      const int sends = r.integer(w[2], "a send count", 1 << 20);
-      const size_t at = 3 + 2 * static_cast<size_t>(sends);
+      // x LAYER SENDS (PEER BYTES)... RECEIVES PEER...; xo LAYER SECONDS SENDS ...: computing
+      // SECONDS while the messages travel.
+      const bool overlapped = w[0] == "xo";
+      const auto bad = [&] {
+        r.fail(overlapped ? "exchange: expected 'xo LAYER SECONDS SENDS PEER BYTES ... RECEIVES PEER ...'"
+                          : "exchange: expected 'x LAYER SENDS PEER BYTES ... RECEIVES PEER ...'");
+      };
+      const size_t first = overlapped ? 3 : 2;  // the send count's word
+      if (w.size() < first + 2) bad();
+      if (overlapped) op.seconds = r.number(w[2], "seconds");
+      const int sends = r.integer(w[first], "a send count", 1 << 20);
+      const size_t at = first + 1 + 2 * static_cast<size_t>(sends);
       if (w.size() < at + 1) bad();
       const int receives = r.integer(w[at], "a receive count", 1 << 20);
       if (w.size() != at + 1 + static_cast<size_t>(receives)) bad();
@@ -94,8 +102,9 @@ Op parse_op(const LineReader& r, const std::vector<std::string>& w, const Schedu
         if (p == rank) r.fail("exchange: rank " + std::to_string(rank) + " names itself as a peer");
         return p;
       };
-      for (int k = 0; k < sends; ++k) op.sends.emplace_back(peer(w[3 + 2 * k]), r.number(w[4 + 2 * k], "bytes"));
-      for (int k = 0; k < receives; ++k) op.receives.push_back(peer(w[at + 1 + k]));
+      for (size_t k = 0; k < static_cast<size_t>(sends); ++k)
+        op.sends.emplace_back(peer(w[first + 1 + 2 * k]), r.number(w[first + 2 + 2 * k], "bytes"));
+      for (size_t k = 0; k < static_cast<size_t>(receives); ++k) op.receives.push_back(peer(w[at + 1 + k]));
       break;
     }
     default: {

@@ -25,7 +25,7 @@ enum class OpKind { compute, exchange, allreduce, allreduce_start, wait_all, all
 struct Op {
   OpKind kind = OpKind::compute;
   int layer = -1;        // index into Schedule::layers; -1: the step's own work
-  double seconds = 0;    // compute
+  double seconds = 0;    // compute; exchange: compute done while its messages travel ("xo")
   double bytes = 0;      // collectives
   RankGroup group;       // collectives
   std::vector<std::pair<int, double>> sends;  // exchange: (peer rank, bytes sent to it)

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "tessera/core/error.hpp"
+#include "tessera/layers/halo_overlapped_conv.hpp"
 #include "tessera/model/graph.hpp"
 #include "plan_setup.hpp"
 
@@ -42,6 +43,44 @@ ScheduleOp::Kind kind_of(Collective c) {
   throw Error("internal: a layer exchange priced as point to point");
 }
 
+/// The share of a convolution's forward outputs that needs no halo, when the layer overlaps
+/// its exchange under `mode`; 0 when it exchanges first. HaloOverlappedConv::pays_off's rule on
+/// the block's shape: by default only where the pieces need no buffers (halos along one axis,
+/// every axis outside it one wide: a depth split in 3-D), with half the outputs or more in the
+/// interior and enough work; "always" wherever there is an interior. Unit-stride windows only
+/// (output block = input block), no channel split.
+double overlapped_share(const PlanNode& n, const parallel::HaloPlan& plan, const parallel::Distribution& d,
+                        layers::HaloOverlap mode) {
+  const bool conv = n.type == "conv3d" || n.type == "conv2d";
+  if (mode == layers::HaloOverlap::off || !conv || !n.window || n.window->on_output || d.channel_parts() > 1)
+    return 0.0;
+  const layers::Window& w = n.window->window;
+  const Shape& local = plan.local_shape();
+  const int spatial = local.rank() - 2;  // [N, (D,) H, W, C]
+  double share = 1.0, kernel = 1.0;
+  int haloed_axes = 0;
+  bool outer_unit = true;
+  for (int k = 0; k < spatial; ++k) {
+    const size_t axis = static_cast<size_t>(3 - spatial + k);  // HaloWidths and Window count D, H, W
+    if (w.stride[axis] != 1) return 0.0;
+    kernel *= static_cast<double>(w.kernel[axis]);
+    const int64_t extent = local[k + 1], halo = plan.halo().before[axis] + plan.halo().after[axis];
+    if (halo > 0) {
+      ++haloed_axes;
+      share *= static_cast<double>(std::max<int64_t>(0, extent - halo)) / static_cast<double>(extent);
+    } else if (haloed_axes == 0 && extent != 1) {
+      outer_unit = false;
+    }
+  }
+  if (haloed_axes == 0 || share <= 0) return 0.0;
+  if (mode == layers::HaloOverlap::always) return share;
+  const double flops = 2.0 * kernel * static_cast<double>(local.numel()) *
+                       static_cast<double>(n.global_output[n.global_output.rank() - 1]);
+  const bool pays = haloed_axes == 1 && outer_unit && share >= layers::HaloOverlappedConv::min_interior_share &&
+                    flops >= layers::HaloOverlappedConv::min_flops;
+  return pays ? share : 0.0;
+}
+
 ScheduleOp compute(int layer, double seconds) {
   ScheduleOp op;
   op.layer = layer;
@@ -75,7 +114,7 @@ const char* op_code(ScheduleOp::Kind k) {
 }  // namespace
 
 StepSchedule::StepSchedule(LayerCostModel& costs, const LayoutPrediction& layout, double bucket_bytes,
-                           int64_t ranks_per_node)
+                           int64_t ranks_per_node, layers::HaloOverlap overlap)
     : ranks_(costs.options().ranks),
       ranks_per_node_(ranks_per_node),
       bucket_bytes_(bucket_bytes),
@@ -101,7 +140,11 @@ StepSchedule::StepSchedule(LayerCostModel& costs, const LayoutPrediction& layout
         const parallel::Distribution& d = l.distribution;
         for (int s = 0; s < spatial_count(d); ++s)
           l.halos.push_back(costs.halo_plan(i, d, place_of(s * d.channel_parts(), d).spatial_index));
-        if (l.halos.front()) l.halo_copy_seconds = costs.halo_copy_seconds(*costs.halo_plan(i, d), n.precision);
+        if (l.halos.front()) {
+          const auto busiest = costs.halo_plan(i, d);
+          l.halo_copy_seconds = costs.halo_copy_seconds(*busiest, n.precision);
+          l.interior_share = overlapped_share(n, *busiest, d, overlap);
+        }
       }
     }
     l.halo_backward = costs.halo_backward(i);
@@ -147,12 +190,12 @@ RankGroup StepSchedule::move_group(int rank, int64_t peers) const {
   return {rank / p * p, 1, p};
 }
 
-void StepSchedule::add_halo(std::vector<ScheduleOp>& ops, int rank, int layer, bool backward) const {
+double StepSchedule::add_halo(std::vector<ScheduleOp>& ops, int rank, int layer, bool backward) const {
   const Layer& l = layers_[static_cast<size_t>(layer)];
-  if (l.halos.empty()) return;
+  if (l.halos.empty()) return 0.0;
   const GridPlace p = place_of(rank, l.distribution);
   const auto& plan = l.halos[static_cast<size_t>(p.spatial)];
-  if (!plan) return;
+  if (!plan) return 0.0;
   const int cp = l.distribution.channel_parts(), spatial = spatial_count(l.distribution);
   const double element = static_cast<double>(element_size(l.precision));
   ScheduleOp x;
@@ -164,10 +207,15 @@ void StepSchedule::add_halo(std::vector<ScheduleOp>& ops, int rank, int layer, b
   for (const auto& box : backward ? plan->receives() : plan->sends())
     x.sends.emplace_back(rank_of(box.peer), static_cast<double>(box.count()) * element);
   for (const auto& box : backward ? plan->sends() : plan->receives()) x.receives.push_back(rank_of(box.peer));
-  if (x.sends.empty() && x.receives.empty()) return;
+  if (x.sends.empty() && x.receives.empty()) return 0.0;
+  // Forward, an overlapping convolution computes its interior while the halos travel (the
+  // busiest rank's share on every rank, as the compute is the busiest rank's).
+  if (!backward) x.seconds = l.interior_share * l.forward;
   ops.push_back(compute(layer, l.halo_copy_seconds / 2));  // packing
+  const double overlapped = x.seconds;
   ops.push_back(std::move(x));
   ops.push_back(compute(layer, l.halo_copy_seconds / 2));  // unpacking
+  return overlapped;
 }
 
 void StepSchedule::add_exchange(std::vector<ScheduleOp>& ops, int rank, int layer, const LayerExchange& e) const {
@@ -185,8 +233,8 @@ std::vector<ScheduleOp> StepSchedule::rank_ops(int rank) const {
       ops.push_back(collective(ScheduleOp::Kind::alltoall, i, move_group(rank, m.peers), m.forward_bytes));
     for (const auto& e : l.exchanges)  // gathers that must precede the compute (weight shards)
       if (e.pass == Pass::forward && e.part == LayerExchange::Part::weight_shards) add_exchange(ops, rank, i, e);
-    add_halo(ops, rank, i, false);
-    ops.push_back(compute(i, l.forward));
+    const double overlapped = add_halo(ops, rank, i, false);
+    ops.push_back(compute(i, l.forward - overlapped));
     for (const auto& e : l.exchanges)
       if (e.pass == Pass::forward && e.part != LayerExchange::Part::weight_shards) add_exchange(ops, rank, i, e);
   }
@@ -236,12 +284,15 @@ void StepSchedule::write(std::ostream& out) const {
   for (int r = 0; r < ranks_; ++r) {
     out << "rank " << r << "\n";
     for (const ScheduleOp& op : rank_ops(r)) {
-      out << op_code(op.kind) << " " << op.layer;
+      // An exchange that computes while its messages travel is "xo", with those seconds.
+      const bool overlapped = op.kind == ScheduleOp::Kind::exchange && op.seconds > 0;
+      out << (overlapped ? "xo" : op_code(op.kind)) << " " << op.layer;
       switch (op.kind) {
         case ScheduleOp::Kind::compute:
           out << " " << op.seconds;
           break;
         case ScheduleOp::Kind::exchange:
+          if (op.seconds > 0) out << " " << op.seconds;
           out << " " << op.sends.size();
           for (const auto& [peer, bytes] : op.sends) out << " " << peer << " " << bytes;
           out << " " << op.receives.size();
@@ -261,7 +312,7 @@ void StepSchedule::write(std::ostream& out) const {
 StepSchedule schedule_layout(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile,
                              const LayoutPrediction& layout, double bucket_bytes) {
   PlanSetup s(spec, request, profile);
-  return StepSchedule(s.costs, layout, bucket_bytes, std::max<int64_t>(1, profile.ranks_per_node));
+  return StepSchedule(s.costs, layout, bucket_bytes, std::max<int64_t>(1, profile.ranks_per_node), spec.halo_overlap);
 }
 
 }  // namespace tessera::plan

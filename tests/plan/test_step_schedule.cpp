@@ -250,3 +250,43 @@ TEST_CASE("A step schedule file lists every rank's operations in the format tess
   line >> sends;
   CHECK(sends == 3);  // depth, height and the edge between them
 }
+
+TEST_CASE("A convolution that overlaps its halo exchange computes its interior while the halos travel",
+          "[plan][schedule]") {
+  Fixture f;
+  const Distribution d = dist(1, 2);  // a depth split: the pieces need no buffers
+  plan::LayerCostModel costs(f.graph, f.profile, f.timer, plan::CostOptions{2, 1, 0, 0, 1});
+  const auto layout = plan::predict_layout(costs, std::vector<Distribution>(f.graph.nodes.size(), d), "depth", 0, 0);
+  REQUIRE(layout.valid);
+  const int conv1 = static_cast<int>(f.node("conv1")), conv2 = static_cast<int>(f.node("conv2"));
+  // A layer's forward on rank 0 is: pack, exchange, unpack, compute; returns (the seconds
+  // computed during the exchange, those after it).
+  const auto forward_of = [&](layers::HaloOverlap mode, int layer) {
+    const plan::StepSchedule s(costs, layout, 4 << 20, 1, mode);
+    check_ranks_agree(s);
+    std::vector<ScheduleOp> ops;
+    for (const auto& op : s.rank_ops(0))
+      if (op.layer == layer) ops.push_back(op);
+    REQUIRE(ops.size() >= 4);
+    REQUIRE(ops[1].kind == ScheduleOp::Kind::exchange);
+    REQUIRE(ops[3].kind == ScheduleOp::Kind::compute);
+    for (size_t k = 2; k < ops.size(); ++k)  // backward's exchange computes nothing during it
+      if (ops[k].kind == ScheduleOp::Kind::exchange) CHECK(ops[k].seconds == 0);
+    return std::pair{ops[1].seconds, ops[3].seconds};
+  };
+  // conv1's block is 8 deep with a halo of 1 each side: 6 of 8 output planes need no halo.
+  const auto [off_during, off_after] = forward_of(layers::HaloOverlap::off, conv1);
+  const auto [during, after] = forward_of(layers::HaloOverlap::where_it_pays, conv1);
+  CHECK(off_during == 0);
+  CHECK(during + after == Approx(off_after));
+  CHECK(during == Approx(0.75 * off_after));
+  // conv2 (kernel 5) on a block 4 deep has no plane without halo: it exchanges first.
+  CHECK(forward_of(layers::HaloOverlap::where_it_pays, conv2).first == 0);
+  CHECK(forward_of(layers::HaloOverlap::always, conv2).first == 0);
+
+  const plan::StepSchedule s(costs, layout, 4 << 20, 1);
+  std::ostringstream out;
+  s.write(out);
+  CHECK_THAT(out.str(), Catch::Contains("\nxo " + std::to_string(conv1) + " "));
+  CHECK_THAT(out.str(), !Catch::Contains("\nxo " + std::to_string(conv2) + " "));
+}

@@ -115,6 +115,13 @@ expect_time("a message leaving the node pays the software latency",
             schedule("remote", 4, lambda r: [f"x 0 1 {r ^ 2} {n} 1 {r ^ 2}"], 2), two_per_node,
             5e-6 + hop + 2 * n / BW)
 
+# A halo exchange overlapped with a layer's interior ("xo"): the step takes the longer of the
+# two, not their sum.
+expect_time("an overlapped exchange hides behind its compute",
+            schedule("xo_hidden", 2, lambda r: [f"xo 0 1 1 {1 - r} {n} 1 {1 - r}"]), flat, 1.0)
+expect_time("an overlapped exchange longer than its compute takes the message's time",
+            schedule("xo_long", 2, lambda r: [f"xo 0 0.001 1 {1 - r} {n} 1 {1 - r}"]), flat, hop + n / BW)
+
 # Refusals, each naming the problem.
 good = schedule("good", 2, lambda r: [f"x 0 1 {1 - r} 100 1 {1 - r}"])
 expect_error("a platform with an unknown key", good, platform("typo", bandwith=1), "typo.json: bandwith: unknown key")
@@ -134,6 +141,8 @@ expect_error("a collective only half the group joins",
              schedule("half", 4, lambda r: [f"ar 0 0 1 4 {n}"] if r < 2 else []), flat,
              "the replay stopped with 2 rank(s) waiting")
 expect_error("an unknown operation", schedule("op", 1, lambda r: ["sleep 0 1"]), flat, "unknown operation 'sleep'")
+expect_error("an overlapped exchange without its seconds", schedule("xo_short", 2, lambda r: [f"xo 0 1 {1 - r} 100"]),
+             flat, "exchange: expected 'xo LAYER SECONDS SENDS")
 
 shutil.rmtree(work)
 if failures:

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/layers/halo_overlap.hpp"
 #include "tessera/plan/layer_cost.hpp"
 #include "tessera/plan/layout_planner.hpp"
 
@@ -24,7 +25,7 @@ struct ScheduleOp {
   enum class Kind { compute, exchange, allreduce, allreduce_start, wait_all, allgather, reduce_scatter, alltoall };
   Kind kind = Kind::compute;
   int layer = -1;       // the graph node it belongs to; -1: the step's own (optimizer, last wait)
-  double seconds = 0;   // compute
+  double seconds = 0;   // compute; exchange: compute done while its messages travel (overlap)
   double bytes = 0;     // collectives: n as LinkCost defines it
   RankGroup group;      // collectives
   std::vector<std::pair<int, double>> sends;  // exchange: (peer rank, bytes sent to it)
@@ -46,12 +47,17 @@ struct ScheduleOp {
 /// planner's figure); blocks are the largest even block; a redistribution is an all-to-all
 /// among consecutive ranks (those whose blocks overlap when the sample is the outermost split);
 /// layers whose times were measured split over ranks carry their communication inside their
-/// compute.
+/// compute. A convolution that overlaps its forward halo exchange at run time (the model's
+/// "halo_overlap", decided per layer by HaloOverlappedConv's rule on the block's shape)
+/// computes its interior share of the forward pass while its messages travel, the rest after;
+/// the extra cost of its pieces, and OverlapChoice's measurement, are not modelled.
 class StepSchedule {
  public:
   /// `layout`: a valid prediction over `costs`' graph; `bucket_bytes`: the gradient reducer's
-  /// bucket in the gradient precision ("training.allreduce_bucket_kb").
-  StepSchedule(LayerCostModel& costs, const LayoutPrediction& layout, double bucket_bytes, int64_t ranks_per_node);
+  /// bucket in the gradient precision ("training.allreduce_bucket_kb"); `overlap`: the model's
+  /// "halo_overlap".
+  StepSchedule(LayerCostModel& costs, const LayoutPrediction& layout, double bucket_bytes, int64_t ranks_per_node,
+               layers::HaloOverlap overlap = layers::HaloOverlap::where_it_pays);
 
   int ranks() const { return ranks_; }
   /// Rank `rank`'s operations, in order.
@@ -71,12 +77,14 @@ class StepSchedule {
     ElementType precision = ElementType::fp32;
     bool halo_backward = false;
     double halo_copy_seconds = 0;  // one direction, the busiest rank's
+    double interior_share = 0;     // of the forward compute, done during the forward exchange
     double gradient_bytes = 0;
     double update = 0;
   };
   RankGroup group_of(int rank, const parallel::Distribution& d, ExchangeGroup g) const;
   RankGroup move_group(int rank, int64_t peers) const;
-  void add_halo(std::vector<ScheduleOp>& ops, int rank, int layer, bool backward) const;
+  /// Returns the compute the exchange's `seconds` took over (the overlapped interior).
+  double add_halo(std::vector<ScheduleOp>& ops, int rank, int layer, bool backward) const;
   void add_exchange(std::vector<ScheduleOp>& ops, int rank, int layer, const LayerExchange& e) const;
 
   int ranks_ = 1;
