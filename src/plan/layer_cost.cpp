@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "tessera/core/error.hpp"
+#include "tessera/layers/halo_overlapped_conv.hpp"
 #include "tessera/model/graph.hpp"
 #include "tessera/parallel/sample_shares.hpp"
 #include "tessera/plan/block_shape.hpp"
@@ -208,7 +209,8 @@ LayerCost LayerCostModel::unscaled_layer_cost(size_t i, const parallel::Distribu
     // exchanges and statistics sums are in the time, and its buffers in the memory.
     if (const auto plan = halo_plan(i, d)) c.halo_bytes = halo_bytes_sent(*plan, halo_backward(i), n.precision);
   } else {
-    if (const auto plan = halo_plan(i, d)) add_halo(c, *plan, halo_backward(i), n.precision);
+    if (const auto plan = halo_plan(i, d))
+      add_halo(c, *plan, halo_backward(i), n.precision, overlapped_share(i, d, *plan) * t.forward);
     for (const LayerExchange& e : exchanges(i, d)) {
       const double s = seconds(e.collective, e.ranks, e.bytes);
       if (e.part == LayerExchange::Part::reduction) c.reduction += s;
@@ -280,7 +282,42 @@ double LayerCostModel::halo_copy_seconds(const parallel::HaloPlan& plan, Element
   return 2 * static_cast<double>(plan.bytes_sent(type) + plan.bytes_received(type)) / bandwidth;
 }
 
-void LayerCostModel::add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward, ElementType type) const {
+double LayerCostModel::overlapped_share(size_t i, const parallel::Distribution& d,
+                                        const parallel::HaloPlan& plan) const {
+  const PlanNode& n = graph_.nodes[i];
+  const layers::HaloOverlap mode = options_.halo_overlap;
+  const bool conv = n.type == "conv3d" || n.type == "conv2d";
+  if (mode == layers::HaloOverlap::off || !conv || !n.window || n.window->on_output || d.channel_parts() > 1)
+    return 0.0;
+  const layers::Window& w = n.window->window;
+  const Shape& local = plan.local_shape();
+  const int spatial = local.rank() - 2;  // [N, (D,) H, W, C]
+  double share = 1.0, kernel = 1.0;
+  int haloed_axes = 0;
+  bool outer_unit = true;
+  for (int k = 0; k < spatial; ++k) {
+    const size_t axis = static_cast<size_t>(3 - spatial + k);  // HaloWidths and Window count D, H, W
+    if (w.stride[axis] != 1) return 0.0;
+    kernel *= static_cast<double>(w.kernel[axis]);
+    const int64_t extent = local[k + 1], halo = plan.halo().before[axis] + plan.halo().after[axis];
+    if (halo > 0) {
+      ++haloed_axes;
+      share *= static_cast<double>(std::max<int64_t>(0, extent - halo)) / static_cast<double>(extent);
+    } else if (haloed_axes == 0 && extent != 1) {
+      outer_unit = false;
+    }
+  }
+  if (haloed_axes == 0 || share <= 0) return 0.0;
+  if (mode == layers::HaloOverlap::always) return share;
+  const double flops = 2.0 * kernel * static_cast<double>(local.numel()) *
+                       static_cast<double>(n.global_output[n.global_output.rank() - 1]);
+  const bool pays = haloed_axes == 1 && outer_unit && share >= layers::HaloOverlappedConv::min_interior_share &&
+                    flops >= layers::HaloOverlappedConv::min_flops;
+  return pays ? share : 0.0;
+}
+
+void LayerCostModel::add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward, ElementType type,
+                              double hideable) const {
   const double element = static_cast<double>(element_size(type));
   // The messages to the neighbours across the same axes (the two faces of an axis, the edges
   // of two, the corners) travel at once, both ways, so the largest of them counts; the groups
@@ -295,7 +332,8 @@ void LayerCostModel::add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool
   for (const double bytes : largest)
     if (bytes > 0) wire += seconds(Collective::point_to_point, 2, bytes);
   const int directions = backward ? 2 : 1;
-  c.halo += directions * (wire + halo_copy_seconds(plan, type));
+  // An overlapped convolution's forward messages travel while it computes its interior.
+  c.halo += directions * (wire + halo_copy_seconds(plan, type)) - std::min(wire, hideable);
   c.halo_bytes += halo_bytes_sent(plan, backward, type);
   c.memory += static_cast<double>(plan.padded_shape().numel()) * element * directions;
 }

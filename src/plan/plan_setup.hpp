@@ -9,8 +9,9 @@
 
 namespace tessera::plan {
 
-inline CostOptions cost_options(const PlanRequest& r, const MachineProfile& profile) {
+inline CostOptions cost_options(const PlanRequest& r, const MachineProfile& profile, layers::HaloOverlap overlap) {
   CostOptions o;
+  o.halo_overlap = overlap;
   o.ranks = r.ranks;
   o.optimizer_state = r.optimizer_state;
   o.data_samples = r.data_samples;
@@ -33,7 +34,7 @@ struct PlanSetup {
   PlanSetup(const model::ModelSpec& spec, const PlanRequest& r, MachineProfile& profile)
       : graph(plan_graph(spec, r.batch, r.precision)),
         timer(profile, spec.backend.value_or(r.backend), r.threads, r.measuring),
-        costs(graph, profile, timer, cost_options(r, profile)) {
+        costs(graph, profile, timer, cost_options(r, profile, spec.halo_overlap)) {
     timer.on_measure = r.on_measure;
     int64_t trainable = 0;
     for (const auto& n : graph.nodes) trainable += n.trainable;
@@ -42,7 +43,8 @@ struct PlanSetup {
                                              static_cast<double>(trainable));
     if (profile.origin != "published" && r.ranks > 1 && timer.measuring_ranks() == r.ranks && trainable > 0) {
       const int64_t bytes = trainable * static_cast<int64_t>(element_size(r.gradient_precision));
-      costs.set_allreduce_seconds_per_byte(timer.allreduce_seconds(bytes, r.gradient_precision) /
+      const auto bucket = static_cast<int64_t>(costs.options().gradient_bucket_bytes);
+      costs.set_allreduce_seconds_per_byte(timer.allreduce_seconds(bytes, r.gradient_precision, bucket) /
                                            static_cast<double>(bytes));
     }
     limit = r.memory_limit > 0 ? r.memory_limit : profile.memory_per_rank;

@@ -6,7 +6,6 @@
 #include <tuple>
 
 #include "tessera/core/error.hpp"
-#include "tessera/layers/halo_overlapped_conv.hpp"
 #include "tessera/model/graph.hpp"
 #include "plan_setup.hpp"
 
@@ -43,44 +42,6 @@ ScheduleOp::Kind kind_of(Collective c) {
   throw Error("internal: a layer exchange priced as point to point");
 }
 
-/// The share of a convolution's forward outputs that needs no halo, when the layer overlaps
-/// its exchange under `mode`; 0 when it exchanges first. HaloOverlappedConv::pays_off's rule on
-/// the block's shape: by default only where the pieces need no buffers (halos along one axis,
-/// every axis outside it one wide: a depth split in 3-D), with half the outputs or more in the
-/// interior and enough work; "always" wherever there is an interior. Unit-stride windows only
-/// (output block = input block), no channel split.
-double overlapped_share(const PlanNode& n, const parallel::HaloPlan& plan, const parallel::Distribution& d,
-                        layers::HaloOverlap mode) {
-  const bool conv = n.type == "conv3d" || n.type == "conv2d";
-  if (mode == layers::HaloOverlap::off || !conv || !n.window || n.window->on_output || d.channel_parts() > 1)
-    return 0.0;
-  const layers::Window& w = n.window->window;
-  const Shape& local = plan.local_shape();
-  const int spatial = local.rank() - 2;  // [N, (D,) H, W, C]
-  double share = 1.0, kernel = 1.0;
-  int haloed_axes = 0;
-  bool outer_unit = true;
-  for (int k = 0; k < spatial; ++k) {
-    const size_t axis = static_cast<size_t>(3 - spatial + k);  // HaloWidths and Window count D, H, W
-    if (w.stride[axis] != 1) return 0.0;
-    kernel *= static_cast<double>(w.kernel[axis]);
-    const int64_t extent = local[k + 1], halo = plan.halo().before[axis] + plan.halo().after[axis];
-    if (halo > 0) {
-      ++haloed_axes;
-      share *= static_cast<double>(std::max<int64_t>(0, extent - halo)) / static_cast<double>(extent);
-    } else if (haloed_axes == 0 && extent != 1) {
-      outer_unit = false;
-    }
-  }
-  if (haloed_axes == 0 || share <= 0) return 0.0;
-  if (mode == layers::HaloOverlap::always) return share;
-  const double flops = 2.0 * kernel * static_cast<double>(local.numel()) *
-                       static_cast<double>(n.global_output[n.global_output.rank() - 1]);
-  const bool pays = haloed_axes == 1 && outer_unit && share >= layers::HaloOverlappedConv::min_interior_share &&
-                    flops >= layers::HaloOverlappedConv::min_flops;
-  return pays ? share : 0.0;
-}
-
 ScheduleOp compute(int layer, double seconds) {
   ScheduleOp op;
   op.layer = layer;
@@ -114,7 +75,7 @@ const char* op_code(ScheduleOp::Kind k) {
 }  // namespace
 
 StepSchedule::StepSchedule(LayerCostModel& costs, const LayoutPrediction& layout, double bucket_bytes,
-                           int64_t ranks_per_node, layers::HaloOverlap overlap)
+                           int64_t ranks_per_node)
     : ranks_(costs.options().ranks),
       ranks_per_node_(ranks_per_node),
       bucket_bytes_(bucket_bytes),
@@ -143,7 +104,7 @@ StepSchedule::StepSchedule(LayerCostModel& costs, const LayoutPrediction& layout
         if (l.halos.front()) {
           const auto busiest = costs.halo_plan(i, d);
           l.halo_copy_seconds = costs.halo_copy_seconds(*busiest, n.precision);
-          l.interior_share = overlapped_share(n, *busiest, d, overlap);
+          l.interior_share = costs.overlapped_share(i, d, *busiest);
         }
       }
     }
@@ -312,7 +273,7 @@ void StepSchedule::write(std::ostream& out) const {
 StepSchedule schedule_layout(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile,
                              const LayoutPrediction& layout, double bucket_bytes) {
   PlanSetup s(spec, request, profile);
-  return StepSchedule(s.costs, layout, bucket_bytes, std::max<int64_t>(1, profile.ranks_per_node), spec.halo_overlap);
+  return StepSchedule(s.costs, layout, bucket_bytes, std::max<int64_t>(1, profile.ranks_per_node));
 }
 
 }  // namespace tessera::plan

@@ -173,3 +173,43 @@ TEST_CASE("The cost model weighs a 2-D channel x filter split: exchanges over ro
   CHECK(g.channel_exchange > 0);
   CHECK(g.channel_exchange != f.channel_exchange);
 }
+
+TEST_CASE("A convolution that overlaps its forward halo exchange hides it behind its interior", "[plan]") {
+  // A batch of 8: conv1's block then has the work overlap needs (HaloOverlappedConv::min_flops).
+  const plan::PlanGraph graph = plan::plan_graph(test::spec_of(kNet), 8);
+  plan::MachineProfile profile = test::published_profile();
+  plan::LayerTimer timer(profile, "auto", 1);
+  const size_t conv1 = node_named(graph, "conv1"), conv2 = node_named(graph, "conv2");
+  const auto model = [&](layers::HaloOverlap mode, int ranks) {
+    plan::CostOptions options{ranks, 1, 0, 0, 1};
+    options.halo_overlap = mode;
+    return plan::LayerCostModel(graph, profile, timer, options);
+  };
+  // A depth split: conv1's block is 8 deep with a halo of 1 each side, so 6 of 8 output planes
+  // need no halo; conv2 (kernel 5) on a block 4 deep has none.
+  const Distribution depth = split(2, 1, 1);
+  auto off = model(layers::HaloOverlap::off, 2), pays = model(layers::HaloOverlap::where_it_pays, 2);
+  const auto plan1 = pays.halo_plan(conv1, depth), plan2 = pays.halo_plan(conv2, depth);
+  REQUIRE(plan1);
+  REQUIRE(plan2);
+  CHECK(off.overlapped_share(conv1, depth, *plan1) == 0);
+  CHECK(pays.overlapped_share(conv1, depth, *plan1) == Approx(0.75));
+  CHECK(pays.overlapped_share(conv2, depth, *plan2) == 0);
+  CHECK(model(layers::HaloOverlap::always, 2).overlapped_share(conv2, depth, *plan2) == 0);
+  // The forward messages hide behind the interior; the backward ones (none for conv1: it reads
+  // the model input) and the copies stay.
+  const plan::LayerCost hidden = pays.layer_cost(conv1, depth), exchanged = off.layer_cost(conv1, depth);
+  CHECK(hidden.compute == exchanged.compute);
+  CHECK(hidden.halo < exchanged.halo);
+  CHECK(hidden.halo >= pays.halo_copy_seconds(*plan1, ElementType::fp32) * 0.999);
+  CHECK(pays.layer_cost(conv2, depth).halo == off.layer_cost(conv2, depth).halo);
+
+  // Halos along two axes would need buffers: only "always" overlaps them.
+  const Distribution two_axes = split(1, 2, 2);
+  auto pays4 = model(layers::HaloOverlap::where_it_pays, 4), always4 = model(layers::HaloOverlap::always, 4);
+  const auto plan4 = pays4.halo_plan(conv1, two_axes);
+  REQUIRE(plan4);
+  CHECK(pays4.overlapped_share(conv1, two_axes, *plan4) == 0);
+  CHECK(always4.overlapped_share(conv1, two_axes, *plan4) == Approx(6.0 / 8 * 6.0 / 8));
+  CHECK(always4.layer_cost(conv1, two_axes).halo < pays4.layer_cost(conv1, two_axes).halo);
+}

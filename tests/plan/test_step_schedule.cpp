@@ -262,7 +262,10 @@ TEST_CASE("A convolution that overlaps its halo exchange computes its interior w
   // A layer's forward on rank 0 is: pack, exchange, unpack, compute; returns (the seconds
   // computed during the exchange, those after it).
   const auto forward_of = [&](layers::HaloOverlap mode, int layer) {
-    const plan::StepSchedule s(costs, layout, 4 << 20, 1, mode);
+    plan::CostOptions options{2, 1, 0, 0, 1};
+    options.halo_overlap = mode;
+    plan::LayerCostModel costs(f.graph, f.profile, f.timer, options);
+    const plan::StepSchedule s(costs, layout, 4 << 20, 1);
     check_ranks_agree(s);
     std::vector<ScheduleOp> ops;
     for (const auto& op : s.rank_ops(0))

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/layers/halo_overlap.hpp"
 #include "tessera/parallel/distribution.hpp"
 #include "tessera/parallel/halo_plan.hpp"
 #include "tessera/plan/layer_timer.hpp"
@@ -46,12 +47,16 @@ struct CostOptions {
   std::vector<double> rank_speeds = {};
   /// The weights the batch is shared by (parallel::SampleShares, one per rank); empty: even.
   std::vector<int64_t> share_weights = {};
+  /// The model's "halo_overlap": which convolutions compute their interior while their forward
+  /// halos travel (overlapped_share).
+  layers::HaloOverlap halo_overlap = layers::HaloOverlap::where_it_pays;
 };
 
 /// One layer's cost on one rank per training step under one distribution (seconds, bytes).
 struct LayerCost {
   double compute = 0;           // forward and backward on this rank's block (measured)
-  double halo = 0;              // halo exchanges of a spatially split window, forward and backward
+  double halo = 0;              // halo exchanges of a spatially split window, forward and backward,
+                                // less the forward messages an overlapped convolution hides
   double channel_exchange = 0;  // all-gathers and reduce-scatters inside the channel group
   double reduction = 0;         // sums over the spatial group (statistics, pooled or gathered features)
   double gradient = 0;          // the allreduce of the parameters' gradients over their replicas
@@ -100,9 +105,11 @@ struct EdgeMove {
 
 /// The performance model of one graph on one machine (docs/plan.md): per layer and
 /// distribution the measured compute time of the rank's block, the α-β time of what it
-/// exchanges, and the memory it holds; per edge between layouts the redistribution. No
-/// overlap of communication with computation is credited: the overlap Tessera achieves on
-/// the machines measured so far is too small to count on (docs/plan.md, "What is modelled").
+/// exchanges, and the memory it holds; per edge between layouts the redistribution. Of the
+/// overlap of communication with computation only a convolution's forward halo exchange
+/// behind its interior is credited (as HaloOverlappedConv runs it); the gradient sums behind
+/// backprop are not: the overlap Tessera achieves there on the machines measured so far is too
+/// small to count on (docs/plan.md, "What is modelled").
 class LayerCostModel {
  public:
   LayerCostModel(const PlanGraph& graph, const MachineProfile& profile, LayerTimer& timer, CostOptions options);
@@ -147,6 +154,13 @@ class LayerCostModel {
   bool halo_backward(size_t node) const;
   /// Seconds packing and unpacking one direction of `plan`'s messages in `type` takes.
   double halo_copy_seconds(const parallel::HaloPlan& plan, ElementType type) const;
+  /// The share of node `i`'s forward outputs computed while its forward halos travel under
+  /// `d`, `plan` being the busiest rank's halo exchange; 0 when the layer exchanges first.
+  /// HaloOverlappedConv's rule on the block's shape under options().halo_overlap: by default a
+  /// convolution whose halos run along one axis with every axis outside it one wide (a depth
+  /// split in 3-D), at least half its outputs interior and enough work; "always": any
+  /// interior; false: none. Unit strides, no channel split.
+  double overlapped_share(size_t i, const parallel::Distribution& d, const parallel::HaloPlan& plan) const;
   /// Bytes of node `node`'s gradients one rank sums over its replicas under `d` (in the
   /// gradient precision).
   double gradient_bytes(size_t node, const parallel::Distribution& d) const;
@@ -178,7 +192,8 @@ class LayerCostModel {
   double output_bytes(size_t node, const parallel::Distribution& d) const;
   /// The halo exchange of `plan` in `type`, forward and, with `backward`, backward: time,
   /// bytes, buffers.
-  void add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward, ElementType type) const;
+  /// `hideable`: forward compute the forward messages can travel behind (overlapped_share).
+  void add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward, ElementType type, double hideable) const;
   static double halo_bytes_sent(const parallel::HaloPlan& plan, bool backward, ElementType type = ElementType::fp32);
   /// Sums over the spatial group: statistics, and features gathered or pooled from the blocks.
   void add_spatial_reductions(std::vector<LayerExchange>& out, const PlanNode& n, const parallel::Distribution& d,

@@ -63,9 +63,9 @@ class LayerTimer {
   LayerTime time_distributed(const PlanNode& node, const parallel::Distribution& d,
                              const std::vector<Shape>& local_inputs, bool input_gradient);
   /// Seconds of an allreduce of `bytes` travelling in `type` (fp32, or bf16 rounded from an
-  /// fp32 buffer) over the measuring ranks, as the gradients' sum runs (cached). Collective
-  /// over them.
-  double allreduce_seconds(int64_t bytes, ElementType type = ElementType::fp32);
+  /// fp32 buffer) over the measuring ranks, as the gradients' sum runs: in buckets of at most
+  /// `bucket_bytes` (0: one), all started, then waited for (cached). Collective over them.
+  double allreduce_seconds(int64_t bytes, ElementType type = ElementType::fp32, int64_t bucket_bytes = 0);
   /// Ranks timing together.
   int measuring_ranks() const { return measuring_.size(); }
   /// Whether a time is cached.

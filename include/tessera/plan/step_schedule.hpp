@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/layers/halo_overlap.hpp"
 #include "tessera/plan/layer_cost.hpp"
 #include "tessera/plan/layout_planner.hpp"
 
@@ -47,17 +46,15 @@ struct ScheduleOp {
 /// planner's figure); blocks are the largest even block; a redistribution is an all-to-all
 /// among consecutive ranks (those whose blocks overlap when the sample is the outermost split);
 /// layers whose times were measured split over ranks carry their communication inside their
-/// compute. A convolution that overlaps its forward halo exchange at run time (the model's
-/// "halo_overlap", decided per layer by HaloOverlappedConv's rule on the block's shape)
-/// computes its interior share of the forward pass while its messages travel, the rest after;
-/// the extra cost of its pieces, and OverlapChoice's measurement, are not modelled.
+/// compute. A convolution that overlaps its forward halo exchange at run time
+/// (LayerCostModel::overlapped_share) computes its interior share of the forward pass while its
+/// messages travel, the rest after; the extra cost of its pieces, and OverlapChoice's
+/// measurement, are not modelled.
 class StepSchedule {
  public:
   /// `layout`: a valid prediction over `costs`' graph; `bucket_bytes`: the gradient reducer's
-  /// bucket in the gradient precision ("training.allreduce_bucket_kb"); `overlap`: the model's
-  /// "halo_overlap".
-  StepSchedule(LayerCostModel& costs, const LayoutPrediction& layout, double bucket_bytes, int64_t ranks_per_node,
-               layers::HaloOverlap overlap = layers::HaloOverlap::where_it_pays);
+  /// bucket in the gradient precision ("training.allreduce_bucket_kb").
+  StepSchedule(LayerCostModel& costs, const LayoutPrediction& layout, double bucket_bytes, int64_t ranks_per_node);
 
   int ranks() const { return ranks_; }
   /// Rank `rank`'s operations, in order.
