@@ -10,9 +10,13 @@ build_perf() {
   local dir=$1
   shift
   source scripts/ccache_env.sh
+  # A build folder that exists keeps its tests (--build build/default must not lose them); a
+  # new one is made without.
+  local tests=(-DTESSERA_ENABLE_TESTS=OFF)
+  [[ -f $dir/CMakeCache.txt ]] && tests=()
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/tessera-deps/openmp \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DTESSERA_ENABLE_ONEDNN=ON -DTESSERA_ENABLE_HDF5=ON \
-    -DTESSERA_ENABLE_PERF=ON -DTESSERA_ENABLE_TESTS=OFF -DPython3_EXECUTABLE="${TESSERA_PYTHON:-/usr/bin/python3}" >/dev/null
+    -DTESSERA_ENABLE_PERF=ON "${tests[@]}" -DPython3_EXECUTABLE="${TESSERA_PYTHON:-/usr/bin/python3}" >/dev/null
   cmake --build "$dir" -j "$(nproc)" --target "$@" >/dev/null
 }
 

@@ -19,13 +19,20 @@ SERIES = [
     ("ffn-data", "examples/ffn/ffn_cells.json", "theta", "weak",
      [(1, 1), (16, 16), (128, 128), (512, 512), (2048, 2048), (4096, 4096)]),
 ]
+# LTFB: populations of trainers of 16 GPUs each (the MLPerf CosmoFlow network at 128^3, one
+# sample per GPU), a round of training.ltfb's default 10 steps and a pairwise tournament.
+LTFB = ("ltfb-cosmoflow128", "examples/cosmoflow/cosmoflow_128.json", "sierra", 16, 16, [1, 4, 16, 64])
 
 
-def simulate(tessera, out, name, config, machine, ranks, batch):
-    base = os.path.join(out, f"{name}-{ranks}")
+def simulate(tessera, out, name, config, machine, ranks, batch, trainers=1):
+    """One point planned and replayed; with TRAINERS > 1, RANKS is each trainer's and the point
+    is the population's (ranks: all of them; simulated: its round per training step)."""
+    base = os.path.join(out, f"{name}-{ranks * trainers}")
     cmd = [tessera, "plan", config, "--ranks", str(ranks), "--batch-size", str(batch),
            "--machine", f"share/machines/{machine}.json", "--no-measure",
            "--simulate", f"share/platforms/{machine}.json", "--json", base + ".json"]
+    if trainers > 1:
+        cmd += ["--trainers", str(trainers)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     open(base + ".log", "w").write(p.stdout + p.stderr)
     if p.returncode == 3:
@@ -34,8 +41,39 @@ def simulate(tessera, out, name, config, machine, ranks, batch):
         sys.exit(f"scale_sim: {' '.join(cmd)} failed:\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
     plan = json.load(open(base + ".json"))
     sim = plan["simulation"]
-    return {"ranks": ranks, "batch": batch, "planned": plan["chosen"]["step_time_s"],
+    return {"ranks": ranks * trainers, "batch": batch * trainers, "planned": plan["chosen"]["step_time_s"],
             "simulated": sim["step_seconds"], "replay_wall": sim["simulation_wall_seconds"]}
+
+
+def ltfb_series(a):
+    """The population series; its efficiency is each trainer's throughput against one trainer
+    alone (the planner plans one trainer, so its line is flat)."""
+    name, config, machine, per_trainer, batch, counts = LTFB
+    if a.quick:
+        counts = [c for c in counts if c * per_trainer <= 256]
+    done = []
+    for k in counts:
+        done.append(simulate(a.tessera, a.out, name, config, machine, per_trainer, batch, k))
+        print(f"{name}: {k} trainers of {per_trainer} ranks simulated", file=sys.stderr, flush=True)
+    r = {"name": name, "machine": machine, "kind": "weak", "points": done}
+    r["planned_eff"] = efficiencies(done, "weak", "planned")
+    r["simulated_eff"] = efficiencies(done, "weak", "simulated")
+    return r
+
+
+def print_ltfb(r):
+    """The population table; returns ltfb_64_speedup (64 trainers' samples/s over one's)."""
+    print(f"{'population':20s} {'trainers':>8s} {'ranks':>6s} {'s/step':>9s} {'speedup':>8s} {'efficiency':>10s} "
+          f"{'replay s':>9s}")
+    one = r["points"][0]["simulated"]
+    speedup = "not_run"
+    for p, e in zip(r["points"], r["simulated_eff"]):
+        k = p["ranks"] // r["points"][0]["ranks"]
+        print(f"{r['name']:20s} {k:8d} {p['ranks']:6d} {p['simulated']:9.4f} {k * one / p['simulated']:8.2f} "
+              f"{e:10.3f} {p['replay_wall']:9.2f}")
+        if k == 64:
+            speedup = f"{k * one / p['simulated']:.1f}"
+    return speedup
 
 
 def efficiencies(points, kind, key):
@@ -95,6 +133,7 @@ def main():
         r["simulated_eff"] = efficiencies(done, kind, "simulated")
         results.append(r)
 
+    ltfb = ltfb_series(a)
     errors = []
     print(f"{'series':20s} {'machine':10s} {'ranks':>6s} {'batch':>6s} {'planned s':>10s} {'simulated s':>12s} "
           f"{'error':>6s} {'eff plan':>9s} {'eff sim':>8s} {'replay s':>9s}")
@@ -104,7 +143,8 @@ def main():
             errors.append(err)
             print(f"{r['name']:20s} {r['machine']:10s} {p['ranks']:6d} {p['batch']:6d} {p['planned']:10.4f} "
                   f"{p['simulated']:12.4f} {err:6.3f} {ep:9.3f} {es:8.3f} {p['replay_wall']:9.2f}")
-    svg(results, os.path.join(a.out, "scale_sim.svg"))
+    speedup = print_ltfb(ltfb)
+    svg(results + ([ltfb] if ltfb else []), os.path.join(a.out, "scale_sim.svg"))
     print(f"plot: {os.path.join(a.out, 'scale_sim.svg')}")
 
     def eff_at(name, ranks):
@@ -119,6 +159,7 @@ def main():
     print(f"planner_vs_sim_error_median={statistics.median(errors):.3f} planner_vs_sim_error_max={max(errors):.3f} "
           f"ffn_2048_efficiency={eff_at('ffn-data', 2048)} "
           f"cosmoflow_hybrid_2048_efficiency={eff_at('cosmoflow512-weak', 2048)} "
+          f"ltfb_64_speedup={speedup} "
           f"replay_64_seconds={replay(64)} replay_2048_seconds={replay(2048)} replay_8192_seconds={replay(8192)}")
 
 

@@ -11,14 +11,19 @@
 #    ranks per sample do not fit a V100's 16 GiB, and more cannot split the flatten's 2^3 block;
 #  * cosmoflow128-data (Sierra-like): CosmoFlow at 128^3, one sample per rank, 4 to 8192 ranks;
 #  * ffn-data (Theta-like): the flood-filling network, one sample per node, 1 to 4096 nodes
-#    (Theta has 4,392).
+#    (Theta has 4,392);
+#  * ltfb-cosmoflow128 (Sierra-like): populations of 1, 4, 16 and 64 trainers (LTFB) of 16
+#    GPUs each, CosmoFlow at 128^3, one sample per GPU, a round of 10 steps and a pairwise
+#    tournament (`tessera plan --trainers`); the speedup is K trainers' samples/s over one's.
 # Efficiency: weak, the first point's step over each point's; strong, the first point's
 # rank-seconds over each point's.
 # About 3 minutes on 2 cores (an 8192-rank replay takes 20-50 s and 0.5 GB).
 # Usage: perf/scale_sim.sh [--build DIR] [--out DIR] [--quick]   (DIR: build/perf; --out keeps
 #   the plans, schedules' results and scale_sim.svg; --quick: up to 256 ranks)
 # Last line: planner_vs_sim_error_median=E planner_vs_sim_error_max=M ffn_2048_efficiency=F
-#   cosmoflow_hybrid_2048_efficiency=C replay_64_seconds=S replay_2048_seconds=T replay_8192_seconds=U
+#   cosmoflow_hybrid_2048_efficiency=C ltfb_64_speedup=L replay_64_seconds=S replay_2048_seconds=T
+#   replay_8192_seconds=U (the population series is outside the planner's errors: it plans one
+#   trainer)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build/perf out="" quick=()
@@ -27,7 +32,7 @@ while [[ $# -gt 0 ]]; do
     --build) build=$2; shift ;;
     --out) out=$2; shift ;;
     --quick) quick=(--quick) ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale_sim.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift

@@ -57,6 +57,7 @@ struct PlanArgs {
   std::string config, machine, memory_limit, backend = "auto", json, write_config, precision;
   std::string schedule, simulate;  // --schedule FILE, --simulate PLATFORM
   int ranks = 1;
+  int64_t trainers = 0;  // --trainers: schedule a population's round (0: training.ltfb's, or 1)
   int64_t batch_size = 0;
   double min_gain = 0.02;
   bool given = false, no_measure = false;

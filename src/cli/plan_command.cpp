@@ -26,8 +26,10 @@
 #include "tessera/model/model_spec.hpp"
 #include "tessera/parallel/communicator.hpp"
 #include "tessera/plan/layout_planner.hpp"
+#include "tessera/plan/population_schedule.hpp"
 #include "tessera/plan/step_schedule.hpp"
 #include "tessera/train/auto_layout.hpp"
+#include "tessera/train/ltfb/ltfb_options.hpp"
 #include "tessera/train/training_run.hpp"
 
 namespace tessera::cli {
@@ -144,10 +146,34 @@ double bucket_bytes(const train::TrainingOptions& t) {
 
 std::string seconds_text(double s) { return format("%.4g s", s); }
 
+/// What --schedule writes and --simulate replays: the chosen layout's step, or with several
+/// trainers (--trainers, training.ltfb) a round of the population: round_steps steps of every
+/// trainer and a pairwise tournament.
+struct Replay {
+  std::optional<plan::StepSchedule> step;
+  std::optional<plan::PopulationSchedule> population;
+  int64_t steps = 1;  // training steps the schedule holds
+  void write(std::ostream& out) const { population ? population->write(out) : step->write(out); }
+  int ranks() const { return population ? population->ranks() : step->ranks(); }
+};
+
+/// training.ltfb with --trainers over it; none for a single trainer.
+std::optional<train::LtfbOptions> population_of(ConfigObject& root, const PlanArgs& a, int64_t batch) {
+  const bool section = root.has("training") && root.object("training").has("ltfb");
+  if (!section && a.trainers <= 1) return std::nullopt;
+  const nlohmann::json none = nlohmann::json::object();
+  auto cfg = section ? root.object("training").object("ltfb") : ConfigObject(none, "$.training.ltfb");
+  train::LtfbOptions o = train::LtfbOptions::from_json(cfg, batch, a.trainers);
+  if (o.trainers <= 1) return std::nullopt;
+  if (o.selection == train::Selection::truncation)
+    throw ConfigError("--trainers", "a population's round is scheduled for pairwise selection (or none), not truncation");
+  return o;
+}
+
 /// --simulate: the schedule replayed by tessera-sim on the platform, printed beside the plan's
-/// prediction; the result goes into the plan's JSON.
-nlohmann::json simulate(const PlanArgs& a, const plan::StepSchedule& schedule, const plan::Plan& plan,
-                        const std::string& simulator) {
+/// prediction (per training step; a population's round divided by its steps); the result goes
+/// into the plan's JSON.
+nlohmann::json simulate(const PlanArgs& a, const Replay& replay, const plan::Plan& plan, const std::string& simulator) {
   // With --schedule the file is there already; otherwise the schedule goes to a scratch file.
   std::string path = a.schedule;
   std::optional<ScratchFile> scratch;
@@ -156,18 +182,31 @@ nlohmann::json simulate(const PlanArgs& a, const plan::StepSchedule& schedule, c
                             ("tessera-schedule-" + std::to_string(::getpid()) + ".txt")).string())
                .path();
     std::ofstream out(path);
-    schedule.write(out);
+    replay.write(out);
     if (!out) throw IoError(path + ": cannot write the step schedule");
   }
-  const nlohmann::json result = run_simulator(simulator, path, a.simulate, "--simulate");
-  const double simulated = result.at("step_seconds").get<double>(), predicted = plan.chosen.step_time;
+  nlohmann::json result = run_simulator(simulator, path, a.simulate, "--simulate");
+  const double steps = static_cast<double>(replay.steps);
+  const double simulated = result.at("step_seconds").get<double>() / steps, predicted = plan.chosen.step_time;
   std::ostringstream line;
   line << "simulated on " << result.at("platform").get<std::string>() << " (" << result.at("nodes").get<int64_t>()
-       << " nodes, tessera-sim): step " << seconds_text(simulated) << " against the plan's "
-       << seconds_text(predicted) << " (simulated / planned " << std::fixed << std::setprecision(3)
-       << simulated / predicted << "); compute " << seconds_text(result.at("compute_seconds").get<double>())
-       << ", waiting for messages " << seconds_text(result.at("waiting_seconds").get<double>()) << "\n";
+       << " nodes, tessera-sim): ";
+  if (replay.population)
+    line << replay.population->trainers() << " trainers, a round of " << replay.steps << " steps and a tournament "
+         << seconds_text(result.at("step_seconds").get<double>()) << ", per step ";
+  else
+    line << "step ";
+  line << seconds_text(simulated) << " against the plan's " << seconds_text(predicted) << " (simulated / planned "
+       << std::fixed << std::setprecision(3) << simulated / predicted << "); compute "
+       << seconds_text(result.at("compute_seconds").get<double>() / steps) << ", waiting for messages "
+       << seconds_text(result.at("waiting_seconds").get<double>() / steps) << "\n";
   std::cout << line.str() << std::flush;
+  if (replay.population) {
+    result["round_seconds"] = result.at("step_seconds");
+    result["round_steps"] = replay.steps;
+    result["trainers"] = replay.population->trainers();
+    result["step_seconds"] = simulated;
+  }
   return result;
 }
 
@@ -215,6 +254,11 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
                   "Replay the chosen layout's step with tessera-sim (SimGrid) on this platform file, e.g. "
                   "share/tessera/platforms/sierra.json, and print the simulated step beside the planned one")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--trainers", a.trainers,
+                  "With --schedule or --simulate: a population of this many trainers (LTFB), each of --ranks ranks "
+                  "in the planned layout; the schedule holds one round (training.ltfb's round_steps steps, then a "
+                  "pairwise tournament exchanging the models) over trainers x ranks ranks (docs/simulation.md)")
+      ->check(integer_in(1, 1 << 20));
   cmd->add_flag("--no-measure", a.no_measure,
                 "Measure no layer: fail if the profile lacks a time the plan needs (for published profiles, whose "
                 "layers are not measured here, the roofline of the profile is used instead)");
@@ -231,6 +275,10 @@ int run_plan(PlanArgs& a) {
   auto model_cfg = root.object("model");
   model::ModelSpec spec = model::ModelSpec::from_json(model_cfg);
   const train::TrainingOptions training = training_of(root, a);
+  const std::optional<train::LtfbOptions> population = population_of(root, a, training.batch_size);
+  if (population && a.schedule.empty() && a.simulate.empty())
+    log::info("a population of " + std::to_string(population->trainers) + " trainers: the plan is one trainer's (" +
+              std::to_string(a.ranks) + " ranks); --schedule or --simulate replays the population's round");
   plan::MachineProfile profile = machine_profile(a);
   const plan::PlanRequest request = plan_request(a, config, training, profile);
   if (spec.distribution_auto) spec.distribution.reset();
@@ -239,9 +287,19 @@ int run_plan(PlanArgs& a) {
   const bool first = parallel::Communicator::world().rank() == 0;
   if (first && !a.machine.empty() && profile.layer_times.size() > 0) plan::write_machine_profile(profile, a.machine);
   if (!plan.chosen.valid) throw ConfigError(a.config, plan.chosen.why);
-  std::optional<plan::StepSchedule> schedule;
-  if (!a.schedule.empty() || !a.simulate.empty())
-    schedule.emplace(plan::schedule_layout(spec, request, profile, plan.chosen, bucket_bytes(training)));
+  Replay replay;
+  if (!a.schedule.empty() || !a.simulate.empty()) {
+    replay.step.emplace(plan::schedule_layout(spec, request, profile, plan.chosen, bucket_bytes(training)));
+    if (population) {
+      replay.steps = population->round_steps;
+      const double tournament =
+          population->selection == train::Selection::none
+              ? 0.0
+              : static_cast<double>(population->tournament_samples) / static_cast<double>(training.batch_size);
+      replay.population.emplace(*replay.step, static_cast<int>(population->trainers), population->round_steps,
+                                tournament, population->selection != train::Selection::none);
+    }
+  }
   if (!first) return plan.feasible ? 0 : 3;
   if (request.precision != ElementType::fp32 || request.gradient_precision != ElementType::fp32)
     std::cout << "precision: activations " << element_type_name(request.precision) << ", gradient sums "
@@ -249,12 +307,12 @@ int run_plan(PlanArgs& a) {
   std::cout << plan::plan_table(plan) << std::flush;
   if (!a.schedule.empty()) {
     std::ostringstream text;
-    schedule->write(text);
+    replay.write(text);
     write_text_atomically(a.schedule, text.str());
-    log::info("wrote the step schedule of " + std::to_string(a.ranks) + " ranks to " + a.schedule);
+    log::info("wrote the step schedule of " + std::to_string(replay.ranks()) + " ranks to " + a.schedule);
   }
   nlohmann::json out = plan::plan_json(plan);
-  if (!a.simulate.empty()) out["simulation"] = simulate(a, *schedule, plan, simulator);
+  if (!a.simulate.empty()) out["simulation"] = simulate(a, replay, plan, simulator);
   if (!a.json.empty()) write_text_atomically(a.json, out.dump(2) + "\n");
   if (!a.write_config.empty()) write_planned_config(a.write_config, spec, config, plan);
   return plan.feasible ? 0 : 3;

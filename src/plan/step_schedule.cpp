@@ -108,6 +108,13 @@ StepSchedule::StepSchedule(LayerCostModel& costs, const LayoutPrediction& layout
         }
       }
     }
+    {
+      // LTFB hands over parameters with the optimizer's values for them, and the buffers.
+      const double replicas = l.distribution.shard_weights ? ranks_ / l.distribution.channel_parts() : 1;
+      const double cp = l.distribution.channel_parts();
+      state_bytes_ += 4.0 * (static_cast<double>(n.trainable) / cp / replicas * (1 + costs.options().optimizer_state) +
+                             static_cast<double>(n.buffers) / cp);
+    }
     l.halo_backward = costs.halo_backward(i);
     l.gradient_bytes = costs.gradient_bytes(i, l.distribution);
     l.update = planned.cost.update;
@@ -235,14 +242,15 @@ std::vector<ScheduleOp> StepSchedule::rank_ops(int rank) const {
   return ops;
 }
 
-void StepSchedule::write(std::ostream& out) const {
+void write_schedule(std::ostream& out, const ScheduleHeader& header,
+                    const std::function<std::vector<ScheduleOp>(int)>& rank_ops) {
   out << "tessera-step-schedule 1\n"
-      << "ranks " << ranks_ << "\n"
-      << "ranks_per_node " << ranks_per_node_ << "\n"
-      << std::setprecision(9) << "predicted_step_seconds " << predicted_ << "\n"
-      << "label " << label_ << "\n";
-  for (size_t i = 0; i < layers_.size(); ++i) out << "layer " << i << " " << layers_[i].name << "\n";
-  for (int r = 0; r < ranks_; ++r) {
+      << "ranks " << header.ranks << "\n"
+      << "ranks_per_node " << header.ranks_per_node << "\n"
+      << std::setprecision(9) << "predicted_step_seconds " << header.predicted_seconds << "\n"
+      << "label " << header.label << "\n";
+  for (size_t i = 0; i < header.layers.size(); ++i) out << "layer " << i << " " << header.layers[i] << "\n";
+  for (int r = 0; r < header.ranks; ++r) {
     out << "rank " << r << "\n";
     for (const ScheduleOp& op : rank_ops(r)) {
       // An exchange that computes while its messages travel is "xo", with those seconds.
@@ -268,6 +276,26 @@ void StepSchedule::write(std::ostream& out) const {
     }
   }
   out << "end\n";
+}
+
+ScheduleHeader StepSchedule::header() const {
+  ScheduleHeader h;
+  h.ranks = ranks_;
+  h.ranks_per_node = ranks_per_node_;
+  h.predicted_seconds = predicted_;
+  h.label = label_;
+  for (const auto& l : layers_) h.layers.push_back(l.name);
+  return h;
+}
+
+double StepSchedule::forward_seconds() const {
+  double s = 0;
+  for (const auto& l : layers_) s += l.forward;
+  return s;
+}
+
+void StepSchedule::write(std::ostream& out) const {
+  write_schedule(out, header(), [this](int r) { return rank_ops(r); });
 }
 
 StepSchedule schedule_layout(const model::ModelSpec& spec, const PlanRequest& request, MachineProfile& profile,

@@ -7,6 +7,7 @@
 #include "support/published_profile.hpp"
 
 #include "tessera/plan/layout_planner.hpp"
+#include "tessera/plan/population_schedule.hpp"
 #include "tessera/plan/step_schedule.hpp"
 
 using namespace tessera;
@@ -292,4 +293,67 @@ TEST_CASE("A convolution that overlaps its halo exchange computes its interior w
   s.write(out);
   CHECK_THAT(out.str(), Catch::Contains("\nxo " + std::to_string(conv1) + " "));
   CHECK_THAT(out.str(), !Catch::Contains("\nxo " + std::to_string(conv2) + " "));
+}
+
+TEST_CASE("A population's round trains every trainer on its own ranks, then partners swap their models",
+          "[plan][schedule]") {
+  Fixture f;
+  const int n = 2;  // ranks per trainer, data parallel
+  plan::LayerCostModel costs(f.graph, f.profile, f.timer, plan::CostOptions{n, 1, 0, 0, 1});
+  const auto layout = plan::predict_layout(costs, std::vector<Distribution>(f.graph.nodes.size(), dist(n)), "data", 0, 0);
+  REQUIRE(layout.valid);
+  const plan::StepSchedule trainer(costs, layout, 4 << 20, 1);
+  const plan::PopulationSchedule round(trainer, 4, 3, 0.5);
+  REQUIRE(round.ranks() == 4 * n);
+  // Partners pair up; with 4 trainers every one meets another.
+  for (int t = 0; t < 4; ++t) {
+    REQUIRE(round.partner(t) >= 0);
+    CHECK(round.partner(t) != t);
+    CHECK(round.partner(round.partner(t)) == t);
+  }
+  // Parameters and momentum in fp32, every layer whole on each rank of a data-parallel trainer.
+  double state = 0;
+  for (const auto& node : f.graph.nodes) state += 4.0 * (2.0 * static_cast<double>(node.trainable) + node.buffers);
+  CHECK(trainer.state_bytes() == Approx(state));
+
+  std::map<std::pair<int, int>, int> sent, received;
+  for (int r = 0; r < round.ranks(); ++r) {
+    const int t = r / n;
+    const auto step = trainer.rank_ops(r % n);
+    const auto ops = round.rank_ops(r);
+    REQUIRE(ops.size() == 3 * step.size() + 3);
+    for (size_t k = 0; k < 3 * step.size(); ++k) {  // its trainer's steps, on its trainer's ranks
+      const ScheduleOp& op = ops[k];
+      CHECK(op.kind == step[k % step.size()].kind);
+      for (const auto& [peer, bytes] : op.sends) CHECK(peer / n == t);
+      if (op.kind != ScheduleOp::Kind::compute && op.kind != ScheduleOp::Kind::exchange &&
+          op.kind != ScheduleOp::Kind::wait_all) {
+        CHECK(op.group.first / n == t);
+        CHECK((op.group.first + op.group.stride * (op.group.count - 1)) / n == t);
+      }
+    }
+    // The tournament: both models evaluated on half a batch each, the scores swapped, then the
+    // states, with the same rank of the partner.
+    CHECK(ops[ops.size() - 3].kind == ScheduleOp::Kind::compute);
+    CHECK(ops[ops.size() - 3].seconds == Approx(2 * 0.5 * trainer.forward_seconds()));
+    const int peer = round.partner(t) * n + r % n;
+    const ScheduleOp& swap = ops.back();
+    REQUIRE(swap.kind == ScheduleOp::Kind::exchange);
+    REQUIRE(swap.sends.size() == 1);
+    CHECK(swap.sends[0] == std::pair<int, double>{peer, trainer.state_bytes()});
+    CHECK(swap.receives == std::vector<int>{peer});
+    for (const auto& op : ops) {
+      for (const auto& [to, bytes] : op.sends) ++sent[{r, to}];
+      for (const int from : op.receives) ++received[{from, r}];
+    }
+  }
+  CHECK(sent == received);
+
+  // Without tournaments ("selection": "none") the trainers only train.
+  const plan::PopulationSchedule independent(trainer, 4, 3, 0.5, false);
+  CHECK(independent.rank_ops(5).size() == 3 * trainer.rank_ops(1).size());
+  std::ostringstream out;
+  round.write(out);
+  CHECK_THAT(out.str(), Catch::Contains("\nranks 8\n"));
+  CHECK_THAT(out.str(), Catch::Contains("\nlabel 4 trainers, a round of 3 steps: data\n"));
 }

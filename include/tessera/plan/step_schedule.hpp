@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -31,6 +32,19 @@ struct ScheduleOp {
   std::vector<int> receives;                   // exchange: the ranks it receives from
 };
 
+/// What a schedule file states before its ranks' operations.
+struct ScheduleHeader {
+  int ranks = 1;
+  int64_t ranks_per_node = 1;
+  double predicted_seconds = 0;  // the planner's figure for what the schedule holds
+  std::string label;
+  std::vector<std::string> layers;
+};
+
+/// Writes a schedule file (docs/simulation.md): the header, then rank_ops(r) for every rank.
+void write_schedule(std::ostream& out, const ScheduleHeader& header,
+                    const std::function<std::vector<ScheduleOp>(int)>& rank_ops);
+
 /// A training step of one layout as every rank runs it, for the simulator (tessera-sim): per
 /// rank, in order, its compute phases (the cost model's measured or roofline layer times), its
 /// halo messages with their peers and bytes, the collectives of its layers over their groups,
@@ -61,6 +75,12 @@ class StepSchedule {
   std::vector<ScheduleOp> rank_ops(int rank) const;
   /// Writes the schedule file (every rank's operations).
   void write(std::ostream& out) const;
+  ScheduleHeader header() const;
+  /// The forward pass's compute on the busiest rank (every layer's, fusion and copies included).
+  double forward_seconds() const;
+  /// Bytes of one rank's block of the model state a trainer hands another (its parameters and
+  /// the optimizer's values for them, and its buffers), as LTFB exchanges them.
+  double state_bytes() const { return state_bytes_; }
 
  private:
   struct Layer {
@@ -88,6 +108,7 @@ class StepSchedule {
   int64_t ranks_per_node_ = 1;
   double bucket_bytes_ = 0;
   double predicted_ = 0;
+  double state_bytes_ = 0;
   std::string label_;
   std::vector<Layer> layers_;
 };
