@@ -16,6 +16,10 @@ SERIES = [
      [(256, 256), (512, 256), (1024, 256), (2048, 256)]),
     ("cosmoflow128-data", "examples/cosmoflow/cosmoflow_128.json", "sierra", "weak",
      [(4, 4), (16, 16), (64, 64), (256, 256), (1024, 1024), (2048, 2048), (8192, 8192)]),
+    ("unet256-weak", "perf/unet3d_small_256.json", "sierra", "weak",
+     [(16, 2), (64, 8), (256, 32), (1024, 128), (2048, 256)]),
+    ("unet256-strong", "perf/unet3d_small_256.json", "sierra", "strong",
+     [(256, 64), (512, 64), (1024, 64), (2048, 64)]),
     ("ffn-data", "examples/ffn/ffn_cells.json", "theta", "weak",
      [(1, 1), (16, 16), (128, 128), (512, 512), (2048, 2048), (4096, 4096)]),
 ]
@@ -89,7 +93,7 @@ def svg(results, path):
     lo, hi = math.log2(min(ranks)), math.log2(max(ranks))
     x = lambda n: left + (math.log2(n) - lo) / max(hi - lo, 1) * (w - left - right)  # noqa: E731
     y = lambda e: top + (1.2 - min(e, 1.2)) / 1.2 * (h - top - bottom)  # noqa: E731
-    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
+    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="100%" font-family="sans-serif" '
            f'font-size="12">', f'<rect width="{w}" height="{h}" fill="white"/>']
     for e in (0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2):

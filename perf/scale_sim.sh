@@ -10,6 +10,9 @@
 #    ranks (1 to 8 ranks per sample). At 512^3 there is no strong-scaling series: fewer than 8
 #    ranks per sample do not fit a V100's 16 GiB, and more cannot split the flatten's 2^3 block;
 #  * cosmoflow128-data (Sierra-like): CosmoFlow at 128^3, one sample per rank, 4 to 8192 ranks;
+#  * unet256-weak and unet256-strong (Sierra-like): unet3d-small on 256^3 volumes
+#    (perf/unet3d_small_256.json), 8 ranks per sample from 16 to 2048 ranks, and a global batch
+#    of 64 on 256 to 2048 ranks (fewer do not fit a V100);
 #  * ffn-data (Theta-like): the flood-filling network, one sample per node, 1 to 4096 nodes
 #    (Theta has 4,392);
 #  * ltfb-cosmoflow128 (Sierra-like): populations of 1, 4, 16 and 64 trainers (LTFB) of 16
@@ -32,7 +35,7 @@ while [[ $# -gt 0 ]]; do
     --build) build=$2; shift ;;
     --out) out=$2; shift ;;
     --quick) quick=(--quick) ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale_sim.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
