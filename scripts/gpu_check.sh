@@ -21,6 +21,8 @@
 #   peak, jit (only when named) `tessera bench peak`: the device's FMA rate and triad bandwidth;
 #             the PTX compilation of all of tessera's kernels at once (CUDA_MODULE_LOADING=EAGER),
 #             from an empty cache and then cached
+#   nsys      (only when named) Nsight Systems on 4 training steps of cosmoflow-small in bf16:
+#             the kernel summary and the CUDA API summary (launch gaps)
 #   profile   (only when named) Nsight Compute on the kernels of `tessera bench ops` matching
 #             TESSERA_PROFILE_KERNEL (default: the few-channel weight gradient)
 # Each step has its own time limit inside an overall budget (TESSERA_CHECK_SECONDS, default 540:
@@ -70,7 +72,25 @@ machine() {
   echo "cores: $(nproc)"
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
   python3 -m pip list 2>/dev/null | grep -iE '^(nvidia-(cudnn|cublas|cuda-runtime|cusparse|nvjitlink)|torch) '
-  command -v ctest cmake mpirun || true
+  command -v ctest cmake mpirun nsys ncu compute-sanitizer || true
+}
+
+# Nsight Systems on 4 training steps of cosmoflow-small (128^3, batch 4) in PRECISION: the GPU
+# kernels' summary (time, calls, share) and the gaps between them, for the per-layer tables'
+# "rest" and launch gaps. The report comes back as $out/nsys_P.nsys-rep when small enough.
+nsys_step() {
+  command -v nsys >/dev/null || { echo "no nsys on this machine"; return 1; }
+  local p=${1:-bf16} work
+  work=$(mktemp -d)
+  python3 perf/cosmoflow_run.py config 128 4 4 "$work/run.json" "training.precision=\"$p\"" || return 1
+  nsys profile --stats=false --force-overwrite true -o "$work/nsys_$p" --trace cuda,nvtx \
+    tessera train "$work/run.json" --cudnn-algorithms benchmark --cudnn-deterministic false --quiet \
+    --kokkos-disable-warnings || return 1
+  nsys stats --report cuda_gpu_kern_sum --report cuda_api_sum --format table "$work/nsys_$p.nsys-rep" 2>&1 |
+    head -n 80
+  local size; size=$(stat -c %s "$work/nsys_$p.nsys-rep")
+  ((size < 20 * 1048576)) && cp "$work/nsys_$p.nsys-rep" "$out/"
+  rm -rf "$work"
 }
 
 unpack_and_info() {
@@ -185,8 +205,9 @@ PY
 }
 
 export root out B pack results
-export -f record machine unpack_and_info jit gpu_tests peak profile model_vs_torch portability mixed_precision_runs
-known=" machine tests peak fp32 tf32 bf16 fp16 unet mlperf portability mixed jit profile "
+export -f record machine unpack_and_info jit gpu_tests peak profile model_vs_torch portability mixed_precision_runs \
+  nsys_step
+known=" machine tests peak fp32 tf32 bf16 fp16 unet mlperf portability mixed jit nsys profile "
 for s in "${steps[@]}"; do  # before anything runs: a typo must not cost device time
   [[ $known == *" $s "* ]] || { echo "gpu_check.sh: unknown step '$s' (one of:$known)"; exit 2; }
 done
@@ -207,6 +228,7 @@ for s in "${steps[@]}"; do
     portability) run_step portability 150 portability ;;
     mixed) run_step mixed 150 mixed_precision_runs ;;
     jit) run_step jit 60 jit ;;
+    nsys) run_step nsys 90 nsys_step bf16 ;;
     profile) run_step profile 90 profile ;;
   esac
 done
