@@ -7,13 +7,14 @@
 # per-module CUDA events), so that every run says which layers hold the gap.
 # Usage: perf/cosmoflow_gpu.sh [--model M] [--steps N] [--size S] [--batch B]
 #          [--precision fp32|tf32|bf16|fp16] [--tf32] [--algo heuristic|benchmark] [--deterministic]
-#          [--no-layers] [--out DIR] [--build DIR | --tessera PATH] [--device cpu]
+#          [--no-layers] [--torch-compile] [--out DIR] [--build DIR | --tessera PATH] [--device cpu]
 #   --model: cosmoflow-small (default; 128^3, batch 4), unet3d-small (128^3, batch 2) or
 #     cosmoflow-mlperf (the network of examples/cosmoflow, 128^3, batch 4)
 #   --precision: Tessera's training.precision; PyTorch: TF32 allowed for tf32, autocast to bf16 or
 #     fp16 (with its GradScaler) for bf16, fp16; --tf32 is --precision tf32
 #   --tessera: time this tessera (a GPU bundle's, scripts/gpu_bundle.sh) instead of building one
 #   --out: keep the metrics logs, the layer timings and the table (JSON) there
+#   --torch-compile: also PyTorch's fastest variant through torch.compile (torch_compiled_samples_per_s)
 #   --device cpu: the same on this machine's CPU with a CPU build (fp32, bf16; oneDNN's conv
 #     bound), to check the script where there is no GPU
 # Defaults: FP32 (no TF32 on either side), Tessera with timed algorithm choice
@@ -22,10 +23,11 @@
 # PyTorch's best of {NCDHW, channels_last_3d} x {cudnn.benchmark off, on}.
 # Last lines: the layer table's (tessera_step_ms=... largest_gap=...), then
 #   model=M precision=P tessera_samples_per_s=X (min-max) torch_samples_per_s=Y ratio=Z conv_bound_fraction=F
+#   [torch_compiled_samples_per_s=C ratio_vs_compiled=R]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=10 size="" batch="" precision=fp32 algo=benchmark deterministic=0 build=build/perf-cuda tessera=""
-model=cosmoflow-small layers=1 out="" device=cuda
+model=cosmoflow-small layers=1 out="" device=cuda compile=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --model) model=$2; shift ;;
@@ -37,11 +39,12 @@ while [[ $# -gt 0 ]]; do
     --deterministic) deterministic=1 ;;
     --algo) algo=$2; shift ;;
     --no-layers) layers=0 ;;
+    --torch-compile) compile=(--compile) ;;
     --out) out=$2; shift ;;
     --build) build=$2; shift ;;
     --tessera) tessera=$2; shift ;;
     --device) device=$2; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "cosmoflow_gpu.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -112,9 +115,10 @@ echo "== torch peer (best of NCDHW / channels_last_3d, cudnn.benchmark ${torch_c
 layer_flags=()
 [[ $layers == 1 ]] && layer_flags=(--layers "$work/torch_layers.json" --config "$work/run.json")
 torch_out=$(cd perf && "$python" torch_gpu.py "$size" "$batch" "$steps" --model "$model" --precision "$precision" \
-  --choices "$torch_choices" --device "$device" "${layer_flags[@]}")
+  --choices "$torch_choices" --device "$device" "${layer_flags[@]}" "${compile[@]}")
 echo "$torch_out"
 best=$(sed -n 's/^best_samples_per_s=\([0-9.]*\)$/\1/p' <<<"$torch_out")
+compiled=$(sed -n 's/^compiled_samples_per_s=\([0-9.]*\).*/\1/p' <<<"$torch_out")
 
 if [[ $layers == 1 ]]; then
   echo "== where the step goes: tessera train --profile beside PyTorch's per-layer times (ms per step)"
@@ -124,12 +128,14 @@ if [[ $layers == 1 ]]; then
 fi
 [[ -z $out ]] || { mkdir -p "$out" && cp "$work"/*.json "$work"/*.jsonl "$out/"; }
 
-"$python" - "$tessera_rate" "$best" "$limit" "$work/metrics.jsonl" "$model" "$precision" <<'PY'
+"$python" - "$tessera_rate" "$best" "$limit" "$work/metrics.jsonl" "$model" "$precision" "$compiled" <<'PY'
 import json, sys
 t, p, lim = map(float, sys.argv[1:4])
+compiled = f" torch_compiled_samples_per_s={float(sys.argv[7]):.2f} ratio_vs_compiled={t / float(sys.argv[7]):.2f}" \
+    if sys.argv[7] else ""
 steps = [e for e in map(json.loads, open(sys.argv[4])) if e["event"] == "train"][2:]
 rates = sorted(e["samples_per_s"] for e in steps)
 print(f"model={sys.argv[5]} precision={sys.argv[6]} "
       f"tessera_samples_per_s={t:.2f} ({rates[0]:.2f}-{rates[-1]:.2f} over {len(rates)} steps) "
-      f"torch_samples_per_s={p:.2f} ratio={t / p:.2f} conv_bound_fraction={t / lim:.2f}")
+      f"torch_samples_per_s={p:.2f} ratio={t / p:.2f} conv_bound_fraction={t / lim:.2f}{compiled}")
 PY

@@ -72,11 +72,12 @@ def autocast(device, precision):
     return torch.autocast(device_type, dtype=torch.bfloat16 if precision == "bf16" else torch.float16)
 
 
-def training_step(size, batch, channels_last, device="cpu", precision="fp32", with_model=False):
+def training_step(size, batch, channels_last, device="cpu", precision="fp32", with_model=False, compiled=False):
     """One SGD step of cosmoflow-small on a fixed random batch, as a function returning the
-    loss (and the model, WITH_MODEL, for perf/torch_layer_times.py); the model and input in channels_last_3d if asked, the forward pass under autocast for
-    precision bf16 or fp16 (fp16 on a GPU only, with dynamic loss scaling; see
-    `optimizer_step`). On a GPU the step ends when the device is done."""
+    loss (and the model, WITH_MODEL, for perf/torch_layer_times.py); the model and input in
+    channels_last_3d if asked, the forward pass under autocast for precision bf16 or fp16 (fp16
+    on a GPU only, with dynamic loss scaling; see `optimizer_step`), through torch.compile if
+    COMPILED. On a GPU the step ends when the device is done."""
     torch.manual_seed(0)
     model = cosmoflow_small(size).to(device)
     x = torch.randn(batch, CHANNELS[0], size, size, size, device=device)
@@ -86,24 +87,27 @@ def training_step(size, batch, channels_last, device="cpu", precision="fp32", wi
         x = x.contiguous(memory_format=torch.channels_last_3d)
     # Made after the format change, so the optimizer holds the parameters that are trained.
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-    step = optimizer_step(model, x, lambda out: nn.functional.mse_loss(out, y), optimizer, device, precision)
+    step = optimizer_step(model, x, lambda out: nn.functional.mse_loss(out, y), optimizer, device, precision,
+                          compiled)
     return (step, model) if with_model else step
 
 
-def optimizer_step(model, x, loss_of, optimizer, device, precision):
+def optimizer_step(model, x, loss_of, optimizer, device, precision, compiled=False):
     """One optimizer step on input X as a function returning the loss: the forward pass under
     `autocast` for PRECISION, LOSS_OF applied to the output in fp32. fp16 adds PyTorch's standard
     dynamic loss scaling (torch.amp.GradScaler), as fp16 training needs it and Tessera's fp16 runs
     it too; fp32 and bf16 (fp32's exponent range) step unscaled. On a GPU the step ends when the
     device is done."""
     autocast(device, precision)  # a wrong precision (or fp16 on the CPU) fails here, before any step
+    # COMPILED: the forward pass through torch.compile (compiled at the first step, a warm-up).
+    forward = torch.compile(model) if compiled else model
     # One scaler for all steps: its scale adapts from step to step, as in a training run.
     scaler = torch.amp.GradScaler(torch.device(device).type) if precision == "fp16" else None
 
     def step():
         optimizer.zero_grad()
         with autocast(device, precision):
-            out = model(x)
+            out = forward(x)
         loss = loss_of(out.float())
         if scaler is None:
             loss.backward()

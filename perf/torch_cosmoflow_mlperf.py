@@ -56,7 +56,7 @@ def conv_forward_flop(size):
     return flop
 
 
-def training_step(size, batch, channels_last, device="cpu", precision="fp32", with_model=False):
+def training_step(size, batch, channels_last, device="cpu", precision="fp32", with_model=False, compiled=False):
     """One SGD step of the network on a fixed random batch, as a function returning the loss
     (and the model, WITH_MODEL); as perf/torch_cosmoflow.py's `training_step`."""
     torch.manual_seed(0)
@@ -67,5 +67,6 @@ def training_step(size, batch, channels_last, device="cpu", precision="fp32", wi
         model = model.to(memory_format=torch.channels_last_3d)
         x = x.contiguous(memory_format=torch.channels_last_3d)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-    step = optimizer_step(model, x, lambda out: nn.functional.mse_loss(out, y), optimizer, device, precision)
+    step = optimizer_step(model, x, lambda out: nn.functional.mse_loss(out, y), optimizer, device, precision,
+                          compiled)
     return (step, model) if with_model else step

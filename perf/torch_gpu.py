@@ -6,7 +6,7 @@ those of the CPU peers: perf/torch_cosmoflow.py (cosmoflow-small), perf/torch_un
 examples/cosmoflow).
 
 Usage: torch_gpu.py SIZE BATCH STEPS [--model M] [--formats F] [--precision P] [--choices C]
-                    [--layers OUT --config RUN.json] [--device cuda|cpu]
+                    [--layers OUT --config RUN.json] [--compile] [--device cuda|cpu]
   --formats: comma-separated, of default (NCDHW) and channels_last (channels_last_3d, NDHWC,
            Tessera's layout); default: default,channels_last
   --precision fp32 (default): no TF32 in convolutions or matmuls, the precision Tessera runs
@@ -19,6 +19,9 @@ Usage: torch_gpu.py SIZE BATCH STEPS [--model M] [--formats F] [--precision P] [
   --layers OUT: then the fastest variant again, every layer's forward and backward timed
            (perf/torch_layer_times.py), named as RUN.json (the config Tessera trains) names its
            layers; written to OUT as JSON
+  --compile: then the fastest variant again with its forward pass through torch.compile (the
+           strongest thing a PyTorch user would pick), compiled during the warm-up steps;
+           compiled_samples_per_s=X, or a line saying why it did not run
   --device cpu: the same on this machine's CPU (fp32 and bf16), to check the script without a GPU
 One line per variant (with precision=P and tf32=B), in one process (one start-up of PyTorch and
 CUDA for all of them), then best_samples_per_s=X for the fastest."""
@@ -48,11 +51,22 @@ def set_math(precision, bench, cuda):
     torch.backends.cudnn.benchmark = bench
 
 
-def make_step(args, channels_last, bench, with_model=False):
+def make_step(args, channels_last, bench, with_model=False, compiled=False):
     set_math(args.precision, bench, args.device == 'cuda')
     autocast = args.precision if args.precision in ('bf16', 'fp16') else 'fp32'  # tf32 is a math mode
     return MODELS[args.model].training_step(args.size, args.batch, channels_last, torch.device(args.device),
-                                            autocast, with_model=with_model)
+                                            autocast, with_model=with_model, compiled=compiled)
+
+
+def compiled_rate(args, fmt, choice):
+    """samples/s of the variant with its forward pass through torch.compile, or why none."""
+    if not hasattr(torch, 'compile'):
+        return None, f"torch.compile: not in torch {torch.__version__}"
+    try:
+        step = make_step(args, fmt == 'channels_last', choice == 'benchmark', compiled=True)
+        return args.batch / median_step_seconds(step, args.steps), None
+    except Exception as e:  # a model torch.compile cannot handle is a result to report, not a crash
+        return None, f"torch.compile failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
 
 
 def parse_args():
@@ -66,6 +80,7 @@ def parse_args():
     p.add_argument('--choices', default='heuristic,benchmark')
     p.add_argument('--layers', metavar='OUT')
     p.add_argument('--config', metavar='RUN.json')
+    p.add_argument('--compile', action='store_true')
     p.add_argument('--device', default='cuda', choices=('cuda', 'cpu'))
     args = p.parse_args()
     if args.layers and not args.config:
@@ -103,6 +118,10 @@ def main():
             if cuda:
                 torch.cuda.empty_cache()
     print(f"best_samples_per_s={best:.2f}")
+    if args.compile:
+        rate, why = compiled_rate(args, *best_variant)
+        print(f"compiled_samples_per_s={rate:.2f} ({best_variant[0]}, {best_variant[1]})" if rate else why,
+              flush=True)
     if args.layers:
         fmt, choice = best_variant
         step, model = make_step(args, fmt == 'channels_last', choice == 'benchmark', with_model=True)

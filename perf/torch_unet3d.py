@@ -85,7 +85,7 @@ def conv_forward_flop(size):
     return flop + conv(1, c1, CLASSES, s1)  # classifier
 
 
-def training_step(size, batch, channels_last, device="cpu", precision="fp32", with_model=False):
+def training_step(size, batch, channels_last, device="cpu", precision="fp32", with_model=False, compiled=False):
     """One Adam step of unet3d-small on a fixed random batch, as a function returning the loss
     (and the model, WITH_MODEL); the model and input in channels_last_3d if asked, the forward
     pass under autocast for precision bf16 or fp16 (fp16 on a GPU only)."""
@@ -99,7 +99,7 @@ def training_step(size, batch, channels_last, device="cpu", precision="fp32", wi
         x = x.contiguous(memory_format=torch.channels_last_3d)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     step = optimizer_step(model, x, lambda logits: nn.functional.cross_entropy(logits, labels), optimizer, device,
-                          precision)
+                          precision, compiled)
     return (step, model) if with_model else step
 
 

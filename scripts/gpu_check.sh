@@ -13,6 +13,8 @@
 #             logs, timings and table come back in $OUT/cosmoflow-small_P/)
 #   unet, mlperf  (only when named) the same for unet3d-small (128^3, batch 2) and the MLPerf
 #             CosmoFlow network (128^3, batch 4) in bf16 ($OUT/unet3d-small_bf16/, ...)
+#   compile   (only when named) cosmoflow-small in bf16 with PyTorch's fastest variant also
+#             through torch.compile (torch_compiled_samples_per_s, ratio_vs_compiled)
 #   portability  (only when named) perf/portability.sh --gpu: bench peak, ops and model of
 #             cosmoflow-small and unet3d-small (S=32) on Kokkos CUDA and cuDNN; the result files
 #             come back in $OUT/portability/ to merge with a CPU's (docs/benchmarks.md)
@@ -148,8 +150,8 @@ profile() {
     -o "$work/ops.json" 2>&1 | grep -vE '^==PROF==' | tail -n 120
 }
 
-model_vs_torch() {  # model_vs_torch MODEL PRECISION: perf/cosmoflow_gpu.sh, its files kept in $out
-  perf/cosmoflow_gpu.sh --tessera "$B/cuda/bin/tessera" --model "$1" --precision "$2" --out "$out/$1_$2"
+model_vs_torch() {  # model_vs_torch MODEL PRECISION [FLAGS]: perf/cosmoflow_gpu.sh, its files kept in $out
+  perf/cosmoflow_gpu.sh --tessera "$B/cuda/bin/tessera" --model "$1" --precision "$2" --out "$out/$1_$2" "${@:3}"
 }
 
 portability() {
@@ -207,7 +209,7 @@ PY
 export root out B pack results
 export -f record machine unpack_and_info jit gpu_tests peak profile model_vs_torch portability mixed_precision_runs \
   nsys_step
-known=" machine tests peak fp32 tf32 bf16 fp16 unet mlperf portability mixed jit nsys profile "
+known=" machine tests peak fp32 tf32 bf16 fp16 unet mlperf compile portability mixed jit nsys profile "
 for s in "${steps[@]}"; do  # before anything runs: a typo must not cost device time
   [[ $known == *" $s "* ]] || { echo "gpu_check.sh: unknown step '$s' (one of:$known)"; exit 2; }
 done
@@ -225,6 +227,7 @@ for s in "${steps[@]}"; do
     fp32|tf32|bf16|fp16) run_step "cosmoflow_$s" 150 model_vs_torch cosmoflow-small "$s" ;;
     unet) run_step unet_bf16 150 model_vs_torch unet3d-small bf16 ;;
     mlperf) run_step mlperf_bf16 150 model_vs_torch cosmoflow-mlperf bf16 ;;
+    compile) run_step compile_bf16 200 model_vs_torch cosmoflow-small bf16 --no-layers --torch-compile ;;
     portability) run_step portability 150 portability ;;
     mixed) run_step mixed 150 mixed_precision_runs ;;
     jit) run_step jit 60 jit ;;
