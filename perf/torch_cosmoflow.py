@@ -79,7 +79,13 @@ def training_step(size, batch, channels_last, device="cpu", precision="fp32", wi
     on a GPU only, with dynamic loss scaling; see `optimizer_step`), through torch.compile if
     COMPILED. On a GPU the step ends when the device is done."""
     torch.manual_seed(0)
-    model = cosmoflow_small(size).to(device)
+    return regression_step(cosmoflow_small(size), size, batch, channels_last, device, precision, with_model, compiled)
+
+
+def regression_step(model, size, batch, channels_last, device, precision, with_model, compiled):
+    """`training_step` for MODEL, a CosmoFlow network (4 x SIZE^3 in, 4 parameters out): the
+    MLPerf network's peer shares it."""
+    model = model.to(device)
     x = torch.randn(batch, CHANNELS[0], size, size, size, device=device)
     y = torch.randn(batch, DENSE[-1], device=device)
     if channels_last:

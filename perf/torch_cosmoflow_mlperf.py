@@ -11,7 +11,7 @@ fields from memory), so only training is timed.
 import torch
 from torch import nn
 
-from torch_cosmoflow import optimizer_step
+from torch_cosmoflow import regression_step
 
 CHANNELS = (4, 32, 64, 128, 256, 512)
 DENSE = (128, 64, 4)
@@ -60,13 +60,4 @@ def training_step(size, batch, channels_last, device="cpu", precision="fp32", wi
     """One SGD step of the network on a fixed random batch, as a function returning the loss
     (and the model, WITH_MODEL); as perf/torch_cosmoflow.py's `training_step`."""
     torch.manual_seed(0)
-    model = cosmoflow_mlperf(size).to(device)
-    x = torch.randn(batch, CHANNELS[0], size, size, size, device=device)
-    y = torch.randn(batch, DENSE[-1], device=device)
-    if channels_last:
-        model = model.to(memory_format=torch.channels_last_3d)
-        x = x.contiguous(memory_format=torch.channels_last_3d)
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-    step = optimizer_step(model, x, lambda out: nn.functional.mse_loss(out, y), optimizer, device, precision,
-                          compiled)
-    return (step, model) if with_model else step
+    return regression_step(cosmoflow_mlperf(size), size, batch, channels_last, device, precision, with_model, compiled)
