@@ -49,10 +49,11 @@ def cosmoflow_small(size):
     return nn.Sequential(*layers)
 
 
-def conv_forward_flop(size):
-    """Multiply-adds x 2 of the five convolutions' forward pass for one sample."""
+def conv_forward_flop(size, channels=CHANNELS):
+    """Multiply-adds x 2 of the five convolutions' forward pass for one sample (CHANNELS: the
+    input's, then each block's output)."""
     flop, side = 0, size
-    for c_in, c_out in zip(CHANNELS, CHANNELS[1:]):
+    for c_in, c_out in zip(channels, channels[1:]):
         flop += 2 * 27 * c_in * c_out * side**3
         side //= 2
     return flop

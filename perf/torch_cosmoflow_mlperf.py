@@ -11,6 +11,7 @@ fields from memory), so only training is timed.
 import torch
 from torch import nn
 
+import torch_cosmoflow
 from torch_cosmoflow import regression_step
 
 CHANNELS = (4, 32, 64, 128, 256, 512)
@@ -49,11 +50,7 @@ def cosmoflow_mlperf(size):
 
 
 def conv_forward_flop(size):
-    flop, side = 0, size
-    for c_in, c_out in zip(CHANNELS, CHANNELS[1:]):
-        flop += 2 * 27 * c_in * c_out * side**3
-        side //= 2
-    return flop
+    return torch_cosmoflow.conv_forward_flop(size, CHANNELS)
 
 
 def training_step(size, batch, channels_last, device="cpu", precision="fp32", with_model=False, compiled=False):
