@@ -22,11 +22,14 @@ Usage: torch_gpu.py SIZE BATCH STEPS [--model M] [--formats F] [--precision P] [
   --compile: then the fastest variant again with its forward pass through torch.compile (the
            strongest thing a PyTorch user would pick), compiled during the warm-up steps;
            compiled_samples_per_s=X, or a line saying why it did not run
-  --device cpu: the same on this machine's CPU (fp32 and bf16), to check the script without a GPU
+  --device cpu: the same on this machine's CPU (fp32 and bf16), to check the script without a GPU;
+           PyTorch then runs on every core this process may use, as Tessera's threads do (its
+           own default may be fewer: 1 on a 2-core VM)
 One line per variant (with precision=P and tf32=B), in one process (one start-up of PyTorch and
 CUDA for all of them), then best_samples_per_s=X for the fastest."""
 import argparse
 import json
+import os
 
 import torch
 
@@ -100,6 +103,8 @@ def main():
     cuda = args.device == 'cuda'
     if cuda and not torch.cuda.is_available():
         raise SystemExit("torch_gpu.py: PyTorch sees no CUDA device")
+    if not cuda:
+        torch.set_num_threads(len(os.sched_getaffinity(0)))
     flops = MODELS[args.model].conv_forward_flop(args.size)
     best, best_variant = 0.0, None
     for fmt in args.formats.split(','):
