@@ -289,31 +289,32 @@ double LayerCostModel::overlapped_share(size_t i, const parallel::Distribution& 
   const bool conv = n.type == "conv3d" || n.type == "conv2d";
   if (mode == layers::HaloOverlap::off || !conv || !n.window || n.window->on_output || d.channel_parts() > 1)
     return 0.0;
+  // The op on the haloed block, as HaloedInput makes it: the padded block, no padding along the
+  // split axes (the halos stand in for it); then the layer's own rule on it.
   const layers::Window& w = n.window->window;
-  const Shape& local = plan.local_shape();
-  const int spatial = local.rank() - 2;  // [N, (D,) H, W, C]
-  double share = 1.0, kernel = 1.0;
-  int haloed_axes = 0;
-  bool outer_unit = true;
-  for (int k = 0; k < spatial; ++k) {
-    const size_t axis = static_cast<size_t>(3 - spatial + k);  // HaloWidths and Window count D, H, W
-    if (w.stride[axis] != 1) return 0.0;
-    kernel *= static_cast<double>(w.kernel[axis]);
-    const int64_t extent = local[k + 1], halo = plan.halo().before[axis] + plan.halo().after[axis];
-    if (halo > 0) {
-      ++haloed_axes;
-      share *= static_cast<double>(std::max<int64_t>(0, extent - halo)) / static_cast<double>(extent);
-    } else if (haloed_axes == 0 && extent != 1) {
-      outer_unit = false;
-    }
-  }
-  if (haloed_axes == 0 || share <= 0) return 0.0;
-  if (mode == layers::HaloOverlap::always) return share;
-  const double flops = 2.0 * kernel * static_cast<double>(local.numel()) *
-                       static_cast<double>(n.global_output[n.global_output.rank() - 1]);
-  const bool pays = haloed_axes == 1 && outer_unit && share >= layers::HaloOverlappedConv::min_interior_share &&
-                    flops >= layers::HaloOverlappedConv::min_flops;
-  return pays ? share : 0.0;
+  const ActivationDims a = ActivationDims::of(plan.padded_shape());
+  ops::ConvGeometry g;
+  g.spatial_rank = a.spatial_rank;
+  g.batch = a.n;
+  g.in_channels = a.c;
+  g.out_channels = n.global_output[n.global_output.rank() - 1];
+  g.in_size = {a.d, a.h, a.w};
+  g.kernel = w.kernel, g.stride = w.stride, g.dilation = w.dilation, g.padding = w.padding;
+  const std::array<int, 3> parts{d.depth, d.height, d.width};
+  for (size_t k = 0; k < 3; ++k)
+    if (parts[k] > 1) g.padding[k] = 0;
+  g.type = n.precision;
+  const auto verdict = layers::HaloOverlappedConv::pays_off(g, plan.halo());
+  // "always" overlaps wherever there is an interior, as HaloOverlappedConv::reshape does.
+  return verdict.pays || mode == layers::HaloOverlap::always ? verdict.interior_share : 0.0;
+}
+
+double LayerCostModel::state_bytes(size_t i, const parallel::Distribution& d) const {
+  const PlanNode& n = graph_.nodes[i];
+  const double cp = d.channel_parts();
+  const double replicas = d.shard_weights ? options_.ranks / cp : 1.0;
+  return kFloat * (static_cast<double>(n.trainable) / cp / replicas * (1 + options_.optimizer_state) +
+                   static_cast<double>(n.buffers) / cp);
 }
 
 void LayerCostModel::add_halo(LayerCost& c, const parallel::HaloPlan& plan, bool backward, ElementType type,

@@ -108,13 +108,7 @@ StepSchedule::StepSchedule(LayerCostModel& costs, const LayoutPrediction& layout
         }
       }
     }
-    {
-      // LTFB hands over parameters with the optimizer's values for them, and the buffers.
-      const double replicas = l.distribution.shard_weights ? ranks_ / l.distribution.channel_parts() : 1;
-      const double cp = l.distribution.channel_parts();
-      state_bytes_ += 4.0 * (static_cast<double>(n.trainable) / cp / replicas * (1 + costs.options().optimizer_state) +
-                             static_cast<double>(n.buffers) / cp);
-    }
+    state_bytes_ += costs.state_bytes(i, l.distribution);
     l.halo_backward = costs.halo_backward(i);
     l.gradient_bytes = costs.gradient_bytes(i, l.distribution);
     l.update = planned.cost.update;

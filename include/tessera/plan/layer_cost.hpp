@@ -156,11 +156,14 @@ class LayerCostModel {
   double halo_copy_seconds(const parallel::HaloPlan& plan, ElementType type) const;
   /// The share of node `i`'s forward outputs computed while its forward halos travel under
   /// `d`, `plan` being the busiest rank's halo exchange; 0 when the layer exchanges first.
-  /// HaloOverlappedConv's rule on the block's shape under options().halo_overlap: by default a
-  /// convolution whose halos run along one axis with every axis outside it one wide (a depth
-  /// split in 3-D), at least half its outputs interior and enough work; "always": any
-  /// interior; false: none. Unit strides, no channel split.
+  /// HaloOverlappedConv::pays_off on the op of the haloed block, under options().halo_overlap:
+  /// by default a convolution whose halos run along one axis with every axis outside it one
+  /// wide (a depth split in 3-D), at least half its outputs interior and enough work;
+  /// "always": any interior; false: none. No channel split.
   double overlapped_share(size_t i, const parallel::Distribution& d, const parallel::HaloPlan& plan) const;
+  /// Bytes of node `i`'s model state one rank holds under `d`: its parameters (its shard) with
+  /// the optimizer's values for them, and its buffers, in fp32 (what LTFB hands a partner).
+  double state_bytes(size_t i, const parallel::Distribution& d) const;
   /// Bytes of node `node`'s gradients one rank sums over its replicas under `d` (in the
   /// gradient precision).
   double gradient_bytes(size_t node, const parallel::Distribution& d) const;
