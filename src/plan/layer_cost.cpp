@@ -358,12 +358,18 @@ void LayerCostModel::add_spatial_reductions(std::vector<LayerExchange>& list, co
   if (in0.rank() >= 4 && n.global_output.rank() == 2) {
     const double in_bytes = static_cast<double>(must_block(in0, d).numel()) * act_bytes(n);
     const double out_bytes = static_cast<double>(out.numel()) * act_bytes(n);
-    if (in0.numel() == n.global_output.numel())  // flatten: each sample's blocks gathered
+    if (in0.numel() == n.global_output.numel()) {
+      // flatten: each sample's blocks gathered, and the replicas' gradients summed back into
+      // each block (SpatialGather's reduce-scatter; a trace of a run showed the planner
+      // without it).
       list.push_back({Collective::allgather, ExchangeGroup::spatial, spatial_ranks, in_bytes, Pass::forward,
                       Part::reduction});
-    else  // a spatial reduction (global pooling): partial results summed
+      list.push_back({Collective::reduce_scatter, ExchangeGroup::spatial, spatial_ranks, in_bytes, Pass::backward,
+                      Part::reduction});
+    } else {  // a spatial reduction (global pooling): partial results summed
       list.push_back({Collective::allreduce, ExchangeGroup::spatial, spatial_ranks, out_bytes, Pass::forward,
                       Part::reduction});
+    }
   }
 }
 
