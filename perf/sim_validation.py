@@ -9,7 +9,10 @@ per message, the within-node figures on the loopback); then for every case and l
 order rotated from round to round, train on the cluster (median step after the warm-up),
 predict with `tessera plan --given` on the 2 cluster ranks (the planner's own figure), and
 plan again on one rank with --simulate (layer times of one rank's block, every exchange a
-message in the schedule). Errors are |x - measured| / measured of the medians over rounds.
+message in the schedule). The training run also records its steps (`--trace`), and tessera-sim
+replays that trace on the same platform: the simulator's error on the steps as they ran, apart
+from what the planner's schedule models. Errors are |x - measured| / measured of the medians
+over rounds.
 """
 import argparse
 import json
@@ -48,6 +51,19 @@ def platform_from(profile_path, path, mbit, nodes=2):
     return platform
 
 
+def simulator(tessera):
+    """tessera-sim of the build `tessera` comes from (sim/ beside it), as `tessera plan --simulate`
+    finds it, or on PATH."""
+    here = os.path.dirname(os.path.abspath(tessera))
+    for candidate in (os.path.join(here, "tessera-sim"), os.path.join(here, "sim", "tessera-sim")):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which("tessera-sim")
+    if not found:
+        sys.exit("sim_validation.py: no tessera-sim beside " + tessera + " nor on PATH")
+    return found
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tessera")
@@ -67,7 +83,7 @@ def main():
             f = os.path.join(a.work, f"{model}-{size}-{layout}.json")
             json.dump(with_layout(base, model, layout, 2), open(f, "w"))
             files[(f"{model}-{size}", layout)] = f
-    measured, planned, simulated = {}, {}, {}
+    measured, planned, simulated, traced = {}, {}, {}, {}
     for r in range(a.rounds):
         machine = os.path.join(a.work, f"machine{r}.json")
         print(f"round {r + 1}/{a.rounds}: calibrating the cluster on 2 ranks", flush=True)
@@ -80,8 +96,13 @@ def main():
         for key, f in rotated(sorted(files.items()), r):
             batch = BATCH[key[0].split("-")[0]]
             metrics = f"{f}.r{r}.jsonl"
+            trace = f"{f}.r{r}.trace"
             run(mpi(launcher, 2) + [t, "train", f, "--metrics", metrics, "--quiet", "--kokkos-threads=1",
-                                    "--kokkos-disable-warnings"], env, metrics + ".log")
+                                    "--kokkos-disable-warnings", "--trace", trace, "--trace-skip", str(WARM_UP),
+                                    "--trace-steps", str(a.steps)], env, metrics + ".log")
+            replay = f"{trace}.json"
+            run([simulator(t), trace, "--platform", platform, "--json", replay], env, replay + ".log")
+            traced.setdefault(key, []).append(json.load(open(replay))["step_seconds"])
             events = [json.loads(line) for line in open(metrics)]
             steps = [batch / e["samples_per_s"] for e in events if e["event"] == "train"][WARM_UP:]
             measured.setdefault(key, []).append(statistics.median(steps))
@@ -98,21 +119,24 @@ def main():
                  "--json", sim], env, sim + ".log")
             simulated.setdefault(key, []).append(json.load(open(sim))["simulation"]["step_seconds"])
             print(f"round {r + 1}: {key[0]} {key[1]}: measured {measured[key][-1]:.3f} s, planned "
-                  f"{planned[key][-1]:.3f} s, simulated {simulated[key][-1]:.3f} s", flush=True)
+                  f"{planned[key][-1]:.3f} s, simulated {simulated[key][-1]:.3f} s, trace replayed "
+                  f"{traced[key][-1]:.3f} s", flush=True)
 
-    sim_errors, plan_errors = [], []
+    sim_errors, plan_errors, trace_errors = [], [], []
     print(f"{a.rounds} round(s); medians over the rounds, [min-max] of the measured")
     print(f"{'case':14s} {'layout':8s} {'measured s':>24s} {'planned s':>10s} {'err':>6s} {'simulated s':>12s} "
-          f"{'err':>6s}")
+          f"{'err':>6s} {'trace s':>8s} {'err':>6s}")
     for key in sorted(files):
         m = statistics.median(measured[key])
-        p, s = statistics.median(planned[key]), statistics.median(simulated[key])
-        pe, se = abs(p - m) / m, abs(s - m) / m
+        p, s, tr = (statistics.median(x[key]) for x in (planned, simulated, traced))
+        pe, se, te = abs(p - m) / m, abs(s - m) / m, abs(tr - m) / m
         plan_errors.append(pe)
         sim_errors.append(se)
-        print(f"{key[0]:14s} {key[1]:8s} {spread(measured[key]):>24s} {p:10.3f} {pe:6.3f} {s:12.3f} {se:6.3f}")
+        trace_errors.append(te)
+        print(f"{key[0]:14s} {key[1]:8s} {spread(measured[key]):>24s} {p:10.3f} {pe:6.3f} {s:12.3f} {se:6.3f} "
+              f"{tr:8.3f} {te:6.3f}")
     print(f"sim_vs_cluster_error={max(sim_errors):.3f} sim_vs_cluster_error_median={statistics.median(sim_errors):.3f} "
-          f"planner_vs_cluster_error={max(plan_errors):.3f}")
+          f"planner_vs_cluster_error={max(plan_errors):.3f} trace_replay_vs_cluster_error={max(trace_errors):.3f}")
 
 
 if __name__ == "__main__":

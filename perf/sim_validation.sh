@@ -10,6 +10,7 @@
 # Usage: perf/sim_validation.sh [--mbit M] [--rounds R] [--steps N] [--keep DIR] [--build DIR | --tessera PATH]
 #   (M: the links' rate in Mbit/s, default 150, as perf/plan_accuracy.sh's docs use)
 # Last line: sim_vs_cluster_error=MAX sim_vs_cluster_error_median=MED planner_vs_cluster_error=MAX
+#   trace_replay_vs_cluster_error=MAX (each run's own --trace replayed on the same platform)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build/perf tessera="" keep="" args=() mbit=150
@@ -20,7 +21,7 @@ while [[ $# -gt 0 ]]; do
     --keep) keep=$2; shift ;;
     --build) build=$2; shift ;;
     --tessera) tessera=$2; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "sim_validation.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift

@@ -104,6 +104,7 @@ nlohmann::json result_json(const tessera::sim::Schedule& s, const tessera::sim::
           {"waiting_seconds", last.finish - last.compute},
           {"step_work_seconds", last.layer_seconds[0]},
           {"predicted_step_seconds", s.predicted_step},
+          {"measured_step_seconds", s.measured_step},
           {"layers", layers},
           {"simulation_wall_seconds", wall}};
 }
@@ -179,7 +180,9 @@ int simulate(const Args& a, char* program) {
   std::cout << "simulated " << schedule.ranks << " ranks on " << result["nodes"] << " nodes of " << platform.name
             << " (" << schedule.label << "): step " << result["step_seconds"].get<double>() << " s (compute "
             << result["compute_seconds"].get<double>() << " s, waiting " << result["waiting_seconds"].get<double>()
-            << " s), planner " << schedule.predicted_step << " s; " << wall << " s to simulate\n";
+            << " s), " << (schedule.measured_step > 0 ? "measured " : "planner ")
+            << (schedule.measured_step > 0 ? schedule.measured_step : schedule.predicted_step) << " s; " << wall
+            << " s to simulate\n";
   if (!a.json.empty()) {
     const std::string partial = a.json + ".partial";
     std::ofstream out(partial);

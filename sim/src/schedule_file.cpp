@@ -169,6 +169,9 @@ Schedule read_schedule(const std::string& path) {
     } else if (w[0] == "predicted_step_seconds") {
       if (w.size() != 2) r.fail("expected 'predicted_step_seconds S'");
       s.predicted_step = r.number(w[1], "seconds");
+    } else if (w[0] == "measured_step_seconds") {
+      if (w.size() != 2) r.fail("expected 'measured_step_seconds S'");
+      s.measured_step = r.number(w[1], "seconds");
     } else if (w[0] == "label") {
       s.label.clear();
       for (size_t k = 1; k < w.size(); ++k) s.label += (k > 1 ? " " : "") + w[k];

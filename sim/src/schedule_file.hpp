@@ -35,6 +35,7 @@ struct Op {
 struct Schedule {
   int ranks = 0, ranks_per_node = 1;
   double predicted_step = 0;  // the planner's step time, for comparison
+  double measured_step = 0;   // a traced run's step time (tessera train --trace); 0: none
   std::string label;          // the layout, in words
   std::vector<std::string> layers;
   std::vector<std::vector<Op>> ops;  // per rank

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "run_trace.hpp"
 #include "tessera/ffn/flood_filler.hpp"
 #include "tessera/train/training_run.hpp"
 
@@ -19,6 +20,7 @@ struct TrainArgs {
   std::string distribution;  // JSON overriding model.distribution
   bool no_progress = false, quiet = false;
   std::vector<std::string> command_line;  // the whole command, for the resume hint of a stopped run
+  TraceArgs trace;                        // --trace, --trace-steps, --trace-skip
 };
 
 /// The flags of `tessera datagen cosmoflow|cells`.

@@ -205,6 +205,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->check(integer_in(1, 1 << 20));
   cmd->add_flag("--profile", a.overrides.profile,
                 "Time every layer's forward and backward (with fences) and print the breakdown at the end");
+  add_trace_options(cmd, a.trace);
   cmd->add_flag("--no-progress", a.no_progress, "No progress bar or per-step lines");
   cmd->add_flag("--quiet", a.quiet, "Only errors and the final summary");
   return cmd;
@@ -239,7 +240,12 @@ int run_train(TrainArgs& a) {
   }
   // A config with an "ffn" section trains a flood-filling network: its FOVs follow its predictions.
   if (config.is_object() && config.contains("ffn")) a.overrides.extension = std::make_shared<ffn::FfnRun>();
-  if (train::PopulationRun::requested(config, a.trainers)) return run_population(a, config);
+  if (train::PopulationRun::requested(config, a.trainers)) {
+    if (!a.trace.file.empty())
+      throw ConfigError("--trace", "traces one trainer's run; a population of trainers is not traced (plan one "
+                                   "with `tessera plan --trainers`, docs/simulation.md)");
+    return run_population(a, config);
+  }
   train::TrainingRun run(config, a.overrides);
   if (!a.quiet) {
     log::info("tessera train " + a.config);
@@ -251,7 +257,11 @@ int run_train(TrainArgs& a) {
   }
   warn_if_portable_only();
   report_placement(a.quiet);
+  std::unique_ptr<RunTrace> trace;
+  if (!a.trace.file.empty()) trace = std::make_unique<RunTrace>(a.trace, run, a.config);
   const auto report = run.run();
+  if (trace && report.stop_signal == 0) trace->finish(a.quiet);
+  if (trace && report.stop_signal != 0) log::info("trace not written: the run was stopped by a signal");
   log::info(summary_line(report));
   return report.stop_signal != 0 ? report_stop(a, run.options().checkpoint_file, report) : 0;
 }

@@ -3,6 +3,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include "tessera/core/format.hpp"
@@ -31,7 +32,14 @@ std::string Profiler::report(double total_seconds) const {
   return out;
 }
 
+namespace {
+std::atomic<RegionListener> region_listener{nullptr};
+}  // namespace
+
+void set_region_listener(RegionListener listener) { region_listener.store(listener); }
+
 ProfileRegion::ProfileRegion(std::string name) : name_(std::move(name)), timed_(Profiler::instance().enabled()) {
+  if (auto listener = region_listener.load(std::memory_order_relaxed)) listener(name_, true);
   Kokkos::Profiling::pushRegion(name_);
   if (timed_) {
     Kokkos::fence();
@@ -45,6 +53,7 @@ ProfileRegion::~ProfileRegion() {
     Profiler::instance().add(name_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
   }
   Kokkos::Profiling::popRegion();
+  if (auto listener = region_listener.load(std::memory_order_relaxed)) listener(name_, false);
 }
 
 double fenced_seconds(const std::function<void()>& f) {

@@ -236,38 +236,47 @@ std::vector<ScheduleOp> StepSchedule::rank_ops(int rank) const {
   return ops;
 }
 
-void write_schedule(std::ostream& out, const ScheduleHeader& header,
-                    const std::function<std::vector<ScheduleOp>(int)>& rank_ops) {
+void write_schedule_header(std::ostream& out, const ScheduleHeader& header) {
   out << "tessera-step-schedule 1\n"
       << "ranks " << header.ranks << "\n"
       << "ranks_per_node " << header.ranks_per_node << "\n"
-      << std::setprecision(9) << "predicted_step_seconds " << header.predicted_seconds << "\n"
-      << "label " << header.label << "\n";
+      << std::setprecision(9);
+  if (header.predicted_seconds > 0 || header.measured_seconds <= 0)
+    out << "predicted_step_seconds " << header.predicted_seconds << "\n";
+  if (header.measured_seconds > 0) out << "measured_step_seconds " << header.measured_seconds << "\n";
+  out << "label " << header.label << "\n";
   for (size_t i = 0; i < header.layers.size(); ++i) out << "layer " << i << " " << header.layers[i] << "\n";
+}
+
+void write_schedule_op(std::ostream& out, const ScheduleOp& op) {
+  // An exchange that computes while its messages travel is "xo", with those seconds.
+  const bool overlapped = op.kind == ScheduleOp::Kind::exchange && op.seconds > 0;
+  out << std::setprecision(9) << (overlapped ? "xo" : op_code(op.kind)) << " " << op.layer;
+  switch (op.kind) {
+    case ScheduleOp::Kind::compute:
+      out << " " << op.seconds;
+      break;
+    case ScheduleOp::Kind::exchange:
+      if (op.seconds > 0) out << " " << op.seconds;
+      out << " " << op.sends.size();
+      for (const auto& [peer, bytes] : op.sends) out << " " << peer << " " << bytes;
+      out << " " << op.receives.size();
+      for (const int peer : op.receives) out << " " << peer;
+      break;
+    case ScheduleOp::Kind::wait_all:
+      break;
+    default:
+      out << " " << op.group.first << " " << op.group.stride << " " << op.group.count << " " << op.bytes;
+  }
+  out << "\n";
+}
+
+void write_schedule(std::ostream& out, const ScheduleHeader& header,
+                    const std::function<std::vector<ScheduleOp>(int)>& rank_ops) {
+  write_schedule_header(out, header);
   for (int r = 0; r < header.ranks; ++r) {
     out << "rank " << r << "\n";
-    for (const ScheduleOp& op : rank_ops(r)) {
-      // An exchange that computes while its messages travel is "xo", with those seconds.
-      const bool overlapped = op.kind == ScheduleOp::Kind::exchange && op.seconds > 0;
-      out << (overlapped ? "xo" : op_code(op.kind)) << " " << op.layer;
-      switch (op.kind) {
-        case ScheduleOp::Kind::compute:
-          out << " " << op.seconds;
-          break;
-        case ScheduleOp::Kind::exchange:
-          if (op.seconds > 0) out << " " << op.seconds;
-          out << " " << op.sends.size();
-          for (const auto& [peer, bytes] : op.sends) out << " " << peer << " " << bytes;
-          out << " " << op.receives.size();
-          for (const int peer : op.receives) out << " " << peer;
-          break;
-        case ScheduleOp::Kind::wait_all:
-          break;
-        default:
-          out << " " << op.group.first << " " << op.group.stride << " " << op.group.count << " " << op.bytes;
-      }
-      out << "\n";
-    }
+    for (const ScheduleOp& op : rank_ops(r)) write_schedule_op(out, op);
   }
   out << "end\n";
 }

@@ -28,6 +28,12 @@ class Profiler {
   std::map<std::string, Entry> entries_;
 };
 
+/// Told of every ProfileRegion as it opens (`open`) and closes, on the thread that runs it,
+/// whether or not profiling is on: how the MPI trace (parallel::MpiTrace) learns which step and
+/// layer an MPI call belongs to. One listener at a time; null: none.
+using RegionListener = void (*)(const std::string& name, bool open);
+void set_region_listener(RegionListener listener);
+
 /// RAII region: a Kokkos Tools region always; a timed Profiler entry (with a fence, so
 /// asynchronous kernels are charged to the right region) only when profiling is on.
 class ProfileRegion {

@@ -37,6 +37,7 @@ struct ScheduleHeader {
   int ranks = 1;
   int64_t ranks_per_node = 1;
   double predicted_seconds = 0;  // the planner's figure for what the schedule holds
+  double measured_seconds = 0;   // a traced run's step (tessera train --trace); 0: none
   std::string label;
   std::vector<std::string> layers;
 };
@@ -44,6 +45,9 @@ struct ScheduleHeader {
 /// Writes a schedule file (docs/simulation.md): the header, then rank_ops(r) for every rank.
 void write_schedule(std::ostream& out, const ScheduleHeader& header,
                     const std::function<std::vector<ScheduleOp>(int)>& rank_ops);
+/// The parts of a schedule file: its header (through the layer names), and one operation's line.
+void write_schedule_header(std::ostream& out, const ScheduleHeader& header);
+void write_schedule_op(std::ostream& out, const ScheduleOp& op);
 
 /// A training step of one layout as every rank runs it, for the simulator (tessera-sim): per
 /// rank, in order, its compute phases (the cost model's measured or roofline layer times), its
