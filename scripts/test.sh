@@ -2,7 +2,7 @@
 # The test command. With no option, what a newcomer needs to trust the build just made: it
 # installs the dependencies (with those of the tests), builds Tessera and its tests, runs the
 # whole CPU suite, checks the Spack recipe, then installs Tessera and builds and runs
-# examples/cpp against it with find_package(Tessera) (README: about 18 minutes cold on 2 cores).
+# examples/cpp against it with find_package(Tessera) (README: about 14 minutes cold on 2 cores).
 #
 # With --all (what CI runs, .ci/run), it goes on to the builds a release needs besides: it packs
 # the CPU build as a relocatable bundle and runs it with this machine's libraries hidden

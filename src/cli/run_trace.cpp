@@ -1,6 +1,7 @@
 #include "run_trace.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "number_checks.hpp"
 #include "tessera/core/error.hpp"
@@ -61,7 +62,12 @@ void RunTrace::finish(bool quiet) {
   plan::ScheduleHeader header;
   header.ranks_per_node = parallel::ranks_on_this_node(world);
   header.label = label_;
-  header.layers = layers_;
+  // A schedule's names are single words; a redistribution's node is named like
+  // "pool2->{sample 2}".
+  for (std::string name : layers_) {
+    std::replace_if(name.begin(), name.end(), [](unsigned char c) { return std::isspace(c) != 0; }, '_');
+    header.layers.push_back(name);
+  }
   const plan::TraceSummary s = plan::write_traced_schedule(args_.file, steps, header, world);
   if (!quiet)
     log::info("trace: " + std::to_string(s.steps) + " step(s) of " + std::to_string(world.size()) + " rank(s), " +
