@@ -3,7 +3,7 @@
 # the C++ example's find_package), installs what the apps read (Fashion-MNIST), then runs every
 # app of the README's "Example apps" table with the commands of its README and checks the figure
 # the table states, within the tolerance it states (scripts/check_examples.py). Prints the table
-# as the README should show it. About 12 minutes on 2 cores; not part of scripts/test.sh, whose
+# as the README should show it. 12-17 minutes on 2 cores; not part of scripts/test.sh, whose
 # ctest runs each app's tiny variant instead.
 #
 # Usage: scripts/check_examples.sh [--only APP,...] [--work DIR]   (see check_examples.py --help)
