@@ -1,8 +1,5 @@
 #include "run_trace.hpp"
 
-#include <algorithm>
-#include <cctype>
-
 #include "number_checks.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/format.hpp"
@@ -28,9 +25,7 @@ void add_trace_options(CLI::App* cmd, TraceArgs& a) {
 
 RunTrace::RunTrace(const TraceArgs& args, train::TrainingRun& run, const std::string& config) : args_(args) {
   const auto world = parallel::Communicator::world();
-  const auto& o = run.options();
-  const int64_t all = o.epochs * run.trainer().steps_per_epoch();
-  const int64_t steps = o.max_steps > 0 ? std::min(o.max_steps, all) : all;
+  const int64_t steps = run.trainer().last_step();
   if (steps < args_.skip + args_.steps)
     throw ConfigError("--trace", "the run takes " + std::to_string(steps) + " steps, but the trace leaves out " +
                                      std::to_string(args_.skip) + " and records " + std::to_string(args_.steps) +
@@ -62,12 +57,7 @@ void RunTrace::finish(bool quiet) {
   plan::ScheduleHeader header;
   header.ranks_per_node = parallel::ranks_on_this_node(world);
   header.label = label_;
-  // A schedule's names are single words; a redistribution's node is named like
-  // "pool2->{sample 2}".
-  for (std::string name : layers_) {
-    std::replace_if(name.begin(), name.end(), [](unsigned char c) { return std::isspace(c) != 0; }, '_');
-    header.layers.push_back(name);
-  }
+  header.layers = layers_;
   const plan::TraceSummary s = plan::write_traced_schedule(args_.file, steps, header, world);
   if (!quiet)
     log::info("trace: " + std::to_string(s.steps) + " step(s) of " + std::to_string(world.size()) + " rank(s), " +

@@ -87,29 +87,30 @@ TracedOp& open_exchange(TraceState& s) {
   return s.exchange;
 }
 
-std::vector<int> world_ranks(MPI_Comm comm) {
-  int size = 0;
-  PMPI_Comm_size(comm, &size);
+/// The job's numbers of ranks `local` of `comm` (MPI_UNDEFINED for one outside the job's).
+std::vector<int> in_world(MPI_Comm comm, const std::vector<int>& local) {
   MPI_Group group, world;
   PMPI_Comm_group(comm, &group);
   PMPI_Comm_group(MPI_COMM_WORLD, &world);
-  std::vector<int> local(static_cast<size_t>(size)), global(static_cast<size_t>(size));
-  for (int k = 0; k < size; ++k) local[static_cast<size_t>(k)] = k;
-  PMPI_Group_translate_ranks(group, size, local.data(), world, global.data());
+  std::vector<int> global(local.size(), MPI_UNDEFINED);
+  PMPI_Group_translate_ranks(group, static_cast<int>(local.size()), local.data(), world, global.data());
   PMPI_Group_free(&group);
   PMPI_Group_free(&world);
   return global;
 }
 
+std::vector<int> world_ranks(MPI_Comm comm) {
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  std::vector<int> local(static_cast<size_t>(size));
+  for (int k = 0; k < size; ++k) local[static_cast<size_t>(k)] = k;
+  return in_world(comm, local);
+}
+
+/// `rank` of `comm` in the job; -1 for MPI_PROC_NULL.
 int world_rank(MPI_Comm comm, int rank) {
   if (rank == MPI_PROC_NULL || rank < 0) return -1;
-  MPI_Group group, world;
-  PMPI_Comm_group(comm, &group);
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
-  int global = MPI_UNDEFINED;
-  PMPI_Group_translate_ranks(group, 1, &rank, world, &global);
-  PMPI_Group_free(&group);
-  PMPI_Group_free(&world);
+  const int global = in_world(comm, {rank})[0];
   return global == MPI_UNDEFINED ? -1 : global;
 }
 
@@ -221,6 +222,7 @@ void MpiTrace::start(Options options) {
   s.steps_seen = 0;
   s.in_window = false;
   s.layers.clear();
+  s.bucket_depth = 0;
   s.kept = TracedSteps{};
   s.refused.clear();
   s.owner = std::this_thread::get_id();
@@ -285,14 +287,12 @@ void MpiTrace::posted_receive(const MPI_Request* request, MPI_Comm comm, int pee
 void MpiTrace::exchanged(MPI_Comm comm, int send_peer, double send_bytes, int receive_peer) {
   TraceState& s = state();
   flush_exchange(s);
-  TracedOp& op = open_exchange(s);
+  TracedOp op;
+  op.kind = TracedOp::Kind::exchange;
+  op.layer = s.layer();
   if (const int to = world_rank(comm, send_peer); to >= 0) op.sends.emplace_back(to, send_bytes);
   if (const int from = world_rank(comm, receive_peer); from >= 0) op.receives.push_back(from);
-  if (op.sends.empty() && op.receives.empty()) {
-    s.exchange_open = false;
-    return;
-  }
-  flush_exchange(s);
+  if (!op.sends.empty() || !op.receives.empty()) s.ops.push_back(std::move(op));
 }
 
 void MpiTrace::waited(const MPI_Request* requests, int count) {
@@ -302,9 +302,9 @@ void MpiTrace::waited(const MPI_Request* requests, int count) {
     exchange = exchange || s.exchange_requests.count(requests + k) > 0;
     buckets = buckets || s.bucket_requests.count(requests + k) > 0;
   }
-  if (exchange) flush_exchange(s);
+  // The open exchange ends at a wait on one of its messages, and before a wait for the buckets.
+  if (exchange || buckets) flush_exchange(s);
   if (!buckets) return;
-  flush_exchange(s);
   TracedOp op;
   op.kind = TracedOp::Kind::wait_all;
   s.ops.push_back(op);

@@ -1,5 +1,7 @@
 #include "tessera/plan/step_schedule.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <iomanip>
 #include <map>
 #include <ostream>
@@ -245,7 +247,13 @@ void write_schedule_header(std::ostream& out, const ScheduleHeader& header) {
     out << "predicted_step_seconds " << header.predicted_seconds << "\n";
   if (header.measured_seconds > 0) out << "measured_step_seconds " << header.measured_seconds << "\n";
   out << "label " << header.label << "\n";
-  for (size_t i = 0; i < header.layers.size(); ++i) out << "layer " << i << " " << header.layers[i] << "\n";
+  // A layer's name is one word of the file: a redistribution's node is named like
+  // "pool2->{sample 2}".
+  for (size_t i = 0; i < header.layers.size(); ++i) {
+    std::string name = header.layers[i];
+    std::replace_if(name.begin(), name.end(), [](unsigned char c) { return std::isspace(c) != 0; }, '_');
+    out << "layer " << i << " " << name << "\n";
+  }
 }
 
 void write_schedule_op(std::ostream& out, const ScheduleOp& op) {

@@ -50,7 +50,24 @@ bool same_operations(const std::vector<TracedOp>& a, const std::vector<TracedOp>
 
 /// Rank 0's part of write_traced_schedule: receives the other ranks' lines and writes the file.
 void write_gathered(const std::string& path, ScheduleHeader header, const TraceSummary& summary, const std::string& text,
-                    const std::vector<double>& lengths, const parallel::Communicator& ranks, int tag);
+                    const std::vector<double>& lengths, const parallel::Communicator& ranks, int tag) {
+  header.ranks = ranks.size();
+  header.measured_seconds = summary.step_seconds;
+  std::ostringstream out;
+  write_schedule_header(out, header);
+  for (int r = 0; r < ranks.size(); ++r) {
+    out << "rank " << r << "\n";
+    if (r == 0) {
+      out << text;
+      continue;
+    }
+    std::string theirs(static_cast<size_t>(lengths[static_cast<size_t>(r)]), '\0');
+    if (!theirs.empty()) ranks.recv_bytes(theirs.data(), static_cast<int64_t>(theirs.size()), r, tag);
+    out << theirs;
+  }
+  out << "end\n";
+  write_text_atomically(path, out.str());
+}
 
 }  // namespace
 
@@ -124,27 +141,4 @@ TraceSummary write_traced_schedule(const std::string& path, const parallel::Trac
   return summary;
 }
 
-namespace {
-
-void write_gathered(const std::string& path, ScheduleHeader header, const TraceSummary& summary, const std::string& text,
-                    const std::vector<double>& lengths, const parallel::Communicator& ranks, int tag) {
-  header.ranks = ranks.size();
-  header.measured_seconds = summary.step_seconds;
-  std::ostringstream out;
-  write_schedule_header(out, header);
-  for (int r = 0; r < ranks.size(); ++r) {
-    out << "rank " << r << "\n";
-    if (r == 0) {
-      out << text;
-      continue;
-    }
-    std::string theirs(static_cast<size_t>(lengths[static_cast<size_t>(r)]), '\0');
-    if (!theirs.empty()) ranks.recv_bytes(theirs.data(), static_cast<int64_t>(theirs.size()), r, tag);
-    out << theirs;
-  }
-  out << "end\n";
-  write_text_atomically(path, out.str());
-}
-
-}  // namespace
 }  // namespace tessera::plan

@@ -590,8 +590,7 @@ TrainingReport Trainer::run() {
   const std::vector<TrainerHook*> hooks = start_run();
   int64_t step = resume();
   const int64_t per_epoch = steps_per_epoch(), b = update_batch();
-  const int64_t total_steps = options_.epochs * per_epoch;
-  const int64_t last_step = options_.max_steps > 0 ? std::min(options_.max_steps, total_steps) : total_steps;
+  const int64_t last_step = this->last_step();
   for (auto* hook : hooks) hook->on_run_start(*this, {step, last_step});
 
   const auto run_start = Clock::now();

@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -152,6 +153,11 @@ class Trainer {
   void set_group_rows(const std::vector<int64_t>& rows, const std::string& why);
 
   int64_t steps_per_epoch() const { return plan_->steps_per_epoch(); }
+  /// The step count a run stops at: every epoch's steps, or training.max_steps if fewer.
+  int64_t last_step() const {
+    const int64_t all = options_.epochs * steps_per_epoch();
+    return options_.max_steps > 0 ? std::min(options_.max_steps, all) : all;
+  }
   /// Samples per optimizer step over all ranks: batch_size · accumulate.
   int64_t update_batch() const { return options_.batch_size * options_.accumulate; }
   /// The order in which epoch `epoch` visits the training samples (a permutation that depends
